@@ -1,0 +1,281 @@
+"""Crash-safe, race-safe replacement of a memory file by its own tail.
+
+The promise to the user: at any instant, even under SIGKILL or a full disk, the memory file
+is either exactly as it was or exactly trimmed, and no entry that ``axe run`` appends while
+gc works is lost. How:
+
+1. Copy the kept tail into a temp file in the same directory, picking up bytes appended
+   meanwhile; give it the original's permissions; fsync it.
+2. ``os.replace`` it over the original (atomic on one filesystem), then fsync the directory
+   so the rename itself survives a power cut.
+3. ``axe run`` appends with ``open(O_APPEND)``, one write, close, and no lock. A writer that
+   opened the old file just before the rename still writes into the old inode. So keep the
+   old file open, wait until no writer holds it (on Linux a read lease is granted only
+   then; elsewhere, until it stops growing), and append whatever arrived to the new file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import signal
+import stat
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+_COPY_CHUNK = 1 << 20
+_TEMP_MARK = ".axe-gc-"
+_TEMP_SUFFIX = ".tmp"
+_ABANDONED_AFTER_SECONDS = 3600.0
+_DRAIN_LIMIT_SECONDS = 2.0
+_QUIET_SECONDS = 0.02
+_POLL_SECONDS = 0.001
+
+
+def temp_prefix(target: Path) -> str:
+    """Temp files of ``target`` are hidden and never end in ``.md``, so nothing reads them
+    as memory; their name carries the writer's pid so abandoned ones can be recognised."""
+    return f".{target.name}{_TEMP_MARK}"
+
+
+def create_sibling_temp(target: Path) -> tuple[int, Path]:
+    """An exclusive new temp file beside ``target`` (same filesystem, so rename is atomic)."""
+    name = f"{temp_prefix(target)}{os.getpid()}-{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+    temp = target.with_name(name)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    return os.open(temp, flags | getattr(os, "O_BINARY", 0), 0o600), temp
+
+
+def remove_abandoned_temps(target: Path, *, now: float | None = None) -> list[Path]:
+    """Delete temp files of ``target`` left by a gc that was killed.
+
+    Only files whose writer process is gone, or that are over an hour old, are removed, so a
+    gc running right now in another process keeps its temp file. Returns what was removed.
+    """
+    prefix = temp_prefix(target)
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    try:
+        candidates = [e for e in os.scandir(target.parent) if e.name.startswith(prefix)]
+    except OSError:
+        return removed
+    for entry in candidates:
+        if not entry.name.endswith(_TEMP_SUFFIX):
+            continue
+        pid_text = entry.name[len(prefix) :].split("-", 1)[0]
+        try:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
+        if _process_alive(pid_text) and age < _ABANDONED_AFTER_SECONDS:
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _process_alive(pid_text: str) -> bool:
+    if not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make a rename or a new file in ``directory`` durable, where the platform allows."""
+    if sys.platform == "win32":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as error:
+        if error.errno not in {errno.EINVAL, errno.ENOTSUP, errno.EBADF}:
+            raise
+    finally:
+        os.close(fd)
+
+
+def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
+    """Copy ``source_fd`` from ``offset`` to its current end; return the new offset."""
+    while True:
+        chunk = os.pread(source_fd, _COPY_CHUNK, offset)
+        if not chunk:
+            return offset
+        view = memoryview(chunk)
+        while view:
+            written = os.write(dest_fd, view)
+            view = view[written:]
+        offset += len(chunk)
+
+
+def replace_with_tail(
+    source_fd: int,
+    source_status: os.stat_result,
+    target: Path,
+    keep_from: int,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Replace ``target`` (open as ``source_fd``) with its bytes from ``keep_from`` on.
+
+    Raises:
+        OSError: before the rename: nothing changed and the temp file is gone.
+        LateAppendError: after the rename: the trim happened, but bytes appended during it
+            could not be carried over.
+    """
+    temp_fd, temp = create_sibling_temp(target)
+    try:
+        try:
+            copied_to = copy_to_end(source_fd, keep_from, temp_fd)
+            _copy_ownership(temp_fd, source_status)
+            os.fsync(temp_fd)
+        finally:
+            os.close(temp_fd)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    fsync_directory(target.parent)
+    late = _collect_late_appends(source_fd, copied_to, sleep=sleep, clock=clock)
+    if late:
+        try:
+            append_durably(target, late)
+        except OSError as error:
+            raise LateAppendError(len(late), error) from error
+
+
+class LateAppendError(OSError):
+    """Bytes appended to the old file during the trim could not be added to the new one."""
+
+    def __init__(self, size: int, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror)
+        self.size = size
+
+
+def _copy_ownership(fd: int, status: os.stat_result) -> None:
+    os.fchmod(fd, stat.S_IMODE(status.st_mode))
+    if hasattr(os, "fchown"):
+        with contextlib.suppress(OSError):  # only possible as root or for the same owner
+            os.fchown(fd, status.st_uid, status.st_gid)
+
+
+def append_durably(path: Path, data: bytes) -> None:
+    """Append ``data`` in one ``O_APPEND`` write (as ``axe run`` does) and fsync it."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags | getattr(os, "O_BINARY", 0), 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _collect_late_appends(
+    old_fd: int, offset: int, *, sleep: Callable[[float], None], clock: Callable[[], float]
+) -> bytes:
+    """Bytes written to the replaced file after ``offset``, once no writer can add more.
+
+    A writer that resolved the path before the rename writes to the old inode. On Linux a
+    read lease is granted only while nobody has the file open for writing, and tells us if a
+    writer opened it while we held it; elsewhere we wait until the file stops growing.
+    """
+    late = bytearray()
+    deadline = clock() + _DRAIN_LIMIT_SECONDS
+    quiet_since = clock()
+    while True:
+        with _read_lease(old_fd) as lease:
+            chunk = _read_from(old_fd, offset + len(late))
+            late += chunk
+            if lease.held and lease.unbroken():
+                return bytes(late)
+        now = clock()
+        if chunk:
+            quiet_since = now
+        if lease.unsupported and now - quiet_since >= _QUIET_SECONDS:
+            return bytes(late)
+        if now >= deadline:
+            return bytes(late + _read_from(old_fd, offset + len(late)))
+        sleep(_POLL_SECONDS)
+
+
+def _read_from(fd: int, offset: int) -> bytes:
+    parts = []
+    while chunk := os.pread(fd, _COPY_CHUNK, offset):
+        parts.append(chunk)
+        offset += len(chunk)
+    return b"".join(parts)
+
+
+class _Lease:
+    """The state of one attempt to take a read lease on the old file."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.held = False
+        self.unsupported = False
+
+    def unbroken(self) -> bool:
+        """True while no writer has tried to open the file since the lease was taken."""
+        import fcntl  # noqa: PLC0415  (POSIX only)
+
+        return bool(fcntl.fcntl(self.fd, _F_GETLEASE) == fcntl.F_RDLCK)
+
+
+_F_SETLEASE = 1024
+_F_GETLEASE = 1025
+_lease_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _read_lease(fd: int) -> Iterator[_Lease]:
+    """Hold a Linux read lease on ``fd`` for the block, where that is possible.
+
+    A writer opening the file while we hold it makes the kernel send SIGIO, whose default
+    action would kill us, so SIGIO is ignored for the moment; that needs the main thread,
+    and any other thread falls back to watching the size.
+    """
+    lease = _Lease(fd)
+    if not sys.platform.startswith("linux") or threading.current_thread() is not (
+        threading.main_thread()
+    ):
+        lease.unsupported = True
+        yield lease
+        return
+    import fcntl  # noqa: PLC0415  (POSIX only)
+
+    with _lease_lock:
+        previous = signal.signal(signal.SIGIO, signal.SIG_IGN)
+        try:
+            try:
+                fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)
+                lease.held = True
+            except OSError as error:
+                lease.unsupported = error.errno not in {errno.EAGAIN, errno.EBUSY}
+            try:
+                yield lease
+            finally:
+                if lease.held:
+                    fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_UNLCK)
+        finally:
+            signal.signal(signal.SIGIO, previous)

@@ -1,0 +1,88 @@
+"""Read a whole regular file, refusing anything that could hang or mislead the caller.
+
+``open()`` on a FIFO blocks forever and a directory raises a confusing error, so the file
+is opened non-blocking, checked to be a regular file, and only then read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from attrs import frozen
+
+
+@frozen
+class FileStamp:
+    """Which version of a file some bytes came from: same device, inode and at least size."""
+
+    device: int
+    inode: int
+    size: int
+
+
+class NotRegularFileError(OSError):
+    """The path names a directory, FIFO, socket or device rather than a file."""
+
+
+def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.stat_result]:
+    """Open ``path`` without blocking and return the descriptor and its status.
+
+    Raises:
+        FileNotFoundError: nothing at ``path``.
+        NotRegularFileError: something other than a regular file is there.
+        OSError: any other reason it cannot be opened.
+    """
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags | nonblock | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        status = os.fstat(fd)
+        _require_regular(path, status)
+        if nonblock:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, status
+
+
+def _require_regular(path: Path | str, status: os.stat_result) -> None:
+    if not stat.S_ISREG(status.st_mode):
+        kind = "a directory" if stat.S_ISDIR(status.st_mode) else "not a regular file"
+        raise NotRegularFileError(f"{path} is {kind}")
+
+
+def read_regular(path: Path | str, *, limit: int | None = None) -> tuple[bytes, FileStamp]:
+    """All bytes of the regular file at ``path`` and the stamp of the version read.
+
+    Raises:
+        FileNotFoundError, NotRegularFileError, OSError: as :func:`open_regular`, or a read
+            failed; ``ValueError`` if the file is larger than ``limit``.
+    """
+    try:
+        fd, status = open_regular(path)
+    except IsADirectoryError as error:  # Windows-style refusal to open a directory
+        raise NotRegularFileError(f"{path} is a directory") from error
+    with os.fdopen(fd, "rb", buffering=0) as file:
+        if limit is not None and status.st_size > limit:
+            raise ValueError(f"{path} is larger than {limit} bytes")
+        chunks = []
+        size = status.st_size
+        # One read of the known size avoids growing a buffer for big memory logs; the loop
+        # picks up bytes appended while reading.
+        while True:
+            chunk = file.read(max(size, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size = 1 << 16
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return data, FileStamp(device=status.st_dev, inode=status.st_ino, size=len(data))
+
+
+def describe_os_error(error: OSError) -> str:
+    """A short reason for ``error`` without repeating the path the caller already names."""
+    if isinstance(error, NotRegularFileError):
+        return str(error).rsplit(" is ", 1)[-1]
+    return error.strerror or str(error)

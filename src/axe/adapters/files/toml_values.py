@@ -1,0 +1,106 @@
+"""Turn parsed TOML into attrs values, as strictly as the Go axe's TOML decoder does.
+
+cattrs by default coerces (``int("10")``, ``int(True)``); a config with ``last_n = "ten"``
+or ``enabled = "yes"`` must instead be a config error that names the key, so the primitive
+hooks here accept only the TOML type that was meant.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import cattrs
+
+from axe.adapters.files.reading import describe_os_error, read_regular
+from axe.domain.errors import ConfigError
+
+T = TypeVar("T")
+
+_MAX_CONFIG_BYTES = 4 * 1024 * 1024
+_TYPE_NAMES = {int: "an integer", bool: "true or false", str: "a string", float: "a number"}
+
+
+def _strict(kind: type[Any]) -> Any:
+    def structure(value: Any, _: Any) -> Any:
+        if kind is float and type(value) is int:
+            return float(value)
+        if type(value) is not kind:
+            raise ValueError(f"expected {_TYPE_NAMES[kind]}, got {_describe(value)}")
+        return value
+
+    return structure
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return repr(value)
+
+
+def _make_converter() -> cattrs.Converter:
+    converter = cattrs.Converter(forbid_extra_keys=False)
+    for kind in (int, bool, str, float):
+        converter.register_structure_hook(kind, _strict(kind))
+    return converter
+
+
+_CONVERTER = _make_converter()
+
+
+def _first_problem(error: Exception) -> str:
+    def fmt(exc: BaseException, _type: Any) -> str:
+        if isinstance(exc, KeyError):
+            return "is required"
+        if isinstance(exc, (TypeError, AttributeError)):
+            return "has the wrong type (expected a table)"
+        return str(exc)
+
+    messages = cattrs.transform_error(error, path="", format_exception=fmt)
+    message = messages[0] if messages else str(error)
+    text, _, where = message.rpartition(" @ ")
+    key = where.lstrip(".").replace("][", ".").replace("[", ".").replace("]", "")
+    return f"{key}: {text}" if key else text
+
+
+def structure(data: Mapping[str, Any], kind: type[T], *, source: str) -> T:
+    """``data`` as a ``kind``; unknown keys are ignored, wrong types are errors.
+
+    Raises:
+        ConfigError: a value has the wrong type; the message names ``source`` and the key.
+    """
+    try:
+        return _CONVERTER.structure(data, kind)
+    except (cattrs.BaseValidationError, ValueError, TypeError, AttributeError) as error:
+        raise ConfigError(f"invalid config {source}: {_first_problem(error)}") from None
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """The TOML document at ``path``.
+
+    Raises:
+        FileNotFoundError: nothing at ``path`` (the caller decides what that means).
+        ConfigError: unreadable, not a regular file, too large, not UTF-8, or not TOML.
+    """
+    try:
+        raw, _ = read_regular(path, limit=_MAX_CONFIG_BYTES)
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {describe_os_error(error)}") from None
+    except ValueError:
+        raise ConfigError(f"cannot read {path}: larger than {_MAX_CONFIG_BYTES} bytes") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"cannot parse {path}: not UTF-8 text (invalid byte at offset {error.start})"
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"cannot parse {path}: {error}") from None

@@ -1,0 +1,1 @@
+"""LLM providers over HTTP: one shared ``httpx.Client`` per process, imported lazily."""

@@ -1,0 +1,112 @@
+"""A JSON request body whose big string (the memory log) is streamed from bytes.
+
+A 100 MiB memory log would otherwise exist three more times at once: decoded to ``str``,
+serialised by ``json.dumps``, and encoded again. Here the log is escaped in slices, straight
+from its bytes, and the body's length is worked out by a first pass, so the request still
+carries a ``Content-Length`` (some proxies refuse chunked uploads) and the peak memory is
+the file plus one slice.
+
+The text sent equals ``memory.decode("utf-8", "replace")``: slices end after a newline or
+before a UTF-8 lead byte, where decoding in pieces and decoding whole cannot differ.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterator
+from json.encoder import encode_basestring
+from typing import Any
+
+SLICE_BYTES = 1 << 20
+_SIMPLE_ESCAPES = (
+    (b"\\", b"\\\\"),
+    (b'"', b'\\"'),
+    (b"\n", b"\\n"),
+    (b"\r", b"\\r"),
+    (b"\t", b"\\t"),
+)
+_OTHER_CONTROLS = bytes(c for c in range(0x20) if c not in b"\n\r\t")
+
+
+def escape_slice(data: bytes) -> bytes:
+    """``data`` as the inside of a JSON string, UTF-8 encoded, invalid bytes replaced."""
+    if data.isascii() and len(data.translate(None, _OTHER_CONTROLS)) == len(data):
+        for raw, escaped in _SIMPLE_ESCAPES:
+            if raw in data:
+                data = data.replace(raw, escaped)
+        return data
+    text: str = encode_basestring(data.decode("utf-8", "replace"))
+    return text[1:-1].encode("utf-8")
+
+
+def slice_bounds(data: bytes, size: int = SLICE_BYTES) -> Iterator[tuple[int, int]]:
+    """Consecutive ``(start, end)`` ranges of about ``size`` bytes that decode independently."""
+    start, total = 0, len(data)
+    while start < total:
+        end = min(start + size, total)
+        if end < total:
+            newline = data.rfind(b"\n", start, end)
+            if newline != -1:
+                end = newline + 1
+            else:
+                floor = max(start + 1, end - 3)
+                while end > floor and 0x80 <= data[end] < 0xC0:  # continuation byte
+                    end -= 1
+        yield start, end
+        start = end
+
+
+def escaped_slices(data: bytes, size: int = SLICE_BYTES) -> Iterator[bytes]:
+    view = memoryview(data)
+    for start, end in slice_bounds(data, size):
+        yield escape_slice(bytes(view[start:end]))
+
+
+class JsonBody:
+    """``payload`` as JSON, with ``memory`` (bytes) as the value where ``MEMORY`` stands."""
+
+    def __init__(self, payload: dict[str, Any], memory: bytes, slice_size: int = SLICE_BYTES):
+        self.marker = f"@@axe-memory-{secrets.token_hex(8)}@@"
+        text = json.dumps(_substitute(payload, self.marker), ensure_ascii=False)
+        head, found, tail = text.partition(self.marker)
+        if not found:
+            raise ValueError("payload has no MEMORY placeholder")
+        self._head = head.encode("utf-8")
+        self._tail = tail.encode("utf-8")
+        self._memory = memory
+        self._slice_size = slice_size
+        self._length: int | None = None
+
+    @property
+    def length(self) -> int:
+        """Byte length of the whole body (one escaping pass, computed once)."""
+        if self._length is None:
+            inner = sum(len(s) for s in escaped_slices(self._memory, self._slice_size))
+            self._length = len(self._head) + inner + len(self._tail)
+        return self._length
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self._head
+        yield from escaped_slices(self._memory, self._slice_size)
+        yield self._tail
+
+    def to_bytes(self) -> bytes:
+        return b"".join(self)
+
+
+class _Memory:
+    """Placeholder type so a payload can say where the memory text goes."""
+
+
+MEMORY: Any = _Memory()
+
+
+def _substitute(value: Any, marker: str) -> Any:
+    if value is MEMORY:
+        return marker
+    if isinstance(value, dict):
+        return {k: _substitute(v, marker) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, marker) for v in value]
+    return value

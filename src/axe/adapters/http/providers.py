@@ -1,0 +1,169 @@
+"""The three wire formats of axe-formats.md: Anthropic, OpenAI and Ollama.
+
+Each client builds its provider's request from an :class:`AnalysisRequest`, posts it through
+the shared :class:`HttpTransport`, and pulls the report text out of the reply. A reply of
+the wrong shape is an ``ApiError``, never a crash.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from axe.adapters.http.body import MEMORY, JsonBody
+from axe.adapters.http.transport import HttpTransport
+from axe.application.ports import AnalysisRequest
+from axe.domain.errors import ApiError
+from axe.domain.model import ProviderSettings, quoted
+
+ANTHROPIC_VERSION = "2023-06-01"
+_REASONING_MODEL = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-5")
+_BYTES_PER_TOKEN_LOWER_BOUND = 3
+_OLLAMA_MIN_CONTEXT = 8192
+
+
+def _base(settings: ProviderSettings, default: str) -> str:
+    return (settings.base_url or default).rstrip("/")
+
+
+def require_key(provider: str, settings: ProviderSettings) -> str:
+    """The key, or the error the spec asks for before any request is made."""
+    if not settings.api_key:
+        raise ApiError(
+            f"API key for provider {quoted(provider)} is not configured "
+            f"(set {settings.key_variable} or add it to config.toml)"
+        )
+    return settings.api_key
+
+
+class AnthropicClient:
+    """``POST /v1/messages``; the reply text is every ``text`` block joined."""
+
+    def __init__(self, transport: HttpTransport, settings: ProviderSettings) -> None:
+        self._transport = transport
+        self._key = require_key("anthropic", settings)
+        self._url = _base(settings, "https://api.anthropic.com") + "/v1/messages"
+
+    def complete(self, request: AnalysisRequest) -> str:
+        payload = {
+            "model": request.model.name,
+            "max_tokens": request.max_tokens,
+            "system": request.system_prompt,
+            "messages": [{"role": "user", "content": MEMORY}],
+            "temperature": request.temperature,
+        }
+        reply = self._transport.post_json(
+            self._url,
+            headers={"x-api-key": self._key, "anthropic-version": ANTHROPIC_VERSION},
+            body=JsonBody(payload, request.memory),
+            provider="anthropic",
+            secret=self._key,
+        )
+        blocks = _field(reply, "content", list, "anthropic")
+        texts = []
+        for block in blocks:
+            if isinstance(block, dict) and block.get("type") == "text":
+                text = block.get("text")
+                if not isinstance(text, str):
+                    raise _shape_error("anthropic", "a text block without text")
+                texts.append(text)
+        return "".join(texts)
+
+
+def is_reasoning_model(name: str) -> bool:
+    """OpenAI reasoning models reject ``max_tokens`` and any non-default temperature."""
+    return bool(_REASONING_MODEL.search(name))
+
+
+class OpenAIClient:
+    """``POST /v1/chat/completions``; the reply text is ``choices[0].message.content``."""
+
+    def __init__(self, transport: HttpTransport, settings: ProviderSettings) -> None:
+        self._transport = transport
+        self._key = require_key("openai", settings)
+        self._url = _base(settings, "https://api.openai.com") + "/v1/chat/completions"
+
+    def complete(self, request: AnalysisRequest) -> str:
+        payload: dict[str, Any] = {
+            "model": request.model.name,
+            "messages": [
+                {"role": "system", "content": request.system_prompt},
+                {"role": "user", "content": MEMORY},
+            ],
+        }
+        if is_reasoning_model(request.model.name):
+            payload["max_completion_tokens"] = request.max_tokens
+        else:
+            payload["temperature"] = request.temperature
+            payload["max_tokens"] = request.max_tokens
+        reply = self._transport.post_json(
+            self._url,
+            headers={"authorization": f"Bearer {self._key}"},
+            body=JsonBody(payload, request.memory),
+            provider="openai",
+            secret=self._key,
+        )
+        choices = _field(reply, "choices", list, "openai")
+        if not choices or not isinstance(choices[0], dict):
+            raise _shape_error("openai", "no choices")
+        message = _field(choices[0], "message", dict, "openai")
+        content = message.get("content")
+        if content is None:
+            return ""
+        if not isinstance(content, str):
+            raise _shape_error("openai", "message content is not text")
+        return content
+
+
+def ollama_context_size(request: AnalysisRequest) -> int:
+    """A context window that holds the whole prompt and the reply.
+
+    Ollama silently cuts prompts to its small default context, which would make the
+    analysis see only the newest part of the log; a byte count over-estimates tokens.
+    """
+    prompt_bytes = len(request.memory) + len(request.system_prompt.encode("utf-8"))
+    needed = prompt_bytes // _BYTES_PER_TOKEN_LOWER_BOUND + request.max_tokens + 256
+    rounded = -(-needed // 1024) * 1024
+    return max(_OLLAMA_MIN_CONTEXT, rounded)
+
+
+class OllamaClient:
+    """``POST /api/chat`` with ``stream: false``; no key; the reply is ``message.content``."""
+
+    def __init__(self, transport: HttpTransport, settings: ProviderSettings) -> None:
+        self._transport = transport
+        self._url = _base(settings, "http://localhost:11434") + "/api/chat"
+
+    def complete(self, request: AnalysisRequest) -> str:
+        payload = {
+            "model": request.model.name,
+            "messages": [
+                {"role": "system", "content": request.system_prompt},
+                {"role": "user", "content": MEMORY},
+            ],
+            "stream": False,
+            "options": {
+                "temperature": request.temperature,
+                "num_predict": request.max_tokens,
+                "num_ctx": ollama_context_size(request),
+            },
+        }
+        reply = self._transport.post_json(
+            self._url, headers={}, body=JsonBody(payload, request.memory), provider="ollama"
+        )
+        message = _field(reply, "message", dict, "ollama")
+        content = message.get("content")
+        if not isinstance(content, str):
+            raise _shape_error("ollama", "message content is missing")
+        return content
+
+
+def _field(document: Any, key: str, kind: type[Any], provider: str) -> Any:
+    value = document.get(key) if isinstance(document, dict) else None
+    if not isinstance(value, kind):
+        raise _shape_error(provider, f"no {key!r} in the reply")
+    return value
+
+
+def _shape_error(provider: str, what: str) -> ApiError:
+    return ApiError(f"{provider} returned a reply that is not the expected JSON: {what}")

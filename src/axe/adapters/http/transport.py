@@ -1,0 +1,261 @@
+"""One POST of a JSON body to a provider, with every failure turned into an ApiError.
+
+All providers share one ``httpx.Client`` (so ``--all`` reuses connections), created and
+imported on the first request: start-up matters for cron runs that never reach the network.
+One deadline (120 s by default) bounds the whole exchange including retries; redirects are
+never followed (a redirect could carry the key elsewhere); replies are size-capped; and no
+message that leaves here can contain the API key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from axe.adapters.http.body import JsonBody
+from axe.adapters.http.retry import RetryPolicy
+from axe.domain.errors import ApiError, PromptTooLargeError
+
+if TYPE_CHECKING:
+    import httpx
+
+DEFAULT_TIMEOUT_SECONDS = 120.0
+_MAX_REPLY_BYTES = 32 * 1024 * 1024
+_MAX_MESSAGE_CHARS = 300
+_TOO_LARGE_HINTS = (
+    "prompt is too long",
+    "too many tokens",
+    "context length",
+    "context_length",
+    "maximum context",
+    "context window",
+    "request too large",
+    "too large",
+)
+OFFLINE_HINT = (
+    "the memory log is too large for this model; analyse and trim it offline with "
+    "--model builtin/heuristic"
+)
+
+
+class HttpTransport:
+    """Posts JSON to providers over a lazily created, shared ``httpx.Client``."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        user_agent: str = "axe",
+    ) -> None:
+        self._timeout = timeout
+        self._retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._clock = clock
+        self._user_agent = user_agent
+        self._client: httpx.Client | None = None
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def post_json(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: JsonBody,
+        provider: str,
+        secret: str = "",
+    ) -> Any:
+        """POST ``body`` to ``url`` and return the decoded JSON reply.
+
+        Raises:
+            ApiError: any failure; ``PromptTooLargeError`` when the log does not fit.
+        """
+        try:
+            return self._post_with_retries(url, headers, body, provider)
+        except ApiError as error:
+            raise type(error)(redact(str(error), secret)) from None
+
+    def _post_with_retries(
+        self, url: str, headers: Mapping[str, str], body: JsonBody, provider: str
+    ) -> Any:
+        import httpx  # noqa: PLC0415  (imported only when a request is made)
+
+        deadline = self._clock() + self._timeout
+        where = f"{provider} at {display_url(url)}"
+        retry = 0
+        while True:
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                raise ApiError(f"request to {where} timed out after {self._timeout:g}s")
+            try:
+                status, reply_headers, raw = self._attempt(url, headers, body, remaining, deadline)
+            except _DeadlineError:
+                failure: ApiError = ApiError(
+                    f"request to {where} timed out after {self._timeout:g}s"
+                )
+                retryable, reply_headers = True, {}
+            except httpx.TransportError as error:
+                failure = ApiError(f"cannot reach {where}: {_transport_reason(error)}")
+                retryable, reply_headers = True, {}
+            else:
+                if 200 <= status < 300:
+                    return _decode_reply(raw, provider)
+                failure = _http_failure(status, reply_headers, raw, provider)
+                retryable = status >= 400 and self._retry.should_retry(
+                    status, reply_headers, raw.decode("utf-8", "replace")
+                )
+            if not retryable or retry >= self._retry.max_retries:
+                raise failure
+            pause = self._retry.delay(retry, reply_headers)
+            if self._clock() + pause >= deadline:
+                raise failure
+            self._sleep(pause)
+            retry += 1
+
+    def _attempt(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        body: JsonBody,
+        remaining: float,
+        deadline: float,
+    ) -> tuple[int, dict[str, str], bytes]:
+        import httpx  # noqa: PLC0415
+
+        client = self._shared_client()
+        request = client.build_request(
+            "POST",
+            url,
+            content=iter(body),
+            headers={
+                **headers,
+                "content-type": "application/json",
+                "content-length": str(body.length),
+                "user-agent": self._user_agent,
+            },
+            timeout=httpx.Timeout(remaining),
+        )
+        try:
+            response = client.send(request, stream=True)
+        except httpx.TimeoutException as error:
+            raise _DeadlineError from error
+        try:
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > _MAX_REPLY_BYTES:
+                    raise ApiError(
+                        f"reply from {display_url(url)} is larger than {_MAX_REPLY_BYTES} bytes"
+                    )
+                chunks.append(chunk)
+                if self._clock() > deadline:
+                    raise _DeadlineError
+            raw = b"".join(chunks)
+        except httpx.TimeoutException as error:
+            raise _DeadlineError from error
+        except httpx.DecodingError:
+            raise ApiError(f"reply from {display_url(url)} could not be decoded") from None
+        finally:
+            response.close()
+        return response.status_code, {k.lower(): v for k, v in response.headers.items()}, raw
+
+    def _shared_client(self) -> httpx.Client:
+        if self._client is None:
+            import httpx  # noqa: PLC0415
+
+            self._client = httpx.Client(follow_redirects=False, timeout=self._timeout)
+        return self._client
+
+
+class _DeadlineError(Exception):
+    """The deadline passed or a read timed out; retried like a transport timeout."""
+
+
+def _transport_reason(error: Exception) -> str:
+    text = str(error) or type(error).__name__
+    if "refused" in text.lower():
+        return "connection refused"
+    return _one_line(text)
+
+
+def _decode_reply(raw: bytes, provider: str) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ApiError(f"{provider} returned a reply that is not JSON: {_snippet(raw)}") from None
+
+
+def _http_failure(status: int, headers: Mapping[str, str], raw: bytes, provider: str) -> ApiError:
+    if 300 <= status < 400:
+        location = display_url(headers.get("location", "")) or "nowhere"
+        return ApiError(
+            f"{provider} answered HTTP {status} (redirect to {location}); redirects are not "
+            "followed, check the base URL"
+        )
+    kind, message = _error_details(raw)
+    label = f"HTTP {status}" + (f" {kind}" if kind else "")
+    text = f"{provider} API error ({label}): {message}"
+    lowered = message.lower()
+    if status == 413 or (status == 400 and any(h in lowered for h in _TOO_LARGE_HINTS)):
+        return PromptTooLargeError(f"{text}; {OFFLINE_HINT}")
+    return ApiError(text)
+
+
+def _error_details(raw: bytes) -> tuple[str, str]:
+    """``(type, message)`` from ``{"error": {"type", "message"}}`` or ``{"error": "..."}``."""
+    try:
+        document = json.loads(raw)
+    except (ValueError, RecursionError):
+        return "", _snippet(raw) if raw.strip() else "empty reply body"
+    error = document.get("error") if isinstance(document, dict) else None
+    if isinstance(error, dict):
+        kind = error.get("type") or error.get("code") or ""
+        message = error.get("message") or ""
+        return _one_line(str(kind)), _one_line(str(message)) or "no message"
+    if isinstance(error, str):
+        return "", _one_line(error) or "no message"
+    return "", _snippet(raw)
+
+
+def _snippet(raw: bytes) -> str:
+    text = _one_line(raw.decode("utf-8", "replace"))
+    if text.lstrip().lower().startswith(("<!doctype", "<html")):
+        return "an HTML page"
+    return repr(text) if text else "an empty body"
+
+
+def _one_line(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) > _MAX_MESSAGE_CHARS:
+        text = text[: _MAX_MESSAGE_CHARS - 3] + "..."
+    return text
+
+
+def display_url(url: str) -> str:
+    """``url`` without user name or password, fit to print."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "an invalid URL"
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def redact(text: str, secret: str) -> str:
+    """``text`` with every occurrence of ``secret`` replaced, so keys never reach output."""
+    if secret:
+        text = text.replace(secret, "[redacted]")
+    return text

@@ -1,0 +1,1 @@
+"""The use case (``collect_garbage``) and the ports it needs from the outside world."""

@@ -1,0 +1,33 @@
+"""Choose the LLM client by the provider part of the model reference.
+
+The use case sees one :class:`LLMClient`; this router keeps it ignorant of which providers
+exist. Clients are built on first use, so a run that never reaches the analysis step never
+reads ``config.toml`` or imports an HTTP library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from axe.application.ports import AnalysisRequest, LLMClient
+from axe.domain.errors import AgentError
+from axe.domain.model import quoted
+
+
+class ProviderRouter:
+    """An :class:`LLMClient` that delegates to one client per provider name."""
+
+    def __init__(self, factories: Mapping[str, Callable[[], LLMClient]]) -> None:
+        self._factories = dict(factories)
+        self._clients: dict[str, LLMClient] = {}
+
+    def complete(self, request: AnalysisRequest) -> str:
+        provider = request.model.provider
+        client = self._clients.get(provider)
+        if client is None:
+            factory = self._factories.get(provider)
+            if factory is None:
+                known = ", ".join(sorted(self._factories))
+                raise AgentError(f"unsupported provider {quoted(provider)} (supported: {known})")
+            client = self._clients[provider] = factory()
+        return client.complete(request)

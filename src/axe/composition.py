@@ -1,0 +1,97 @@
+"""The composition root: the one place that builds adapters and hands them to the use case.
+
+Called when a command runs, never at import, with the environment and streams passed in,
+so a test or an embedding program can build the same graph against its own directories.
+Clients are built on first use and httpx is imported by the transport only when a request
+is made: a run that never reaches an LLM never reads config.toml or imports httpx.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import BinaryIO
+
+from axe import __version__
+from axe.adapters.builtin import HeuristicAnalyst
+from axe.adapters.console import ConsoleOutput
+from axe.adapters.files.agents import TomlAgentRepository
+from axe.adapters.files.global_config import TomlGlobalConfig
+from axe.adapters.files.memory import FileMemoryStore
+from axe.adapters.files.paths import config_dir, data_dir
+from axe.adapters.http.providers import AnthropicClient, OllamaClient, OpenAIClient
+from axe.adapters.http.transport import HttpTransport
+from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
+from axe.application.ports import LLMClient, Output
+from axe.application.routing import ProviderRouter
+from axe.domain.model import ProviderSettings
+
+DEFAULT_HTTP_TIMEOUT = 120.0
+
+
+@contextmanager
+def production_ports(
+    environ: Mapping[str, str],
+    output: Output,
+    *,
+    http_timeout: float = DEFAULT_HTTP_TIMEOUT,
+) -> Iterator[GcPorts]:
+    """The real adapters, configured from ``environ``; the HTTP client closes on exit."""
+    configuration = config_dir(environ)
+    global_config = TomlGlobalConfig(configuration / "config.toml", environ)
+    transport = HttpTransport(timeout=http_timeout, user_agent=f"axe/{__version__}")
+
+    def http_client(
+        client: Callable[[HttpTransport, ProviderSettings], LLMClient], name: str
+    ) -> Callable[[], LLMClient]:
+        return lambda: client(transport, global_config.provider(name))
+
+    llm = ProviderRouter(
+        {
+            "anthropic": http_client(AnthropicClient, "anthropic"),
+            "openai": http_client(OpenAIClient, "openai"),
+            "ollama": http_client(OllamaClient, "ollama"),
+            "builtin": HeuristicAnalyst,
+        }
+    )
+    try:
+        yield GcPorts(
+            agents=TomlAgentRepository(configuration / "agents"),
+            memory=FileMemoryStore(lambda: data_dir(environ)),
+            llm=llm,
+            output=output,
+        )
+    finally:
+        transport.close()
+
+
+def console_output(stdout: BinaryIO, stderr: BinaryIO, environ: Mapping[str, str]) -> Output:
+    """Console output; a live status line only where a person is watching stderr."""
+    interactive = stderr.isatty() and environ.get("TERM", "") != "dumb"
+    return ConsoleOutput(
+        stdout, stderr, interactive=interactive, color=interactive and not environ.get("NO_COLOR")
+    )
+
+
+def run_gc(
+    agent: str | None,
+    options: GcOptions,
+    *,
+    stdout: BinaryIO,
+    stderr: BinaryIO,
+    environ: Mapping[str, str] | None = None,
+    http_timeout: float = DEFAULT_HTTP_TIMEOUT,
+) -> None:
+    """``axe gc`` for one agent, or every agent when ``agent`` is None.
+
+    Raises:
+        AxeError: as :func:`collect_garbage` / :func:`collect_all_garbage`.
+    """
+    environ = os.environ if environ is None else environ
+    output = console_output(stdout, stderr, environ)
+    with production_ports(environ, output, http_timeout=http_timeout) as ports:
+        if agent is None:
+            collect_all_garbage(options, ports)
+        else:
+            collect_garbage(agent, options, ports)

@@ -1,0 +1,151 @@
+"""The values the use case works with: agents, their memory settings, model references.
+
+These are frozen attrs classes with no knowledge of TOML: the file adapters build them,
+validate them with :func:`validate_agent`, and the core only ever sees valid values.
+"""
+
+from __future__ import annotations
+
+import json
+
+from attrs import field, frozen
+
+from axe.domain.errors import AgentError, ConfigError
+
+
+def quoted(text: str) -> str:
+    """Quote ``text`` for a one-line message, as Go's ``%q`` does for axe's messages.
+
+    Control characters and quotes are escaped, so a hostile agent name cannot forge extra
+    output lines or break a script that parses stderr.
+    """
+    return json.dumps(text, ensure_ascii=False)
+
+
+@frozen
+class ModelRef:
+    """A ``provider/model-name`` reference; the model part may itself contain ``/``."""
+
+    provider: str
+    name: str
+
+    @classmethod
+    def parse(cls, text: str) -> ModelRef:
+        """Split at the first ``/``.
+
+        Raises:
+            AgentError: no ``/``, or an empty provider or model name (exit 1, as in axe run).
+        """
+        provider, slash, name = text.partition("/")
+        if not slash or not provider or not name:
+            raise AgentError(f"invalid model format {quoted(text)}: expected provider/model-name")
+        return cls(provider=provider, name=name)
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.name}"
+
+
+@frozen
+class MemoryConfig:
+    """The ``[memory]`` table; no table means memory is disabled."""
+
+    enabled: bool = False
+    path: str = ""
+    last_n: int = 0
+    max_entries: int = 0
+
+
+@frozen
+class SubAgentsConfig:
+    """The ``[sub_agents_config]`` table; gc only validates it, as the Go axe does on load."""
+
+    max_depth: int = 0
+    parallel: bool = False
+    timeout: int = 0
+
+
+@frozen
+class Params:
+    """The ``[params]`` table; gc ignores it (analysis uses fixed settings)."""
+
+    temperature: float = 0.0
+    max_tokens: int = 0
+
+
+@frozen
+class AgentConfig:
+    """An agent as gc needs it.
+
+    ``name`` is the agent's identity: its file name without ``.toml``. The ``name`` key
+    inside the file is only a display name (kept as ``display_name``), so ``axe gc
+    reviewer`` and ``axe gc --all`` address the same memory file.
+    """
+
+    name: str
+    model: str
+    display_name: str = ""
+    memory: MemoryConfig = field(factory=MemoryConfig)
+    sub_agents: SubAgentsConfig = field(factory=SubAgentsConfig)
+
+
+_MAX_SUB_AGENT_DEPTH = 5
+
+
+def validate_agent(agent: AgentConfig) -> None:
+    """Apply the validation rules of axe-formats.md.
+
+    Raises:
+        ConfigError: a rule is broken; the message names the agent and the field.
+    """
+    problems: list[str] = []
+    if not agent.display_name.strip():
+        problems.append("name is required")
+    if not agent.model.strip():
+        problems.append("model is required")
+    if agent.memory.last_n < 0:
+        problems.append("memory.last_n must be >= 0")
+    if agent.memory.max_entries < 0:
+        problems.append("memory.max_entries must be >= 0")
+    if not 0 <= agent.sub_agents.max_depth <= _MAX_SUB_AGENT_DEPTH:
+        problems.append("sub_agents_config.max_depth must be between 0 and 5")
+    if agent.sub_agents.timeout < 0:
+        problems.append("sub_agents_config.timeout must be >= 0")
+    if problems:
+        raise ConfigError(f"invalid agent config {quoted(agent.name)}: {'; '.join(problems)}")
+
+
+def validate_agent_name(name: str) -> None:
+    """Refuse names that could address a file outside the agents or memory directory.
+
+    The name becomes part of two paths (``agents/<name>.toml``, ``memory/<name>.md``), so a
+    separator, ``..``, a NUL or an absolute path would let ``axe gc ../victim`` read or trim
+    someone else's file.
+
+    Raises:
+        ConfigError: the name is empty or could escape its directory (exit 2).
+    """
+    bad = (
+        not name.strip()
+        or name in {".", ".."}
+        or any(c in name for c in ("/", "\\", "\0"))
+        or name.startswith("~")
+        or (len(name) >= 2 and name[1] == ":")
+        or any(ord(c) < 0x20 for c in name)
+    )
+    if bad:
+        raise ConfigError(
+            f"invalid agent name {quoted(name)}: use the file name of an agent in the agents "
+            "directory, without path separators"
+        )
+
+
+@frozen(repr=False)
+class ProviderSettings:
+    """How to reach one provider. ``repr`` leaves out the key so it cannot reach a log."""
+
+    api_key: str
+    base_url: str
+    key_variable: str
+
+    def __repr__(self) -> str:
+        return f"ProviderSettings(base_url={self.base_url!r}, key_variable={self.key_variable!r})"
