@@ -10,7 +10,7 @@ from pathlib import Path
 from axe.adapters.files.archive import archive_path, archive_removed
 from axe.adapters.files.durable import LateAppendError, remove_abandoned_temps, replace_with_tail
 from axe.adapters.files.reading import FileStamp, describe_os_error, open_regular, read_regular
-from axe.domain.entries import MemorySnapshot, TrimPlan
+from axe.domain.entries import MemorySnapshot, TrimPlan, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, quoted, validate_agent_name
 
@@ -49,76 +49,120 @@ class FileMemoryStore:
         return self._data_dir() / "memory" / f"{agent.name}.md"
 
     def read(self, agent: AgentConfig) -> MemorySnapshot:
-        path = self.path_for(agent)
-        try:
-            content, stamp = read_regular(path)
-        except FileNotFoundError:
-            return MemorySnapshot(content=b"", stamp=None)
-        except OSError as error:
-            raise AgentError(
-                f"cannot read memory file {path}: {describe_os_error(error)}"
-            ) from None
-        except MemoryError:
-            raise AgentError(f"cannot read memory file {path}: not enough memory") from None
-        return MemorySnapshot(content=content, stamp=stamp)
+        return read_memory(self.path_for(agent))
 
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> None:
-        path = self.path_for(agent)
-        target = Path(os.path.realpath(path))  # a symlink stays a link; its target is trimmed
-        try:
-            fd, status = open_regular(target)
-        except FileNotFoundError:
-            raise AgentError(
-                f"memory file {path} disappeared before it could be trimmed; nothing was changed"
-            ) from None
-        except OSError as error:
-            raise AgentError(
-                f"cannot open memory file {path} to trim it: {describe_os_error(error)}"
-            ) from None
-        try:
-            self._check_unchanged(path, status, snapshot)
-            remove_abandoned_temps(target)
-            if archive:
-                self._archive(path, snapshot.content[: plan.keep_from])
-            replace_with_tail(
-                fd, status, target, plan.keep_from, sleep=self._sleep, clock=self._clock
-            )
-        except LateAppendError as error:
-            raise AgentError(
-                f"trimmed memory file {path}, but {error.size} bytes appended during the trim "
-                f"could not be added back: {describe_os_error(error)}"
-            ) from None
-        except OSError as error:
-            raise AgentError(
-                f"cannot trim memory file {path}: {describe_os_error(error)}; "
-                "the file was not changed"
-            ) from None
-        finally:
-            os.close(fd)
+        trim_memory(
+            self.path_for(agent),
+            snapshot,
+            plan,
+            archive=archive,
+            sleep=self._sleep,
+            clock=self._clock,
+        )
 
-    @staticmethod
-    def _check_unchanged(path: Path, status: os.stat_result, snapshot: MemorySnapshot) -> None:
-        stamp = snapshot.stamp
-        if not isinstance(stamp, FileStamp):
-            return
-        if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
-            raise AgentError(
-                f"memory file {path} was replaced while gc was running; not trimmed (run gc again)"
-            )
-        if status.st_size < stamp.size:
-            raise AgentError(
-                f"memory file {path} shrank while gc was running; not trimmed (run gc again)"
-            )
 
-    @staticmethod
-    def _archive(path: Path, removed: bytes) -> None:
-        destination = archive_path(path)
-        try:
-            archive_removed(destination, removed)
-        except OSError as error:
-            raise AgentError(
-                f"cannot archive removed entries to {destination}: "
-                f"{describe_os_error(error)}; the memory file was not changed"
-            ) from None
+def trim_entries(path: Path, keep: int) -> int:
+    """Keep only the last ``keep`` entries of the memory file at ``path`` (Go's TrimEntries).
+
+    Returns how many entries were removed: 0 when the file is missing, ``keep`` is 0, or
+    the file holds ``keep`` entries or fewer (then it is not touched at all).
+
+    Raises:
+        AgentError: ``keep`` is negative, or the file cannot be read or replaced; on failure
+            the file is exactly as it was.
+    """
+    snapshot = read_memory(path)
+    plan = plan_trim(snapshot.content, keep)
+    if snapshot.stamp is None or not plan.changes_file:
+        return 0
+    trim_memory(path, snapshot, plan, archive=False)
+    return plan.removed
+
+
+def read_memory(path: Path) -> MemorySnapshot:
+    """The whole file; missing reads as empty (stamp None).
+
+    Raises:
+        AgentError: the file exists but cannot be read, or is not a regular file.
+    """
+    try:
+        content, stamp = read_regular(path)
+    except FileNotFoundError:
+        return MemorySnapshot(content=b"", stamp=None)
+    except OSError as error:
+        raise AgentError(f"cannot read memory file {path}: {describe_os_error(error)}") from None
+    except MemoryError:
+        raise AgentError(f"cannot read memory file {path}: not enough memory") from None
+    return MemorySnapshot(content=content, stamp=stamp)
+
+
+def trim_memory(
+    path: Path,
+    snapshot: MemorySnapshot,
+    plan: TrimPlan,
+    *,
+    archive: bool,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Apply ``plan`` to the file at ``path`` that ``snapshot`` was read from.
+
+    Raises:
+        AgentError: nothing was changed (or, after the rename, late appends were lost).
+    """
+    target = Path(os.path.realpath(path))  # a symlink stays a link; its target is trimmed
+    try:
+        fd, status = open_regular(target)
+    except FileNotFoundError:
+        raise AgentError(
+            f"memory file {path} disappeared before it could be trimmed; nothing was changed"
+        ) from None
+    except OSError as error:
+        raise AgentError(
+            f"cannot open memory file {path} to trim it: {describe_os_error(error)}"
+        ) from None
+    try:
+        _check_unchanged(path, status, snapshot)
+        remove_abandoned_temps(target)
+        if archive:
+            _archive(path, snapshot.content[: plan.keep_from])
+        replace_with_tail(fd, status, target, plan.keep_from, sleep=sleep, clock=clock)
+    except LateAppendError as error:
+        raise AgentError(
+            f"trimmed memory file {path}, but {error.size} bytes appended during the trim "
+            f"could not be added back: {describe_os_error(error)}"
+        ) from None
+    except OSError as error:
+        raise AgentError(
+            f"cannot trim memory file {path}: {describe_os_error(error)}; the file was not changed"
+        ) from None
+    finally:
+        os.close(fd)
+
+
+def _check_unchanged(path: Path, status: os.stat_result, snapshot: MemorySnapshot) -> None:
+    stamp = snapshot.stamp
+    if not isinstance(stamp, FileStamp):
+        return
+    if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
+        raise AgentError(
+            f"memory file {path} was replaced while gc was running; not trimmed (run gc again)"
+        )
+    if status.st_size < stamp.size:
+        raise AgentError(
+            f"memory file {path} shrank while gc was running; not trimmed (run gc again)"
+        )
+
+
+def _archive(path: Path, removed: bytes) -> None:
+    destination = archive_path(path)
+    try:
+        archive_removed(destination, removed)
+    except OSError as error:
+        raise AgentError(
+            f"cannot archive removed entries to {destination}: "
+            f"{describe_os_error(error)}; the memory file was not changed"
+        ) from None

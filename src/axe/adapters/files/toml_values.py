@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 import cattrs
+from cattrs.gen import make_dict_structure_fn
 
 from axe.adapters.files.reading import describe_os_error, read_regular
 from axe.domain.errors import ConfigError
@@ -46,7 +48,52 @@ def _make_converter() -> cattrs.Converter:
     converter = cattrs.Converter(forbid_extra_keys=False)
     for kind in (int, bool, str, float):
         converter.register_structure_hook(kind, _strict(kind))
+
+    def table(cls: type[Any]) -> Any:
+        # cattrs would quietly build defaults from a string; a table must be a table.
+        build = make_dict_structure_fn(cls, converter)
+
+        def structure(value: Any, _: Any) -> Any:
+            if not isinstance(value, Mapping):
+                raise ValueError(f"expected a table, got {_describe(value)}")
+            return build(value, cls)
+
+        return structure
+
+    converter.register_structure_hook_factory(attrs.has, table)
+    converter.register_structure_hook_factory(_is_dict, lambda kind: _mapping_of(converter, kind))
+    converter.register_structure_hook_factory(_is_list, lambda kind: _list_of(converter, kind))
     return converter
+
+
+def _is_dict(kind: Any) -> bool:
+    return getattr(kind, "__origin__", None) is dict
+
+
+def _is_list(kind: Any) -> bool:
+    return getattr(kind, "__origin__", None) is list
+
+
+def _list_of(converter: cattrs.Converter, kind: Any) -> Any:
+    (item_type,) = kind.__args__
+
+    def structure(value: Any, _: Any) -> Any:
+        if not isinstance(value, list):
+            raise ValueError(f"expected an array, got {_describe(value)}")
+        return [converter.structure(item, item_type) for item in value]
+
+    return structure
+
+
+def _mapping_of(converter: cattrs.Converter, kind: Any) -> Any:
+    _, value_type = kind.__args__
+
+    def structure(value: Any, _: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise ValueError(f"expected a table, got {_describe(value)}")
+        return {key: converter.structure(item, value_type) for key, item in value.items()}
+
+    return structure
 
 
 _CONVERTER = _make_converter()
@@ -57,7 +104,7 @@ def _first_problem(error: Exception) -> str:
         if isinstance(exc, KeyError):
             return "is required"
         if isinstance(exc, (TypeError, AttributeError)):
-            return "has the wrong type (expected a table)"
+            return "has the wrong type"
         return str(exc)
 
     messages = cattrs.transform_error(error, path="", format_exception=fmt)

@@ -1,0 +1,150 @@
+"""Agent TOML files: loading, validation, strict types, listing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from axe.adapters.files.agents import TomlAgentRepository
+from axe.domain.errors import ConfigError
+from axe.domain.model import MemoryConfig
+
+
+@pytest.fixture
+def agents_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "agents"
+    directory.mkdir()
+    return directory
+
+
+def write(agents_dir: Path, name: str, text: str | bytes) -> Path:
+    path = agents_dir / f"{name}.toml"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+FULL = """
+name = "PR Reviewer"
+model = "anthropic/claude-sonnet-4-20250514"
+description = "Reviews pull requests"
+system_prompt = "Be thorough"
+skill = "skills/code-review/SKILL.md"
+files = ["src/**/*.go"]
+workdir = "/work"
+sub_agents = ["helper"]
+future_key = "ignored"
+
+[sub_agents_config]
+max_depth = 3
+parallel = true
+timeout = 120
+
+[memory]
+enabled = true
+path = "/var/mem.md"
+last_n = 10
+max_entries = 100
+
+[params]
+temperature = 0.3
+max_tokens = 4096
+
+[some_new_table]
+x = 1
+"""
+
+
+def test_loads_every_documented_key_and_ignores_unknown_ones(agents_dir: Path) -> None:
+    write(agents_dir, "reviewer", FULL)
+    agent = TomlAgentRepository(agents_dir).load("reviewer")
+    assert agent.name == "reviewer"  # the file name is the identity
+    assert agent.display_name == "PR Reviewer"
+    assert agent.model == "anthropic/claude-sonnet-4-20250514"
+    assert agent.memory == MemoryConfig(
+        enabled=True, path="/var/mem.md", last_n=10, max_entries=100
+    )
+
+
+def test_no_memory_table_means_disabled(agents_dir: Path) -> None:
+    write(agents_dir, "a", 'name = "a"\nmodel = "x/y"\n')
+    assert TomlAgentRepository(agents_dir).load("a").memory.enabled is False
+
+
+def test_missing_agent_is_a_config_error_naming_the_file(agents_dir: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        TomlAgentRepository(agents_dir).load("ghost")
+    assert str(caught.value) == f'agent "ghost" not found (no file {agents_dir / "ghost.toml"})'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('name = "a"\nmodel = ', "cannot parse"),
+        (b"\x00\xff\xfe binary", "not UTF-8 text"),
+        (
+            'name = "a"\nmodel = "x/y"\n[memory]\nlast_n = "ten"\n',
+            "memory.last_n: expected an integer, got 'ten'",
+        ),
+        (
+            'name = "a"\nmodel = "x/y"\n[memory]\nenabled = "yes"\n',
+            "memory.enabled: expected true or false",
+        ),
+        (
+            'name = "a"\nmodel = "x/y"\n[memory]\nlast_n = 2.5\n',
+            "memory.last_n: expected an integer",
+        ),
+        ('name = "a"\nmodel = "x/y"\nmemory = "on"\n', "memory: expected a table, got 'on'"),
+        ('name = 7\nmodel = "x/y"\n', "name: expected a string, got 7"),
+        ('name = "a"\nmodel = "x/y"\nfiles = "src"\n', "files"),
+        ('model = "x/y"\n', "name is required"),
+        ('name = "a"\n', "model is required"),
+        ('name = "a"\nmodel = "x/y"\n[memory]\nlast_n = -1\n', "memory.last_n must be >= 0"),
+        (
+            'name = "a"\nmodel = "x/y"\n[sub_agents_config]\nmax_depth = 9\n',
+            "max_depth must be between 0 and 5",
+        ),
+    ],
+)
+def test_bad_agent_files_are_config_errors(
+    agents_dir: Path, text: str | bytes, message: str
+) -> None:
+    write(agents_dir, "a", text)
+    with pytest.raises(ConfigError) as caught:
+        TomlAgentRepository(agents_dir).load("a")
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_agent_file_that_is_a_directory(agents_dir: Path) -> None:
+    (agents_dir / "a.toml").mkdir()
+    with pytest.raises(ConfigError) as caught:
+        TomlAgentRepository(agents_dir).load("a")
+    assert str(caught.value) == f"cannot read {agents_dir / 'a.toml'}: a directory"
+
+
+def test_hostile_names_never_reach_the_filesystem(tmp_path: Path, agents_dir: Path) -> None:
+    (tmp_path / "victim.toml").write_text('name = "v"\nmodel = "x/y"\n')
+    with pytest.raises(ConfigError, match="invalid agent name"):
+        TomlAgentRepository(agents_dir).load("../victim")
+
+
+def test_lists_toml_files_in_name_order(agents_dir: Path) -> None:
+    for name in ("b", "a", "c"):
+        write(agents_dir, name, "")
+    (agents_dir / "notes.txt").write_text("")
+    (agents_dir / ".toml").write_text("")
+    assert TomlAgentRepository(agents_dir).list_names() == ["a", "b", "c"]
+
+
+def test_missing_agents_directory_lists_nothing(tmp_path: Path) -> None:
+    assert TomlAgentRepository(tmp_path / "nope").list_names() == []
+
+
+def test_agents_path_that_is_a_file_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "agents").write_text("")
+    with pytest.raises(ConfigError, match="cannot list agents"):
+        TomlAgentRepository(tmp_path / "agents").list_names()

@@ -1,0 +1,336 @@
+"""The file memory store against a real filesystem (gc-spec §7.2 and the failure cases).
+
+CI runs as root, where permission bits stop nothing, so failures are simulated in ways
+that bind root too: a directory where a file should be, RLIMIT_FSIZE in a subprocess, a
+file replaced or shrunk behind gc's back.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from axe.adapters.files.durable import remove_abandoned_temps, temp_prefix
+from axe.adapters.files.memory import FileMemoryStore, read_memory, trim_entries, trim_memory
+from axe.domain.entries import plan_trim
+from axe.domain.errors import AgentError, ConfigError
+from axe.domain.model import AgentConfig, MemoryConfig
+from tests.support import entries, entry
+
+
+def files_in(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+# gc-spec §7.2, one test each
+
+
+def test_trim_entries_file_does_not_exist(tmp_path: Path) -> None:
+    assert trim_entries(tmp_path / "missing.md", 5) == 0
+    assert not (tmp_path / "missing.md").exists()
+
+
+def test_trim_entries_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(b"")
+    assert trim_entries(path, 5) == 0
+    assert path.read_bytes() == b""
+
+
+def test_trim_entries_keep_n_zero(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    assert trim_entries(path, 0) == 0
+    assert path.read_bytes() == entries(5)
+
+
+def test_trim_entries_keep_n_negative(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    with pytest.raises(AgentError, match="keepN must be non-negative"):
+        trim_entries(path, -1)
+    assert path.read_bytes() == entries(5)
+
+
+def test_trim_entries_entries_within_limit(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(3))
+    before = os.stat(path)
+    assert trim_entries(path, 5) == 0
+    assert path.read_bytes() == entries(3)
+    assert os.stat(path).st_ino == before.st_ino  # not even rewritten
+
+
+def test_trim_entries_entries_equal_to_limit(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    assert trim_entries(path, 5) == 0
+    assert path.read_bytes() == entries(5)
+
+
+def test_trim_entries_trims_old_entries(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(10))
+    assert trim_entries(path, 3) == 7
+    assert path.read_bytes() == entries(3, start=7)
+    assert files_in(tmp_path) == ["m.md"]
+
+
+def test_trim_entries_preserves_entry_format(tmp_path: Path) -> None:
+    """Multi-line results, blank lines, trailing spaces, CRLF and invalid UTF-8 survive."""
+    kept = (
+        b"## 2026-02-27T03:15:00Z\r\n**Task:** Review\r\n**Result:** line one  \r\n\r\n"
+        b"\tindented\xff\xfe line\n\n\n"
+        b"## 2026-02-28T03:15:00Z\n**Task:** x\n**Result:** no trailing newline"
+    )
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(4) + kept)
+    assert trim_entries(path, 2) == 4
+    assert path.read_bytes() == kept
+
+
+def test_trim_entries_discards_pre_header_content(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(b"# My agent's memory\nnotes\n\n" + entries(5))
+    assert trim_entries(path, 3) == 2
+    assert path.read_bytes() == entries(3, start=2)
+
+
+def test_trim_entries_single_entry_keep_one(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(1))
+    assert trim_entries(path, 1) == 0
+    assert path.read_bytes() == entries(1)
+
+
+_LIMITED_TRIM = """
+import resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), int(sys.argv[2])))
+from axe.adapters.files.memory import trim_entries
+from axe.domain.errors import AgentError
+try:
+    trim_entries(Path(sys.argv[1]), int(sys.argv[3]))
+except AgentError as error:
+    print(error)
+    sys.exit(1)
+"""
+
+
+def test_trim_entries_original_unmodified_on_write_error(tmp_path: Path) -> None:
+    """The temp file cannot be written in full (file size limit, as on a full disk)."""
+    path = tmp_path / "m.md"
+    original = entries(200)
+    path.write_bytes(original)
+    done = subprocess.run(
+        [sys.executable, "-c", _LIMITED_TRIM, str(path), "1000", "100"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stdout.startswith(f"cannot trim memory file {path}: File too large")
+    assert done.stdout.rstrip().endswith("the file was not changed")
+    assert path.read_bytes() == original
+    assert files_in(tmp_path) == ["m.md"]
+
+
+_NO_SPARE_DESCRIPTORS = """
+import os, resource, sys
+from pathlib import Path
+from axe.adapters.files.memory import trim_entries
+from axe.domain.errors import AgentError
+probe = os.open(os.devnull, os.O_RDONLY)
+os.close(probe)
+# Room for exactly one more descriptor: the memory file opens, the temp file cannot.
+resource.setrlimit(resource.RLIMIT_NOFILE, (probe + 1, probe + 1))
+try:
+    trim_entries(Path(sys.argv[1]), 2)
+except AgentError as error:
+    print(error)
+    sys.exit(1)
+"""
+
+
+def test_trim_entries_temp_file_cannot_be_created(tmp_path: Path) -> None:
+    """gc-spec §5.1: the temp file cannot be created; the original stays as it was."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_SPARE_DESCRIPTORS, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.strip() == (
+        f"cannot trim memory file {path}: Too many open files; the file was not changed"
+    )
+    assert path.read_bytes() == entries(5)
+    assert files_in(tmp_path) == ["m.md"]
+
+
+# beyond the spec
+
+
+def test_permissions_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(4))
+    path.chmod(0o640)
+    trim_entries(path, 1)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_symlink_stays_a_link_and_its_target_is_trimmed(tmp_path: Path) -> None:
+    real = tmp_path / "real.md"
+    real.write_bytes(entries(4))
+    link = tmp_path / "link.md"
+    link.symlink_to(real)
+    assert trim_entries(link, 1) == 3
+    assert link.is_symlink()
+    assert real.read_bytes() == entries(1, start=3)
+    assert files_in(tmp_path) == ["link.md", "real.md"]
+
+
+def test_memory_path_that_is_a_directory_is_an_agent_error(tmp_path: Path) -> None:
+    (tmp_path / "m.md").mkdir()
+    with pytest.raises(AgentError) as caught:
+        read_memory(tmp_path / "m.md")
+    assert str(caught.value) == f"cannot read memory file {tmp_path / 'm.md'}: a directory"
+
+
+def test_memory_path_that_is_a_fifo_does_not_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "m.md"
+    os.mkfifo(fifo)
+    with pytest.raises(AgentError, match="not a regular file"):
+        read_memory(fifo)
+
+
+def test_file_replaced_since_it_was_read_is_not_trimmed(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = read_memory(path)
+    replacement = tmp_path / "other"
+    replacement.write_bytes(entries(5, start=100))
+    os.replace(replacement, path)
+    with pytest.raises(AgentError, match="was replaced while gc was running"):
+        trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False)
+    assert path.read_bytes() == entries(5, start=100)
+
+
+def test_file_shrunk_since_it_was_read_is_not_trimmed(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = read_memory(path)
+    with open(path, "r+b") as handle:
+        handle.truncate(10)
+    with pytest.raises(AgentError, match="shrank while gc was running"):
+        trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False)
+    assert path.read_bytes() == entries(5)[:10]
+
+
+def test_file_vanished_since_it_was_read(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = read_memory(path)
+    path.unlink()
+    with pytest.raises(AgentError) as caught:
+        trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False)
+    assert str(caught.value) == (
+        f"memory file {path} disappeared before it could be trimmed; nothing was changed"
+    )
+    assert files_in(tmp_path) == []
+
+
+def test_bytes_appended_after_the_read_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = read_memory(path)
+    with open(path, "ab") as handle:
+        handle.write(entry(99))
+    trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False)
+    assert path.read_bytes() == entries(2, start=3) + entry(99)
+
+
+def test_writes_into_the_old_file_after_the_rename_are_carried_over(tmp_path: Path) -> None:
+    """A writer that opened the file before the rename still has its entry kept."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = read_memory(path)
+    late_writer = open(path, "ab")  # opened before the rename, like a racing `axe run`
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 1:
+            late_writer.write(entry(77))
+            late_writer.close()
+
+    trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False, sleep=sleep)
+    assert path.read_bytes() == entries(2, start=3) + entry(77)
+    assert sleeps  # gc waited for the writer instead of dropping its entry
+
+
+def test_abandoned_temp_files_are_removed_but_live_ones_kept(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(3))
+    prefix = temp_prefix(path)
+    dead = tmp_path / f"{prefix}999999999-abcd.tmp"
+    alive = tmp_path / f"{prefix}{os.getppid()}-abcd.tmp"
+    stale = tmp_path / f"{prefix}{os.getppid()}-ef01.tmp"
+    for temp in (dead, alive, stale):
+        temp.write_bytes(b"partial")
+    old = time.time() - 7200
+    os.utime(stale, (old, old))
+    unrelated = tmp_path / ".other.md.axe-gc-1-x.tmp"
+    unrelated.write_bytes(b"x")
+    removed = remove_abandoned_temps(path)
+    assert sorted(removed) == sorted([dead, stale])
+    assert files_in(tmp_path) == sorted([alive.name, unrelated.name, "m.md"])
+
+
+def test_trim_cleans_up_abandoned_temps_of_the_same_file(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(3))
+    (tmp_path / f"{temp_prefix(path)}999999999-abcd.tmp").write_bytes(b"partial")
+    trim_entries(path, 1)
+    assert files_in(tmp_path) == ["m.md"]
+
+
+# the store's paths
+
+
+def agent(**memory: object) -> AgentConfig:
+    return AgentConfig(name="helper", model="x/y", display_name="h", memory=MemoryConfig(**memory))  # type: ignore[arg-type]
+
+
+def test_default_memory_path(tmp_path: Path) -> None:
+    store = FileMemoryStore(lambda: tmp_path)
+    assert store.path_for(agent(enabled=True)) == tmp_path / "memory" / "helper.md"
+
+
+def test_custom_memory_path_is_used_as_given(tmp_path: Path) -> None:
+    store = FileMemoryStore(lambda: tmp_path / "unused")
+    custom = tmp_path / "elsewhere.md"
+    assert store.path_for(agent(path=str(custom))) == custom
+
+
+def test_custom_memory_path_with_tilde_is_expanded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    store = FileMemoryStore(lambda: tmp_path)
+    assert store.path_for(agent(path="~/m.md")) == tmp_path / "m.md"
+
+
+def test_relative_memory_path_is_a_config_error(tmp_path: Path) -> None:
+    store = FileMemoryStore(lambda: tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        store.path_for(agent(path="memory/m.md"))
+    assert "is not an absolute path; use an absolute path" in str(caught.value)

@@ -1,0 +1,34 @@
+"""Every test runs with provider keys and axe variables removed from the environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from tests.support import AxeHome
+
+settings.register_profile(
+    "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", max_examples=100, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.endswith("_API_KEY") or name.startswith(("AXE_", "XDG_")) or name == "NO_COLOR":
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AxeHome]:
+    """An isolated axe home, also exported to the environment for in-process CLI runs."""
+    axe_home = AxeHome(tmp_path)
+    for name, value in axe_home.env.items():
+        monkeypatch.setenv(name, value)
+    yield axe_home

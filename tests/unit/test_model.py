@@ -1,0 +1,66 @@
+"""Model references, agent validation and agent-name safety."""
+
+from __future__ import annotations
+
+import pytest
+
+from axe.domain.errors import AgentError, ConfigError
+from axe.domain.model import (
+    AgentConfig,
+    MemoryConfig,
+    ModelRef,
+    SubAgentsConfig,
+    validate_agent,
+    validate_agent_name,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "provider", "name"),
+    [
+        ("anthropic/claude-3", "anthropic", "claude-3"),
+        ("ollama/library/qwen:7b", "ollama", "library/qwen:7b"),
+        ("builtin/heuristic", "builtin", "heuristic"),
+    ],
+)
+def test_model_splits_at_first_slash(text: str, provider: str, name: str) -> None:
+    assert ModelRef.parse(text) == ModelRef(provider, name)
+
+
+@pytest.mark.parametrize("text", ["claude", "/claude", "anthropic/", "", "/"])
+def test_malformed_model_is_an_agent_error(text: str) -> None:
+    with pytest.raises(AgentError) as caught:
+        ModelRef.parse(text)
+    assert str(caught.value) == f'invalid model format "{text}": expected provider/model-name'
+
+
+@pytest.mark.parametrize(
+    ("changes", "problem"),
+    [
+        ({"display_name": " "}, "name is required"),
+        ({"model": ""}, "model is required"),
+        ({"memory": MemoryConfig(last_n=-1)}, "memory.last_n must be >= 0"),
+        ({"memory": MemoryConfig(max_entries=-2)}, "memory.max_entries must be >= 0"),
+        ({"sub_agents": SubAgentsConfig(max_depth=6)}, "max_depth must be between 0 and 5"),
+        ({"sub_agents": SubAgentsConfig(timeout=-1)}, "timeout must be >= 0"),
+    ],
+)
+def test_invalid_agents_are_config_errors(changes: dict[str, object], problem: str) -> None:
+    base = {"name": "a", "model": "x/y", "display_name": "A"}
+    config = AgentConfig(**{**base, **changes})  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=problem):
+        validate_agent(config)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["../victim", "a/b", "a\\b", "/etc/passwd", "..", ".", "a\0b", "", "~root", "C:x", "a\nb"],
+)
+def test_names_that_could_escape_their_directory_are_refused(name: str) -> None:
+    with pytest.raises(ConfigError, match="invalid agent name"):
+        validate_agent_name(name)
+
+
+@pytest.mark.parametrize("name", ["pr-reviewer", "agent.v2", "日本語", "a b"])
+def test_ordinary_names_are_accepted(name: str) -> None:
+    validate_agent_name(name)
