@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,9 +25,9 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AxeHome]:
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AxeHome:
     """An isolated axe home, also exported to the environment for in-process CLI runs."""
     axe_home = AxeHome(tmp_path)
     for name, value in axe_home.env.items():
         monkeypatch.setenv(name, value)
-    yield axe_home
+    return axe_home

@@ -53,7 +53,7 @@ def test_missing_file_means_nothing_configured(tmp_path: Path) -> None:
 )
 def test_malformed_file_is_a_config_error(tmp_path: Path, text: str) -> None:
     (tmp_path / "config.toml").write_text(text)
-    with pytest.raises(ConfigError, match="config.toml"):
+    with pytest.raises(ConfigError, match=r"config\.toml"):
         TomlGlobalConfig(tmp_path / "config.toml", {}).provider("anthropic")
 
 

@@ -263,7 +263,7 @@ def test_writes_into_the_old_file_after_the_rename_are_carried_over(tmp_path: Pa
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
     snapshot = read_memory(path)
-    late_writer = open(path, "ab")  # opened before the rename, like a racing `axe run`
+    late_writer = open(path, "ab")  # noqa: SIM115  (held open across the rename)
     sleeps: list[float] = []
 
     def sleep(seconds: float) -> None:

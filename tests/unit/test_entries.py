@@ -84,7 +84,7 @@ def test_pre_header_and_entries_reassemble_to_the_original(data: bytes) -> None:
 
 @given(memory_bytes, st.integers(min_value=0, max_value=12))
 def test_trim_keeps_exactly_the_last_n_entries(data: bytes, keep: int) -> None:
-    pre, found = split_entries(data)
+    _pre, found = split_entries(data)
     plan = plan_trim(data, keep)
     result = data[plan.keep_from :] if plan.changes_file else data
     if keep == 0 or len(found) <= keep:
