@@ -47,14 +47,27 @@ def slice_bounds(data: bytes, size: int = SLICE_BYTES) -> Iterator[tuple[int, in
         end = min(start + size, total)
         if end < total:
             newline = data.rfind(b"\n", start, end)
-            if newline != -1:
-                end = newline + 1
-            else:
-                floor = max(start + 1, end - 3)
-                while end > floor and 0x80 <= data[end] < 0xC0:  # continuation byte
-                    end -= 1
+            end = newline + 1 if newline != -1 else _character_boundary(data, start, end)
         yield start, end
         start = end
+
+
+def _is_continuation(byte: int) -> bool:
+    return 0x80 <= byte < 0xC0
+
+
+def _character_boundary(data: bytes, start: int, end: int) -> int:
+    """``end`` moved off the middle of a UTF-8 sequence: back to its lead byte if that is
+    inside the slice, else forward past its continuation bytes (at most three)."""
+    back = end
+    while back > start and back > end - 3 and _is_continuation(data[back]):
+        back -= 1
+    if back > start and not _is_continuation(data[back]):
+        return back
+    limit = min(end + 3, len(data))
+    while end < limit and _is_continuation(data[end]):
+        end += 1
+    return end
 
 
 def escaped_slices(data: bytes, size: int = SLICE_BYTES) -> Iterator[bytes]:

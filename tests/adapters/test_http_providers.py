@@ -1,0 +1,473 @@
+"""Each provider adapter against respx: request shape, headers, replies, every error class."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from axe.adapters.http.providers import (
+    AnthropicClient,
+    OllamaClient,
+    OpenAIClient,
+    is_reasoning_model,
+    ollama_context_size,
+)
+from axe.adapters.http.retry import RetryPolicy
+from axe.adapters.http.transport import HttpTransport
+from axe.application.ports import AnalysisRequest
+from axe.domain.errors import ApiError, PromptTooLargeError
+from axe.domain.model import ModelRef, ProviderSettings
+from axe.domain.prompt import PATTERN_DETECTION_PROMPT
+
+KEY = "sk-test-0123456789abcdef"
+MEMORY = b"## 2026-02-27T03:15:00Z\n**Task:** Review \xff PR\n\n"
+ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
+OPENAI_URL = "https://api.openai.com/v1/chat/completions"
+OLLAMA_URL = "http://localhost:11434/api/chat"
+
+
+class FakeClock:
+    """Time that moves only when the code under test sleeps (or a test says so)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def transport(clock: FakeClock) -> Iterator[HttpTransport]:
+    http = HttpTransport(sleep=clock.sleep, clock=clock, retry=RetryPolicy(jitter=lambda: 0.0))
+    yield http
+    http.close()
+
+
+@pytest.fixture
+def mock() -> Iterator[respx.MockRouter]:
+    with respx.mock(assert_all_called=False) as router:
+        yield router
+
+
+def request(model: str = "claude-3", provider: str = "anthropic") -> AnalysisRequest:
+    return AnalysisRequest(
+        model=ModelRef(provider, model),
+        system_prompt=PATTERN_DETECTION_PROMPT,
+        memory=MEMORY,
+        temperature=0.3,
+        max_tokens=4096,
+    )
+
+
+def settings(
+    key: str = KEY, base_url: str = "", variable: str = "ANTHROPIC_API_KEY"
+) -> ProviderSettings:
+    return ProviderSettings(api_key=key, base_url=base_url, key_variable=variable)
+
+
+def sent_json(route: respx.Route, call: int = -1) -> Any:
+    return json.loads(route.calls[call].request.content)
+
+
+ANTHROPIC_OK = {
+    "content": [
+        {"type": "text", "text": "Part one. "},
+        {"type": "tool_use", "id": "x"},
+        {"type": "text", "text": "Part two."},
+    ]
+}
+
+
+# Anthropic
+
+
+def test_anthropic_request_shape(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    route = mock.post(ANTHROPIC_URL).respond(200, json=ANTHROPIC_OK)
+    AnthropicClient(transport, settings()).complete(request())
+    sent = route.calls.last.request
+    assert sent.headers["x-api-key"] == KEY
+    assert sent.headers["anthropic-version"] == "2023-06-01"
+    assert sent.headers["content-type"] == "application/json"
+    assert int(sent.headers["content-length"]) == len(sent.content)
+    assert sent_json(route) == {
+        "model": "claude-3",
+        "max_tokens": 4096,
+        "system": PATTERN_DETECTION_PROMPT,
+        "messages": [{"role": "user", "content": MEMORY.decode("utf-8", "replace")}],
+        "temperature": 0.3,
+    }
+
+
+def test_anthropic_reply_joins_text_blocks(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    mock.post(ANTHROPIC_URL).respond(200, json=ANTHROPIC_OK)
+    assert AnthropicClient(transport, settings()).complete(request()) == "Part one. Part two."
+
+
+def test_base_url_override_is_used(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    route = mock.post("http://127.0.0.1:8080/proxy/v1/messages").respond(200, json=ANTHROPIC_OK)
+    AnthropicClient(transport, settings(base_url="http://127.0.0.1:8080/proxy/")).complete(
+        request()
+    )
+    assert route.called
+
+
+def test_missing_key_fails_before_any_request(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    route = mock.post(ANTHROPIC_URL).respond(200, json=ANTHROPIC_OK)
+    with pytest.raises(ApiError) as caught:
+        AnthropicClient(transport, settings(key=""))
+    assert str(caught.value) == (
+        'API key for provider "anthropic" is not configured '
+        "(set ANTHROPIC_API_KEY or add it to config.toml)"
+    )
+    assert not route.called
+
+
+# OpenAI
+
+
+def test_openai_request_shape(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    route = mock.post(OPENAI_URL).respond(
+        200, json={"choices": [{"message": {"content": "report"}}]}
+    )
+    reply = OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
+    assert reply == "report"
+    assert route.calls.last.request.headers["authorization"] == f"Bearer {KEY}"
+    assert sent_json(route) == {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": PATTERN_DETECTION_PROMPT},
+            {"role": "user", "content": MEMORY.decode("utf-8", "replace")},
+        ],
+        "temperature": 0.3,
+        "max_tokens": 4096,
+    }
+
+
+@pytest.mark.parametrize(
+    "model", ["o1", "o1-mini", "o3", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini"]
+)
+def test_openai_reasoning_models_get_max_completion_tokens_and_no_temperature(
+    mock: respx.MockRouter, transport: HttpTransport, model: str
+) -> None:
+    route = mock.post(OPENAI_URL).respond(200, json={"choices": [{"message": {"content": "r"}}]})
+    OpenAIClient(transport, settings()).complete(request(model, "openai"))
+    body = sent_json(route)
+    assert body["max_completion_tokens"] == 4096
+    assert "max_tokens" not in body
+    assert "temperature" not in body
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4.1-mini", "o1x", "claude-o3"])
+def test_other_openai_models_are_not_reasoning_models(model: str) -> None:
+    assert not is_reasoning_model(model)
+
+
+def test_openai_null_content_is_an_empty_analysis(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    mock.post(OPENAI_URL).respond(200, json={"choices": [{"message": {"content": None}}]})
+    assert OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai")) == ""
+
+
+# Ollama
+
+
+def test_ollama_request_shape_without_key(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    route = mock.post(OLLAMA_URL).respond(
+        200, json={"message": {"role": "assistant", "content": "ok"}}
+    )
+    reply = OllamaClient(transport, settings(key="")).complete(request("llama3", "ollama"))
+    assert reply == "ok"
+    assert "authorization" not in route.calls.last.request.headers
+    assert sent_json(route) == {
+        "model": "llama3",
+        "messages": [
+            {"role": "system", "content": PATTERN_DETECTION_PROMPT},
+            {"role": "user", "content": MEMORY.decode("utf-8", "replace")},
+        ],
+        "stream": False,
+        "options": {"temperature": 0.3, "num_predict": 4096, "num_ctx": 8192},
+    }
+
+
+def test_ollama_context_grows_with_the_log() -> None:
+    big = AnalysisRequest(
+        model=ModelRef("ollama", "m"),
+        system_prompt="s",
+        memory=b"x" * 300_000,
+        temperature=0.3,
+        max_tokens=4096,
+    )
+    size = ollama_context_size(big)
+    assert size % 1024 == 0
+    assert size >= 300_000 // 3 + 4096
+
+
+# replies that are not what they should be
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (
+            httpx.Response(200, text="<html><body>Gateway</body></html>"),
+            "anthropic returned a reply that is not JSON: an HTML page",
+        ),
+        (
+            httpx.Response(200, text='{"content": [{"type": "te'),
+            "anthropic returned a reply that is not JSON",
+        ),
+        (
+            httpx.Response(200, json={"content": "text"}),
+            "anthropic returned a reply that is not the expected JSON: no 'content' in the reply",
+        ),
+        (
+            httpx.Response(200, json=[1, 2]),
+            "anthropic returned a reply that is not the expected JSON",
+        ),
+        (
+            httpx.Response(200, json={"content": [{"type": "text"}]}),
+            "anthropic returned a reply that is not the expected JSON: a text block without text",
+        ),
+    ],
+)
+def test_garbage_replies_are_api_errors(
+    mock: respx.MockRouter, transport: HttpTransport, reply: httpx.Response, message: str
+) -> None:
+    mock.post(ANTHROPIC_URL).mock(return_value=reply)
+    with pytest.raises(ApiError) as caught:
+        AnthropicClient(transport, settings()).complete(request())
+    assert str(caught.value).startswith(message)
+
+
+def test_openai_without_choices_is_an_api_error(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    mock.post(OPENAI_URL).respond(200, json={"choices": []})
+    with pytest.raises(ApiError, match="no choices"):
+        OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
+
+
+def test_ollama_error_body(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    mock.post(OLLAMA_URL).respond(404, json={"error": "model 'nope' not found"})
+    with pytest.raises(ApiError) as caught:
+        OllamaClient(transport, settings(key="")).complete(request("nope", "ollama"))
+    assert str(caught.value) == "ollama API error (HTTP 404): model 'nope' not found"
+
+
+# HTTP errors, retries, time
+
+
+def test_auth_error_is_not_retried(
+    mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock
+) -> None:
+    route = mock.post(ANTHROPIC_URL).respond(
+        401,
+        json={
+            "type": "error",
+            "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+        },
+    )
+    with pytest.raises(ApiError) as caught:
+        AnthropicClient(transport, settings()).complete(request())
+    assert (
+        str(caught.value)
+        == "anthropic API error (HTTP 401 authentication_error): invalid x-api-key"
+    )
+    assert route.call_count == 1
+    assert clock.sleeps == []
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+def test_client_errors_are_never_retried(
+    mock: respx.MockRouter, transport: HttpTransport, status: int
+) -> None:
+    route = mock.post(ANTHROPIC_URL).respond(status, json={"error": {"type": "x", "message": "no"}})
+    with pytest.raises(ApiError):
+        AnthropicClient(transport, settings()).complete(request())
+    assert route.call_count == 1
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 529])
+def test_transient_errors_are_retried_twice_with_backoff(
+    mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock, status: int
+) -> None:
+    route = mock.post(ANTHROPIC_URL).respond(
+        status, json={"error": {"type": "overloaded_error", "message": "busy"}}
+    )
+    with pytest.raises(ApiError, match=f"HTTP {status} overloaded_error"):
+        AnthropicClient(transport, settings()).complete(request())
+    assert route.call_count == 3
+    assert clock.sleeps == [0.5, 1.0]
+
+
+def test_retry_succeeds_after_a_transient_error(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    mock.post(ANTHROPIC_URL).mock(
+        side_effect=[httpx.Response(503), httpx.Response(200, json=ANTHROPIC_OK)]
+    )
+    assert AnthropicClient(transport, settings()).complete(request()) == "Part one. Part two."
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [({"retry-after": "3"}, 3.0), ({"retry-after-ms": "1500"}, 1.5), ({"retry-after": "600"}, 0.5)],
+)
+def test_server_retry_delays_are_honoured_up_to_a_minute(
+    mock: respx.MockRouter,
+    transport: HttpTransport,
+    clock: FakeClock,
+    headers: dict[str, str],
+    expected: float,
+) -> None:
+    mock.post(ANTHROPIC_URL).mock(
+        side_effect=[httpx.Response(429, headers=headers), httpx.Response(200, json=ANTHROPIC_OK)]
+    )
+    AnthropicClient(transport, settings()).complete(request())
+    assert clock.sleeps == [expected]
+
+
+def test_x_should_retry_false_stops_retries(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    route = mock.post(ANTHROPIC_URL).respond(500, headers={"x-should-retry": "false"})
+    with pytest.raises(ApiError):
+        AnthropicClient(transport, settings()).complete(request())
+    assert route.call_count == 1
+
+
+def test_spend_limit_429_is_not_retried(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    route = mock.post(OPENAI_URL).respond(
+        429,
+        json={
+            "error": {"type": "insufficient_quota", "message": "You exceeded your current quota"}
+        },
+    )
+    with pytest.raises(ApiError, match="insufficient_quota"):
+        OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
+    assert route.call_count == 1
+
+
+def test_connection_refused(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    route = mock.post(OLLAMA_URL).mock(
+        side_effect=httpx.ConnectError("[Errno 111] Connection refused")
+    )
+    with pytest.raises(ApiError) as caught:
+        OllamaClient(transport, settings(key="")).complete(request("m", "ollama"))
+    assert (
+        str(caught.value)
+        == "cannot reach ollama at http://localhost:11434/api/chat: connection refused"
+    )
+    assert route.call_count == 3
+
+
+def test_timeout(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    mock.post(ANTHROPIC_URL).mock(side_effect=httpx.ReadTimeout("timed out"))
+    with pytest.raises(ApiError) as caught:
+        AnthropicClient(transport, settings()).complete(request())
+    assert str(caught.value) == f"request to anthropic at {ANTHROPIC_URL} timed out after 120s"
+
+
+def test_no_retry_once_the_deadline_would_pass(
+    mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock
+) -> None:
+    def slow_failure(_: httpx.Request) -> httpx.Response:
+        clock.now += 119.8
+        return httpx.Response(503)
+
+    route = mock.post(ANTHROPIC_URL).mock(side_effect=slow_failure)
+    with pytest.raises(ApiError, match="HTTP 503"):
+        AnthropicClient(transport, settings()).complete(request())
+    assert route.call_count == 1
+    assert clock.sleeps == []
+
+
+def test_redirects_are_not_followed(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    route = mock.post(ANTHROPIC_URL).respond(
+        307, headers={"location": "https://evil.example/steal"}
+    )
+    other = mock.post("https://evil.example/steal").respond(200, json=ANTHROPIC_OK)
+    with pytest.raises(ApiError) as caught:
+        AnthropicClient(transport, settings()).complete(request())
+    assert "redirect to https://evil.example/steal" in str(caught.value)
+    assert route.call_count == 1
+    assert not other.called
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        httpx.Response(
+            413,
+            json={
+                "error": {
+                    "type": "request_too_large",
+                    "message": "Request exceeds the maximum size",
+                }
+            },
+        ),
+        httpx.Response(
+            400,
+            json={
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "prompt is too long: 250000 tokens > 200000 maximum",
+                }
+            },
+        ),
+    ],
+)
+def test_log_too_large_points_to_the_offline_analyzer(
+    mock: respx.MockRouter, transport: HttpTransport, reply: httpx.Response
+) -> None:
+    mock.post(ANTHROPIC_URL).mock(return_value=reply)
+    with pytest.raises(PromptTooLargeError) as caught:
+        AnthropicClient(transport, settings()).complete(request())
+    assert str(caught.value).endswith("analyse and trim it offline with --model builtin/heuristic")
+
+
+def test_the_key_never_appears_in_an_error(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    mock.post(OPENAI_URL).respond(
+        401,
+        json={
+            "error": {"type": "invalid_api_key", "message": f"Incorrect API key provided: {KEY}"}
+        },
+    )
+    with pytest.raises(ApiError) as caught:
+        OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
+    assert KEY not in str(caught.value)
+    assert "[redacted]" in str(caught.value)
+
+
+def test_credentials_in_the_base_url_are_not_printed(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    mock.post("http://proxy.example/api/chat").mock(side_effect=httpx.ConnectError("refused"))
+    with pytest.raises(ApiError) as caught:
+        OllamaClient(
+            transport, settings(key="", base_url="http://user:hunter2@proxy.example")
+        ).complete(request("m", "ollama"))
+    assert "hunter2" not in str(caught.value)
+    assert "http://proxy.example/api/chat" in str(caught.value)
