@@ -51,7 +51,8 @@ class _AxeGroup(click.Group):
             result = super().main(*args, **kwargs)
         except click.UsageError as error:
             command = error.ctx.command_path if error.ctx else "axe"
-            _fail(f"{error.format_message()} (see '{command} --help')", EXIT_USAGE)
+            message = error.format_message().rstrip(".")
+            _fail(f"{message} (see '{command} --help')", EXIT_USAGE)
         except AxeError as error:
             _fail(str(error), exit_code_for(error))
         except (KeyboardInterrupt, click.Abort):
@@ -84,7 +85,7 @@ def _silence_stdout() -> None:
         pass
 
 
-@click.group(cls=_AxeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(name="axe", cls=_AxeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="axe", message="axe %(version)s")
 def cli() -> None:
     """axe runs LLM agents defined in TOML files; each keeps a markdown memory log.

@@ -54,19 +54,22 @@ class ConsoleOutput:
         stop = threading.Event()
         started = self._clock()
 
-        def animate() -> None:
-            frame = 0
-            while not stop.is_set():
-                elapsed = int(self._clock() - started)
-                line = f"{_FRAMES[frame % len(_FRAMES)]} {status} ({elapsed}s)"
-                if self._color:
-                    line = f"{_DIM}{line}{_RESET}"
-                with self._lock:
-                    self._raw(self._stderr, _ERASE_LINE + line)
-                    self._status_shown = True
-                frame += 1
-                stop.wait(self._refresh)
+        def paint(frame: int) -> None:
+            elapsed = int(self._clock() - started)
+            line = f"{_FRAMES[frame % len(_FRAMES)]} {status} ({elapsed}s)"
+            if self._color:
+                line = f"{_DIM}{line}{_RESET}"
+            with self._lock:
+                self._raw(self._stderr, _ERASE_LINE + line)
+                self._status_shown = True
 
+        def animate() -> None:
+            frame = 1
+            while not stop.wait(self._refresh):
+                paint(frame)
+                frame += 1
+
+        paint(0)  # at once, so even a short wait is visible
         painter = threading.Thread(target=animate, name="axe-status", daemon=True)
         painter.start()
         try:

@@ -1,0 +1,384 @@
+"""``axe gc`` end to end in-process: click's CliRunner, real files, respx for HTTP.
+
+One test per scenario of gc-spec §7.3 (same names, snake_case), then the edge cases of §5
+and the exit-code table that §7.3 does not cover.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+import respx
+from click.testing import CliRunner, Result
+
+from axe.cli import cli
+from axe.domain.prompt import PATTERN_DETECTION_PROMPT
+from tests.support import CANNED_ANALYSIS, AxeHome, entries
+
+ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
+OLLAMA_URL = "http://localhost:11434/api/chat"
+KEY = "sk-ant-test-key-0123456789"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["gc", *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[respx.MockRouter]:
+    """A mock Anthropic and Ollama that answer with the canned analysis."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with respx.mock(assert_all_called=False) as router:
+        router.post(ANTHROPIC_URL, name="anthropic").respond(
+            200, json={"content": [{"type": "text", "text": CANNED_ANALYSIS}]}
+        )
+        router.post(OLLAMA_URL, name="ollama").respond(
+            200, json={"message": {"role": "assistant", "content": CANNED_ANALYSIS}}
+        )
+        yield router
+
+
+def lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+# gc-spec §7.3
+
+
+def test_gc_no_args_no_all(home: AxeHome) -> None:
+    result = run()
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "", "agent name is required (or use --all)\n"
+    )
+
+
+def test_gc_all_with_agent_name(home: AxeHome) -> None:
+    result = run("myagent", "--all")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "", "cannot specify both --all and an agent name\n"
+    )
+
+
+def test_gc_agent_not_found(home: AxeHome) -> None:
+    result = run("nonexistent")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f'agent "nonexistent" not found (no file {home.config / "agents" / "nonexistent.toml"})\n'
+    )
+
+
+def test_gc_memory_disabled(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("quiet", enabled=False)
+    result = run("quiet")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == 'Warning: agent "quiet" does not have memory enabled. Skipping.\n'
+
+
+def test_gc_no_memory_file(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("helper", last_n=3)
+    result = run("helper")
+    assert (result.exit_code, result.stdout) == (0, 'No memory entries for agent "helper". Nothing to do.\n')
+    assert not llm.calls
+
+
+def test_gc_empty_memory_file(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("helper", last_n=3)
+    home.write_memory("helper", b"")
+    result = run("helper")
+    assert (result.exit_code, result.stdout) == (0, 'No memory entries for agent "helper". Nothing to do.\n')
+    assert not llm.calls
+
+
+def test_gc_analyze_and_trim(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("helper", last_n=3)
+    home.write_memory("helper", entries(10))
+    result = run("helper")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == (
+        "Agent: helper\nEntries: 10\n--- Analysis ---\n"
+        f"{CANNED_ANALYSIS}\nTrimmed: 7 entries removed, 3 entries kept.\n"
+    )
+    assert result.stderr == ""
+    assert home.memory_path("helper").read_bytes() == entries(3, start=7)
+
+
+def test_gc_dry_run(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("helper", last_n=3)
+    home.write_memory("helper", entries(10))
+    result = run("helper", "--dry-run")
+    assert result.exit_code == 0
+    assert CANNED_ANALYSIS in result.stdout
+    assert lines(result.stdout)[-1] == "Dry run: no entries trimmed."
+    assert home.memory_path("helper").read_bytes() == entries(10)
+
+
+def test_gc_no_trim_target(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("helper", last_n=0, max_entries=0)
+    home.write_memory("helper", entries(10))
+    result = run("helper")
+    assert result.exit_code == 0
+    assert CANNED_ANALYSIS in result.stdout
+    assert lines(result.stdout)[-1] == (
+        "No trim target configured (last_n and max_entries are both 0). Skipping trim."
+    )
+    assert home.memory_path("helper").read_bytes() == entries(10)
+
+
+def test_gc_fallback_to_max_entries(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("helper", last_n=0, max_entries=5)
+    home.write_memory("helper", entries(10))
+    result = run("helper")
+    assert lines(result.stdout)[-1] == "Trimmed: 5 entries removed, 5 entries kept."
+    assert home.memory_path("helper").read_bytes() == entries(5, start=5)
+
+
+def test_gc_model_override(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("helper", model="anthropic/claude-3", last_n=3)
+    home.write_memory("helper", entries(4))
+    result = run("helper", "--model", "ollama/llama3")
+    assert result.exit_code == 0
+    assert not llm["anthropic"].called
+    assert json.loads(llm["ollama"].calls.last.request.content)["model"] == "llama3"
+
+
+def test_gc_llm_error(home: AxeHome, llm: respx.MockRouter, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("time.sleep", lambda _: None)  # the retries' backoff
+    llm["anthropic"].respond(500, json={"error": {"type": "api_error", "message": "Internal server error"}})
+    home.add_agent("helper", last_n=3)
+    home.write_memory("helper", entries(10))
+    result = run("helper")
+    assert result.exit_code == 3
+    assert result.stderr == "anthropic API error (HTTP 500 api_error): Internal server error\n"
+    assert home.memory_path("helper").read_bytes() == entries(10)
+
+
+def test_gc_nothing_to_trim(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("helper", last_n=10)
+    home.write_memory("helper", entries(3))
+    result = run("helper")
+    assert lines(result.stdout)[-1] == "No trimming needed: 3 entries within limit (10)."
+
+
+def test_gc_all_flag_no_memory_agents(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("a", enabled=False)
+    home.add_agent("b", enabled=False)
+    result = run("--all")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "No agents with memory enabled.\n", "")
+
+
+def test_gc_all_flag_multiple_agents(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("agent-a", last_n=3)
+    home.add_agent("agent-b", enabled=False)
+    home.add_agent("agent-c", last_n=3)
+    home.write_memory("agent-a", entries(10))
+    home.write_memory("agent-b", entries(10))
+    home.write_memory("agent-c", entries(5))
+    result = run("--all")
+    assert result.exit_code == 0, result.stderr
+    assert [line for line in lines(result.stdout) if line.startswith("===")] == [
+        "=== GC: agent-a ===",
+        "=== GC: agent-c ===",
+    ]
+    assert home.memory_path("agent-b").read_bytes() == entries(10)
+    assert home.memory_path("agent-c").read_bytes() == entries(3, start=2)
+
+
+def test_gc_all_flag_partial_failure(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("agent-a", last_n=3)
+    home.add_agent("agent-b", last_n=3)
+    home.write_memory("agent-a", entries(10))
+    home.memory_path("agent-b").mkdir()  # unreadable as a file, even for root
+    result = run("--all")
+    assert result.exit_code == 1
+    assert "Trimmed: 7 entries removed, 3 entries kept." in result.stdout
+    assert lines(result.stderr) == [
+        f'Error: gc failed for agent "agent-b": cannot read memory file {home.memory_path("agent-b")}: a directory',
+        "gc completed with errors: 1 of 2 agents failed",
+    ]
+
+
+def test_gc_all_flag_with_dry_run(home: AxeHome, llm: respx.MockRouter) -> None:
+    for name in ("a", "b"):
+        home.add_agent(name, last_n=1)
+        home.write_memory(name, entries(4))
+    result = run("--all", "--dry-run")
+    assert result.exit_code == 0
+    assert result.stdout.count("--- Analysis ---") == 2
+    assert result.stdout.count("Dry run: no entries trimmed.") == 2
+    assert all(home.memory_path(n).read_bytes() == entries(4) for n in ("a", "b"))
+
+
+def test_gc_pattern_detection_prompt(home: AxeHome, llm: respx.MockRouter) -> None:
+    home.add_agent("helper", last_n=3)
+    memory = b"pre-header notes\n" + entries(4) + b"## odd \xff bytes\r\n"
+    home.write_memory("helper", memory)
+    run("helper")
+    body = json.loads(llm["anthropic"].calls.last.request.content)
+    assert body["system"] == PATTERN_DETECTION_PROMPT
+    assert body["messages"] == [{"role": "user", "content": memory.decode("utf-8", "replace")}]
+    assert (body["temperature"], body["max_tokens"]) == (0.3, 4096)
+
+
+# §5 and the exit-code table, beyond §7.3
+
+
+def test_invalid_model_is_exit_1_after_the_counts(home: AxeHome) -> None:
+    home.add_agent("helper", model="nonsense", last_n=3)
+    home.write_memory("helper", entries(2))
+    result = run("helper")
+    assert (result.exit_code, result.stdout) == (1, "Agent: helper\nEntries: 2\n")
+    assert result.stderr == 'invalid model format "nonsense": expected provider/model-name\n'
+
+
+def test_invalid_model_override_is_exit_1(home: AxeHome) -> None:
+    home.add_agent("helper", last_n=3)
+    home.write_memory("helper", entries(2))
+    assert run("helper", "--model", "gpt4").exit_code == 1
+
+
+def test_unknown_provider_is_exit_1(home: AxeHome) -> None:
+    home.add_agent("helper", model="mystery/m1", last_n=3)
+    home.write_memory("helper", entries(2))
+    result = run("helper")
+    assert result.exit_code == 1
+    assert result.stderr == 'unsupported provider "mystery" (supported: anthropic, builtin, ollama, openai)\n'
+
+
+def test_missing_api_key_is_exit_3_and_trims_nothing(home: AxeHome) -> None:
+    home.add_agent("helper", model="openai/gpt-4o", last_n=1)
+    home.write_memory("helper", entries(3))
+    result = run("helper")
+    assert result.exit_code == 3
+    assert result.stderr == (
+        'API key for provider "openai" is not configured (set OPENAI_API_KEY or add it to config.toml)\n'
+    )
+    assert home.memory_path("helper").read_bytes() == entries(3)
+
+
+def test_key_from_config_toml_is_used(home: AxeHome) -> None:
+    home.write_global_config('[providers.anthropic]\napi_key = "from-file"\n')
+    home.add_agent("helper", last_n=3)
+    home.write_memory("helper", entries(2))
+    with respx.mock() as router:
+        route = router.post(ANTHROPIC_URL).respond(200, json={"content": []})
+        assert run("helper").exit_code == 0
+    assert route.calls.last.request.headers["x-api-key"] == "from-file"
+
+
+def test_malformed_global_config_is_exit_2(home: AxeHome) -> None:
+    home.write_global_config("[providers.anthropic\n")
+    home.add_agent("helper", last_n=3)
+    home.write_memory("helper", entries(2))
+    result = run("helper")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"cannot parse {home.config / 'config.toml'}: ")
+
+
+@pytest.mark.parametrize("name", ["../victim", "/etc/passwd", "a/b"])
+def test_hostile_agent_names_are_exit_2_and_touch_nothing(home: AxeHome, name: str) -> None:
+    victim = home.root / "victim.md"
+    victim.write_bytes(entries(5))
+    (home.config / "victim.toml").write_text('name = "v"\nmodel = "builtin/heuristic"\n[memory]\nenabled = true\nlast_n = 1\n')
+    result = run(name)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("invalid agent name")
+    assert victim.read_bytes() == entries(5)
+
+
+def test_relative_memory_path_is_exit_2(home: AxeHome) -> None:
+    home.add_agent("helper", last_n=1, path="relative/memory.md")
+    result = run("helper")
+    assert result.exit_code == 2
+    assert "use an absolute path" in result.stderr
+
+
+def test_custom_memory_path(home: AxeHome, llm: respx.MockRouter) -> None:
+    custom = home.root / "custom.md"
+    custom.write_bytes(entries(6))
+    home.add_agent("helper", last_n=2, path=str(custom))
+    assert run("helper").exit_code == 0
+    assert custom.read_bytes() == entries(2, start=4)
+
+
+def test_agent_identity_is_its_file_name(home: AxeHome, llm: respx.MockRouter) -> None:
+    (home.config / "agents" / "reviewer.toml").write_text(
+        'name = "PR Reviewer"\nmodel = "anthropic/claude-3"\n[memory]\nenabled = true\nlast_n = 1\n'
+    )
+    home.write_memory("reviewer", entries(3))
+    result = run("--all")
+    assert "=== GC: reviewer ===" in result.stdout
+    assert home.memory_path("reviewer").read_bytes() == entries(1, start=2)
+
+
+def test_broken_agent_files_are_skipped_by_all(home: AxeHome, llm: respx.MockRouter) -> None:
+    (home.config / "agents" / "broken.toml").write_text("name = \n")
+    home.add_agent("good", last_n=1)
+    home.write_memory("good", entries(2))
+    result = run("--all")
+    assert result.exit_code == 0
+    assert lines(result.stderr)[0].startswith('Warning: skipping agent "broken": cannot parse')
+
+
+def test_no_agents_directory_with_all(home: AxeHome) -> None:
+    (home.config / "agents").rmdir()
+    result = run("--all")
+    assert (result.exit_code, result.stdout) == (0, "No agents with memory enabled.\n")
+
+
+def test_unknown_option_is_a_one_line_usage_error(home: AxeHome) -> None:
+    result = run("--bogus")
+    assert result.exit_code == 1
+    assert lines(result.stderr) == ["No such option '--bogus' (see 'axe gc --help')"]
+
+
+def test_too_many_arguments_is_exit_1(home: AxeHome) -> None:
+    result = run("a", "b")
+    assert result.exit_code == 1
+    assert len(lines(result.stderr)) == 1
+
+
+def test_help_shows_usage_examples_and_exit_codes() -> None:
+    result = run("--help")
+    assert result.exit_code == 0
+    assert "axe gc pr-reviewer --dry-run" in result.stdout
+    assert "Exit codes: 0 success" in result.stdout
+
+
+def test_version() -> None:
+    from axe import __version__
+
+    result = CliRunner().invoke(cli, ["--version"])
+    assert (result.exit_code, result.stdout) == (0, f"axe {__version__}\n")
+
+
+def test_builtin_heuristic_needs_no_key_and_no_network(home: AxeHome) -> None:
+    home.add_agent("helper", model="anthropic/claude-3", last_n=2)
+    home.write_memory("helper", entries(5))
+    with respx.mock() as router:  # any request would fail the test
+        result = run("helper", "--model", "builtin/heuristic")
+        assert not router.calls
+    assert result.exit_code == 0, result.stderr
+    assert "## Patterns Found" in result.stdout
+    assert lines(result.stdout)[-1] == "Trimmed: 3 entries removed, 2 entries kept."
+
+
+def test_archive_keeps_the_removed_entries(home: AxeHome) -> None:
+    home.add_agent("helper", model="builtin/heuristic", last_n=2)
+    home.write_memory("helper", b"notes\n" + entries(5))
+    assert run("helper", "--archive").exit_code == 0
+    archive = home.memory_path("helper").with_name("helper.md.archive")
+    assert archive.read_bytes() == b"notes\n" + entries(3)
+    assert home.memory_path("helper").read_bytes() == entries(2, start=3)
+
+
+def test_api_key_never_printed_even_when_the_server_echoes_it(home: AxeHome, llm: respx.MockRouter) -> None:
+    llm["anthropic"].respond(401, json={"error": {"type": "authentication_error", "message": f"bad key {KEY}"}})
+    for name in ("a", "b"):
+        home.add_agent(name, last_n=1)
+        home.write_memory(name, entries(2))
+    result = run("--all")
+    assert result.exit_code == 1
+    assert KEY not in result.stdout + result.stderr
+    assert result.stderr.count("[redacted]") == 2
