@@ -25,6 +25,7 @@ from axe.adapters.http.transport import HttpTransport
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import LLMClient, Output
 from axe.application.routing import ProviderRouter
+from axe.domain.errors import ConfigError
 from axe.domain.model import ProviderSettings
 
 DEFAULT_HTTP_TIMEOUT = 120.0
@@ -74,6 +75,24 @@ def console_output(stdout: BinaryIO, stderr: BinaryIO, environ: Mapping[str, str
     )
 
 
+def http_timeout_from(environ: Mapping[str, str], default: float) -> float:
+    """``AXE_HTTP_TIMEOUT`` (seconds) when set, so tests and slow local models can change it.
+
+    Raises:
+        ConfigError: the variable is not a positive number.
+    """
+    text = environ.get("AXE_HTTP_TIMEOUT", "")
+    if not text:
+        return default
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise ConfigError(f"AXE_HTTP_TIMEOUT must be a positive number of seconds, not {text!r}")
+    return seconds
+
+
 def run_gc(
     agent: str | None,
     options: GcOptions,
@@ -90,7 +109,8 @@ def run_gc(
     """
     environ = os.environ if environ is None else environ
     output = console_output(stdout, stderr, environ)
-    with production_ports(environ, output, http_timeout=http_timeout) as ports:
+    timeout = http_timeout_from(environ, http_timeout)
+    with production_ports(environ, output, http_timeout=timeout) as ports:
         if agent is None:
             collect_all_garbage(options, ports)
         else:

@@ -1,0 +1,122 @@
+"""The installed ``axe`` script as a real process, against a loopback provider."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.loopback import LoopbackLLM, loopback_llm
+from tests.support import CANNED_ANALYSIS, AxeHome, entries
+
+AXE = Path(sys.executable).with_name("axe")
+KEY = "sk-ant-subprocess-0123456789"
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackLLM]:
+    with loopback_llm() as llm:
+        yield llm
+
+
+def axe(home: AxeHome, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {"PATH": os.environ.get("PATH", ""), **home.env, **env}
+    return subprocess.run(
+        [str(AXE), *args], capture_output=True, text=True, env=environment, timeout=timeout, check=False
+    )
+
+
+def test_the_script_is_installed() -> None:
+    assert AXE.exists(), "run `make test`, which installs the package into .venv"
+
+
+def test_full_gc_against_a_loopback_anthropic(home: AxeHome, server: LoopbackLLM) -> None:
+    home.add_agent("helper", last_n=3)
+    home.write_memory("helper", entries(10))
+    done = axe(home, "gc", "helper", ANTHROPIC_API_KEY=KEY, AXE_ANTHROPIC_BASE_URL=server.url)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "Agent: helper\nEntries: 10\n--- Analysis ---\n"
+        f"{CANNED_ANALYSIS}\nTrimmed: 7 entries removed, 3 entries kept.\n"
+    )
+    assert home.memory_path("helper").read_bytes() == entries(3, start=7)
+    path, headers, _ = server.requests[0]
+    assert path == "/v1/messages"
+    assert headers["x-api-key"] == KEY
+
+
+def test_all_reuses_one_connection_across_agents(home: AxeHome, server: LoopbackLLM) -> None:
+    for name in ("a", "b", "c"):
+        home.add_agent(name, model="openai/gpt-4o", last_n=1)
+        home.write_memory(name, entries(3))
+    done = axe(home, "gc", "--all", OPENAI_API_KEY="sk-o", AXE_OPENAI_BASE_URL=server.url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("Trimmed: 2 entries removed, 1 entries kept.") == 3
+    assert len(server.requests) == 3
+    assert len(set(server.client_ports)) == 1  # one keep-alive connection for all three
+
+
+def test_http_error_is_exit_3_and_the_key_is_never_printed(home: AxeHome, server: LoopbackLLM) -> None:
+    server.status = 401
+    server.raw_reply = f'{{"error": {{"type": "authentication_error", "message": "bad key {KEY}"}}}}'.encode()
+    home.add_agent("helper", last_n=1)
+    home.write_memory("helper", entries(3))
+    done = axe(home, "gc", "helper", ANTHROPIC_API_KEY=KEY, AXE_ANTHROPIC_BASE_URL=server.url)
+    assert done.returncode == 3
+    assert done.stderr == "anthropic API error (HTTP 401 authentication_error): bad key [redacted]\n"
+    assert KEY not in done.stdout + done.stderr
+    assert home.memory_path("helper").read_bytes() == entries(3)
+
+
+def test_server_that_never_answers_times_out_with_exit_3(home: AxeHome, server: LoopbackLLM) -> None:
+    server.hang.set()
+    home.add_agent("helper", model="ollama/llama3", last_n=1)
+    home.write_memory("helper", entries(3))
+    done = axe(home, "gc", "helper", AXE_OLLAMA_BASE_URL=server.url, AXE_HTTP_TIMEOUT="1")
+    assert done.returncode == 3
+    assert done.stderr == f"request to ollama at {server.url}/api/chat timed out after 1s\n"
+    assert home.memory_path("helper").read_bytes() == entries(3)
+
+
+def test_refused_connection_is_exit_3(home: AxeHome) -> None:
+    home.add_agent("helper", model="ollama/llama3", last_n=1)
+    home.write_memory("helper", entries(3))
+    done = axe(home, "gc", "helper", AXE_OLLAMA_BASE_URL="http://127.0.0.1:9")
+    assert done.returncode == 3
+    assert done.stderr == "cannot reach ollama at http://127.0.0.1:9/api/chat: connection refused\n"
+
+
+def test_garbage_reply_is_exit_3(home: AxeHome, server: LoopbackLLM) -> None:
+    server.raw_reply = b"<html>502 Bad Gateway</html>"
+    home.add_agent("helper", model="ollama/llama3", last_n=1)
+    home.write_memory("helper", entries(3))
+    done = axe(home, "gc", "helper", AXE_OLLAMA_BASE_URL=server.url)
+    assert done.returncode == 3
+    assert done.stderr == "ollama returned a reply that is not JSON: an HTML page\n"
+
+
+def test_errors_are_one_line_without_traceback(home: AxeHome) -> None:
+    (home.config / "agents" / "bad.toml").write_bytes(b"\xff\xfe\x00binary")
+    done = axe(home, "gc", "bad")
+    assert done.returncode == 2
+    assert len(done.stderr.splitlines()) == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_paths_that_need_no_http_never_import_httpx(home: AxeHome) -> None:
+    home.add_agent("quiet", enabled=False)
+    for args in (["gc", "missing"], ["gc", "quiet"], ["gc", "--help"]):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "axe", *args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **home.env},
+            check=False,
+        )
+        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+        assert "httpx" not in imported, args
+        assert "click" in imported
