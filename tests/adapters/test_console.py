@@ -34,7 +34,9 @@ def test_waiting_prints_nothing_when_nobody_watches() -> None:
 def test_waiting_shows_then_erases_a_status_on_a_terminal() -> None:
     out, err = io.BytesIO(), Terminal()
     ticks = iter([0.0, 0.0, 3.2, 3.4, 3.6, 3.8, 4.0, 4.2])
-    console = ConsoleOutput(out, err, interactive=True, clock=lambda: next(ticks, 9.0), refresh_seconds=0.001)
+    console = ConsoleOutput(
+        out, err, interactive=True, clock=lambda: next(ticks, 9.0), refresh_seconds=0.001
+    )
     with console.waiting("Analysing a: 3 entries with x/y"):
         pass
     shown = err.getvalue().decode()

@@ -50,14 +50,18 @@ def lines(text: str) -> list[str]:
 def test_gc_no_args_no_all(home: AxeHome) -> None:
     result = run()
     assert (result.exit_code, result.stdout, result.stderr) == (
-        1, "", "agent name is required (or use --all)\n"
+        1,
+        "",
+        "agent name is required (or use --all)\n",
     )
 
 
 def test_gc_all_with_agent_name(home: AxeHome) -> None:
     result = run("myagent", "--all")
     assert (result.exit_code, result.stdout, result.stderr) == (
-        1, "", "cannot specify both --all and an agent name\n"
+        1,
+        "",
+        "cannot specify both --all and an agent name\n",
     )
 
 
@@ -79,7 +83,10 @@ def test_gc_memory_disabled(home: AxeHome, llm: respx.MockRouter) -> None:
 def test_gc_no_memory_file(home: AxeHome, llm: respx.MockRouter) -> None:
     home.add_agent("helper", last_n=3)
     result = run("helper")
-    assert (result.exit_code, result.stdout) == (0, 'No memory entries for agent "helper". Nothing to do.\n')
+    assert (result.exit_code, result.stdout) == (
+        0,
+        'No memory entries for agent "helper". Nothing to do.\n',
+    )
     assert not llm.calls
 
 
@@ -87,7 +94,10 @@ def test_gc_empty_memory_file(home: AxeHome, llm: respx.MockRouter) -> None:
     home.add_agent("helper", last_n=3)
     home.write_memory("helper", b"")
     result = run("helper")
-    assert (result.exit_code, result.stdout) == (0, 'No memory entries for agent "helper". Nothing to do.\n')
+    assert (result.exit_code, result.stdout) == (
+        0,
+        'No memory entries for agent "helper". Nothing to do.\n',
+    )
     assert not llm.calls
 
 
@@ -143,9 +153,13 @@ def test_gc_model_override(home: AxeHome, llm: respx.MockRouter) -> None:
     assert json.loads(llm["ollama"].calls.last.request.content)["model"] == "llama3"
 
 
-def test_gc_llm_error(home: AxeHome, llm: respx.MockRouter, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gc_llm_error(
+    home: AxeHome, llm: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("time.sleep", lambda _: None)  # the retries' backoff
-    llm["anthropic"].respond(500, json={"error": {"type": "api_error", "message": "Internal server error"}})
+    llm["anthropic"].respond(
+        500, json={"error": {"type": "api_error", "message": "Internal server error"}}
+    )
     home.add_agent("helper", last_n=3)
     home.write_memory("helper", entries(10))
     result = run("helper")
@@ -165,7 +179,11 @@ def test_gc_all_flag_no_memory_agents(home: AxeHome, llm: respx.MockRouter) -> N
     home.add_agent("a", enabled=False)
     home.add_agent("b", enabled=False)
     result = run("--all")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "No agents with memory enabled.\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        0,
+        "No agents with memory enabled.\n",
+        "",
+    )
 
 
 def test_gc_all_flag_multiple_agents(home: AxeHome, llm: respx.MockRouter) -> None:
@@ -243,7 +261,10 @@ def test_unknown_provider_is_exit_1(home: AxeHome) -> None:
     home.write_memory("helper", entries(2))
     result = run("helper")
     assert result.exit_code == 1
-    assert result.stderr == 'unsupported provider "mystery" (supported: anthropic, builtin, ollama, openai)\n'
+    assert (
+        result.stderr
+        == 'unsupported provider "mystery" (supported: anthropic, builtin, ollama, openai)\n'
+    )
 
 
 def test_missing_api_key_is_exit_3_and_trims_nothing(home: AxeHome) -> None:
@@ -280,7 +301,9 @@ def test_malformed_global_config_is_exit_2(home: AxeHome) -> None:
 def test_hostile_agent_names_are_exit_2_and_touch_nothing(home: AxeHome, name: str) -> None:
     victim = home.root / "victim.md"
     victim.write_bytes(entries(5))
-    (home.config / "victim.toml").write_text('name = "v"\nmodel = "builtin/heuristic"\n[memory]\nenabled = true\nlast_n = 1\n')
+    (home.config / "victim.toml").write_text(
+        'name = "v"\nmodel = "builtin/heuristic"\n[memory]\nenabled = true\nlast_n = 1\n'
+    )
     result = run(name)
     assert result.exit_code == 2
     assert result.stderr.startswith("invalid agent name")
@@ -373,8 +396,12 @@ def test_archive_keeps_the_removed_entries(home: AxeHome) -> None:
     assert home.memory_path("helper").read_bytes() == entries(2, start=3)
 
 
-def test_api_key_never_printed_even_when_the_server_echoes_it(home: AxeHome, llm: respx.MockRouter) -> None:
-    llm["anthropic"].respond(401, json={"error": {"type": "authentication_error", "message": f"bad key {KEY}"}})
+def test_api_key_never_printed_even_when_the_server_echoes_it(
+    home: AxeHome, llm: respx.MockRouter
+) -> None:
+    llm["anthropic"].respond(
+        401, json={"error": {"type": "authentication_error", "message": f"bad key {KEY}"}}
+    )
     for name in ("a", "b"):
         home.add_agent(name, last_n=1)
         home.write_memory(name, entries(2))

@@ -23,10 +23,17 @@ def server() -> Iterator[LoopbackLLM]:
         yield llm
 
 
-def axe(home: AxeHome, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+def axe(
+    home: AxeHome, *args: str, timeout: float = 60, **env: str
+) -> subprocess.CompletedProcess[str]:
     environment = {"PATH": os.environ.get("PATH", ""), **home.env, **env}
     return subprocess.run(
-        [str(AXE), *args], capture_output=True, text=True, env=environment, timeout=timeout, check=False
+        [str(AXE), *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -60,19 +67,27 @@ def test_all_reuses_one_connection_across_agents(home: AxeHome, server: Loopback
     assert len(set(server.client_ports)) == 1  # one keep-alive connection for all three
 
 
-def test_http_error_is_exit_3_and_the_key_is_never_printed(home: AxeHome, server: LoopbackLLM) -> None:
+def test_http_error_is_exit_3_and_the_key_is_never_printed(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
     server.status = 401
-    server.raw_reply = f'{{"error": {{"type": "authentication_error", "message": "bad key {KEY}"}}}}'.encode()
+    server.raw_reply = (
+        f'{{"error": {{"type": "authentication_error", "message": "bad key {KEY}"}}}}'.encode()
+    )
     home.add_agent("helper", last_n=1)
     home.write_memory("helper", entries(3))
     done = axe(home, "gc", "helper", ANTHROPIC_API_KEY=KEY, AXE_ANTHROPIC_BASE_URL=server.url)
     assert done.returncode == 3
-    assert done.stderr == "anthropic API error (HTTP 401 authentication_error): bad key [redacted]\n"
+    assert (
+        done.stderr == "anthropic API error (HTTP 401 authentication_error): bad key [redacted]\n"
+    )
     assert KEY not in done.stdout + done.stderr
     assert home.memory_path("helper").read_bytes() == entries(3)
 
 
-def test_server_that_never_answers_times_out_with_exit_3(home: AxeHome, server: LoopbackLLM) -> None:
+def test_server_that_never_answers_times_out_with_exit_3(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
     server.hang.set()
     home.add_agent("helper", model="ollama/llama3", last_n=1)
     home.write_memory("helper", entries(3))
@@ -117,6 +132,8 @@ def test_paths_that_need_no_http_never_import_httpx(home: AxeHome) -> None:
             env={**os.environ, **home.env},
             check=False,
         )
-        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+        imported = {
+            line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line
+        }
         assert "httpx" not in imported, args
         assert "click" in imported

@@ -1,0 +1,40 @@
+"""Processes that stress a memory file the way real users do, for the durability tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+APPENDER = """
+import os, sys, time
+path, stop = sys.argv[1], sys.argv[2]
+count = 0
+while not os.path.exists(stop):
+    entry = f"## 2026-03-01T00:00:00Z appended-{count}\\n**Task:** racing\\n**Result:** r{count}\\n\\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.write(fd, entry.encode())
+    os.close(fd)
+    count += 1
+print(count)
+"""
+
+
+def appender_command(path: Path, stop: Path) -> list[str]:
+    """Appends like the Go ``axe run``: open(O_APPEND), one write, close; no lock."""
+    return [sys.executable, "-c", APPENDER, str(path), str(stop)]
+
+
+def appended_numbers(data: bytes) -> list[int]:
+    marker = b"appended-"
+    numbers = []
+    at = data.find(marker)
+    while at != -1:
+        end = data.index(b"\n", at)
+        numbers.append(int(data[at + len(marker) : end]))
+        at = data.find(marker, end)
+    return numbers
+
+
+def environment(extra: dict[str, str]) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", ""), **extra}
