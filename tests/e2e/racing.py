@@ -11,7 +11,7 @@ import os, sys, time
 path, stop = sys.argv[1], sys.argv[2]
 count = 0
 while not os.path.exists(stop):
-    entry = f"## 2026-03-01T00:00:00Z appended-{count}\\n**Task:** racing\\n**Result:** r{count}\\n\\n"
+    entry = f"## 2026-03-01T00:00:00Z appended-{count}\\n**Task:** racing\\n\\n"
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.write(fd, entry.encode())
     os.close(fd)

@@ -308,7 +308,8 @@ def analyse(memory: bytes, settings: MemoryConfig | None = None) -> str:
             f"cut at the {RESULT_LIMIT}-character memory limit."
         )
     if free_form and entries:
-        patterns.append(f"{free_form} of {len(entries)} entries have no **Task:** line.")
+        verb = "has" if free_form == 1 else "have"
+        patterns.append(f"{free_form} of {len(entries)} entries {verb} no **Task:** line.")
 
     repeated = []
     for group in groups[:_SHOWN_GROUPS]:
@@ -344,6 +345,8 @@ def _recommendations(
 ) -> list[str]:
     advice = []
     for group in groups[:3]:
+        if _failure_line(group.entries[-1].result) is not None:
+            continue  # a repeated failure is advised on below, not cached
         if group.same_result and len(group.entries) >= 3:
             advice.append(
                 f'"{_clip(group.wording)}" ran {len(group.entries)} times with the same result '
