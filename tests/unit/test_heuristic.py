@@ -64,7 +64,7 @@ def test_patterns_name_kinds_failures_rhythm_and_free_form_entries() -> None:
     patterns = section(analyse(SAMPLE), "Patterns Found")
     assert (
         patterns[0]
-        == '- Main kinds of task: "check" 33% (3), "translate" 33% (3), "summarise" 22% (2).'
+        == '- Main kinds of task: "check" 33% (3), "summarize" 33% (3), "translate" 33% (3).'
     )
     assert patterns[1] == (
         f'- Recurring failure (3 times): "{CI_FAILURE}" at 2026-03-01T09:00:00Z, '
@@ -101,6 +101,17 @@ def test_near_duplicates_keep_numbers_apart() -> None:
     )
     (group,) = group_repeated_tasks(entries)
     assert [e.label for e in group.entries] == ["2026-01-01T00:00:00Z", "2026-01-03T00:00:00Z"]
+
+
+def test_spelling_variants_and_apostrophes_are_the_same_task() -> None:
+    entries = parse_entries(
+        log(
+            ("2026-01-01T00:00:00Z", "Summarise yesterday's merged PRs", "ok"),
+            ("2026-01-02T00:00:00Z", "summarize yesterdays merged PRs", "ok"),
+        )
+    )
+    (group,) = group_repeated_tasks(entries)
+    assert (group.variants, len(group.entries)) == (2, 2)
 
 
 def test_many_timestamps_are_summarised() -> None:

@@ -91,14 +91,26 @@ def _timestamp(label: str) -> datetime | None:
 
 def normalise(text: str) -> str:
     """Case, whitespace and punctuation folded away: ``"Review  PR #42!"`` -> ``review pr 42``."""
-    return " ".join(_WORD.findall(text.lower()))
+    return " ".join(_WORD.findall(_APOSTROPHES.sub("", text.lower())))
+
+
+_APOSTROPHES = re.compile("['\u2019]")
+_BRITISH_ENDINGS = (("isation", "ization"), ("ising", "izing"), ("ised", "ized"), ("ise", "ize"))
+
+
+def stem(word: str) -> str:
+    """A crude stem, used only to match wordings: plurals and -ise/-ize spellings fold."""
+    if word.isdigit() or len(word) <= 3:
+        return word
+    for british, american in _BRITISH_ENDINGS:
+        if word.endswith(british) and len(word) > len(british) + 2:
+            word = word[: -len(british)] + american
+            break
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 def _key_words(normalised: str) -> frozenset[str]:
-    words = [w for w in normalised.split() if w not in _STOP_WORDS]
-    return frozenset(
-        w[:-1] if len(w) > 3 and w.endswith("s") and not w.isdigit() else w for w in words
-    )
+    return frozenset(stem(w) for w in normalised.split() if w not in _STOP_WORDS)
 
 
 @frozen
@@ -224,7 +236,7 @@ def _task_kinds(entries: Sequence[Entry]) -> list[str]:
         if entry.task:
             words = [w for w in normalise(entry.task).split() if w not in _STOP_WORDS]
             if words:
-                kinds[words[0]] += 1
+                kinds[stem(words[0])] += 1
     total = sum(kinds.values())
     return [
         f'"{kind}" {_percent(n, total)} ({n})'

@@ -50,14 +50,14 @@ class HttpTransport:
         *,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
         retry: RetryPolicy | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] | None = None,
+        clock: Callable[[], float] | None = None,
         user_agent: str = "axe",
     ) -> None:
         self._timeout = timeout
         self._retry = retry or RetryPolicy()
-        self._sleep = sleep
-        self._clock = clock
+        self._sleep = sleep or time.sleep
+        self._clock = clock or time.monotonic
         self._user_agent = user_agent
         self._client: httpx.Client | None = None
 
