@@ -39,6 +39,7 @@ class LoopbackLLM:
     def url(self) -> str:
         assert self.server is not None
         host, port = self.server.server_address[:2]
+        assert isinstance(host, str)
         return f"http://{host}:{port}"
 
     def bodies(self) -> list[Any]:
