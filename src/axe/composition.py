@@ -2,8 +2,8 @@
 
 Called when a command runs, never at import, with the environment and streams passed in,
 so a test or an embedding program can build the same graph against its own directories.
-Clients are built on first use and httpx is imported by the transport only when a request
-is made: a run that never reaches an LLM never reads config.toml or imports httpx.
+The HTTP and built-in analyst adapters are imported, and clients built, on first use, and
+httpx only when a request is made: a run that never reaches an LLM pays for none of it.
 """
 
 from __future__ import annotations
@@ -11,22 +11,22 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from axe import __version__
-from axe.adapters.builtin import HeuristicAnalyst
 from axe.adapters.console import ConsoleOutput
 from axe.adapters.files.agents import TomlAgentRepository
 from axe.adapters.files.global_config import TomlGlobalConfig
 from axe.adapters.files.memory import FileMemoryStore
 from axe.adapters.files.paths import config_dir, data_dir
-from axe.adapters.http.providers import AnthropicClient, OllamaClient, OpenAIClient
-from axe.adapters.http.transport import HttpTransport
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import LLMClient, Output
 from axe.application.routing import ProviderRouter
 from axe.domain.errors import ConfigError
-from axe.domain.model import ProviderSettings
+
+if TYPE_CHECKING:
+    from axe.adapters.http.transport import HttpTransport
+    from axe.domain.model import ProviderSettings
 
 DEFAULT_HTTP_TIMEOUT = 120.0
 
@@ -41,20 +41,36 @@ def production_ports(
     """The real adapters, configured from ``environ``; the HTTP client closes on exit."""
     configuration = config_dir(environ)
     global_config = TomlGlobalConfig(configuration / "config.toml", environ)
-    transport = HttpTransport(timeout=http_timeout, user_agent=f"axe/{__version__}")
+    shared: dict[str, HttpTransport] = {}
 
-    def http_client(
-        client: Callable[[HttpTransport, ProviderSettings], LLMClient], name: str
-    ) -> Callable[[], LLMClient]:
-        return lambda: client(transport, global_config.provider(name))
+    def transport() -> HttpTransport:
+        if "http" not in shared:
+            from axe.adapters.http.transport import HttpTransport  # noqa: PLC0415
+
+            shared["http"] = HttpTransport(timeout=http_timeout, user_agent=f"axe/{__version__}")
+        return shared["http"]
+
+    def http_client(provider: str) -> Callable[[], LLMClient]:
+        def build() -> LLMClient:
+            from axe.adapters.http import providers  # noqa: PLC0415
+
+            clients: dict[str, Callable[[HttpTransport, ProviderSettings], LLMClient]] = {
+                "anthropic": providers.AnthropicClient,
+                "openai": providers.OpenAIClient,
+                "ollama": providers.OllamaClient,
+            }
+            return clients[provider](transport(), global_config.provider(provider))
+
+        return build
+
+    def builtin() -> LLMClient:
+        from axe.adapters.builtin import HeuristicAnalyst  # noqa: PLC0415
+
+        return HeuristicAnalyst()
 
     llm = ProviderRouter(
-        {
-            "anthropic": http_client(AnthropicClient, "anthropic"),
-            "openai": http_client(OpenAIClient, "openai"),
-            "ollama": http_client(OllamaClient, "ollama"),
-            "builtin": HeuristicAnalyst,
-        }
+        {name: http_client(name) for name in ("anthropic", "openai", "ollama")}
+        | {"builtin": builtin}
     )
     try:
         yield GcPorts(
@@ -64,7 +80,8 @@ def production_ports(
             output=output,
         )
     finally:
-        transport.close()
+        for held in shared.values():
+            held.close()
 
 
 def console_output(stdout: BinaryIO, stderr: BinaryIO, environ: Mapping[str, str]) -> Output:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import signal
 import stat
 import sys
@@ -45,7 +44,7 @@ def temp_prefix(target: Path) -> str:
 
 def create_sibling_temp(target: Path) -> tuple[int, Path]:
     """An exclusive new temp file beside ``target`` (same filesystem, so rename is atomic)."""
-    name = f"{temp_prefix(target)}{os.getpid()}-{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+    name = f"{temp_prefix(target)}{os.getpid()}-{os.urandom(4).hex()}{_TEMP_SUFFIX}"
     temp = target.with_name(name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     return os.open(temp, flags | getattr(os, "O_BINARY", 0), 0o600), temp

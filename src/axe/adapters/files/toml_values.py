@@ -7,17 +7,19 @@ hooks here accept only the TOML type that was meant.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn
 
 from axe.adapters.files.reading import describe_os_error, read_regular
 from axe.domain.errors import ConfigError
+
+if TYPE_CHECKING:
+    import cattrs
 
 T = TypeVar("T")
 
@@ -44,7 +46,12 @@ def _describe(value: Any) -> str:
     return repr(value)
 
 
-def _make_converter() -> cattrs.Converter:
+@functools.cache
+def _converter() -> cattrs.Converter:
+    """Built on first use: cattrs is only imported once a TOML file has actually been read."""
+    import cattrs  # noqa: PLC0415
+    from cattrs.gen import make_dict_structure_fn  # noqa: PLC0415
+
     converter = cattrs.Converter(forbid_extra_keys=False)
     for kind in (int, bool, str, float):
         converter.register_structure_hook(kind, _strict(kind))
@@ -96,10 +103,9 @@ def _mapping_of(converter: cattrs.Converter, kind: Any) -> Any:
     return structure
 
 
-_CONVERTER = _make_converter()
-
-
 def _first_problem(error: Exception) -> str:
+    import cattrs  # noqa: PLC0415
+
     def fmt(exc: BaseException, _type: Any) -> str:
         if isinstance(exc, KeyError):
             return "is required"
@@ -120,8 +126,10 @@ def structure(data: Mapping[str, Any], kind: type[T], *, source: str) -> T:
     Raises:
         ConfigError: a value has the wrong type; the message names ``source`` and the key.
     """
+    import cattrs  # noqa: PLC0415
+
     try:
-        return _CONVERTER.structure(data, kind)
+        return _converter().structure(data, kind)
     except (cattrs.BaseValidationError, ValueError, TypeError, AttributeError) as error:
         raise ConfigError(f"invalid config {source}: {_first_problem(error)}") from None
 

@@ -13,7 +13,7 @@ before a UTF-8 lead byte, where decoding in pieces and decoding whole cannot dif
 from __future__ import annotations
 
 import json
-import secrets
+import os
 from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
@@ -80,7 +80,7 @@ class JsonBody:
     """``payload`` as JSON, with ``memory`` (bytes) as the value where ``MEMORY`` stands."""
 
     def __init__(self, payload: dict[str, Any], memory: bytes, slice_size: int = SLICE_BYTES):
-        self.marker = f"@@axe-memory-{secrets.token_hex(8)}@@"
+        self.marker = f"@@axe-memory-{os.urandom(8).hex()}@@"
         text = json.dumps(_substitute(payload, self.marker), ensure_ascii=False)
         head, found, tail = text.partition(self.marker)
         if not found:

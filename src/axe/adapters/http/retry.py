@@ -8,7 +8,6 @@ and 5xx are retried at most twice with capped exponential backoff and jitter; th
 
 from __future__ import annotations
 
-import email.utils
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -60,6 +59,8 @@ def _server_delay(headers: Mapping[str, str], now: float) -> float | None:
         return float(value)
     except ValueError:
         pass
+    import email.utils  # noqa: PLC0415  (rare: only for HTTP-date Retry-After values)
+
     try:
         when: datetime = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
