@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, BinaryIO
 from axe import __version__
 from axe.adapters.console import ConsoleOutput
 from axe.adapters.files.agents import TomlAgentRepository
-from axe.adapters.files.global_config import TomlGlobalConfig
 from axe.adapters.files.memory import FileMemoryStore
 from axe.adapters.files.paths import config_dir, data_dir
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
@@ -25,8 +24,9 @@ from axe.application.routing import ProviderRouter
 from axe.domain.errors import ConfigError
 
 if TYPE_CHECKING:
+    from axe.adapters.files.global_config import TomlGlobalConfig
     from axe.adapters.http.transport import HttpTransport
-    from axe.domain.model import ProviderSettings
+    from axe.domain.providers import ProviderSettings
 
 DEFAULT_HTTP_TIMEOUT = 120.0
 
@@ -40,8 +40,15 @@ def production_ports(
 ) -> Iterator[GcPorts]:
     """The real adapters, configured from ``environ``; the HTTP client closes on exit."""
     configuration = config_dir(environ)
-    global_config = TomlGlobalConfig(configuration / "config.toml", environ)
     shared: dict[str, HttpTransport] = {}
+    loaded: dict[str, TomlGlobalConfig] = {}
+
+    def global_config() -> TomlGlobalConfig:
+        if "config" not in loaded:
+            from axe.adapters.files.global_config import TomlGlobalConfig  # noqa: PLC0415
+
+            loaded["config"] = TomlGlobalConfig(configuration / "config.toml", environ)
+        return loaded["config"]
 
     def transport() -> HttpTransport:
         if "http" not in shared:
@@ -59,7 +66,7 @@ def production_ports(
                 "openai": providers.OpenAIClient,
                 "ollama": providers.OllamaClient,
             }
-            return clients[provider](transport(), global_config.provider(provider))
+            return clients[provider](transport(), global_config().provider(provider))
 
         return build
 

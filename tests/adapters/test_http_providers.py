@@ -21,8 +21,9 @@ from axe.adapters.http.retry import RetryPolicy
 from axe.adapters.http.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, PromptTooLargeError
-from axe.domain.model import ModelRef, ProviderSettings
+from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
+from axe.domain.providers import ProviderSettings
 
 KEY = "sk-test-0123456789abcdef"
 MEMORY = b"## 2026-02-27T03:15:00Z\n**Task:** Review \xff PR\n\n"

@@ -121,7 +121,7 @@ def _collect(agent: AgentConfig, options: GcOptions, ports: GcPorts) -> None:
         out.say("No trim target configured (last_n and max_entries are both 0). Skipping trim.")
         return
 
-    plan = plan_trim(snapshot.content, target)
+    plan = plan_trim(snapshot.content, target, total=count)
     if not plan.changes_file:
         out.say(f"No trimming needed: {count} entries within limit ({target}).")
         return

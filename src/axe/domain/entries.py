@@ -89,19 +89,20 @@ class TrimPlan:
         return self.removed > 0
 
 
-def plan_trim(data: bytes, keep: int) -> TrimPlan:
+def plan_trim(data: bytes, keep: int, *, total: int | None = None) -> TrimPlan:
     """Decide how to keep only the last ``keep`` entries of ``data``.
 
     ``keep == 0`` means "keep all" and, like a file already within the limit, yields a plan
     that leaves the file untouched (text before the first header included). Otherwise the
     pre-header text and all older entries go, as ``LoadEntries(path, keep)`` would show it.
+    ``total`` is ``count_entries(data)`` when the caller has it already (a full scan saved).
 
     Raises:
         AgentError: ``keep`` is negative.
     """
     if keep < 0:
         raise AgentError("keepN must be non-negative")
-    total = count_entries(data)
+    total = count_entries(data) if total is None else total
     start = start_of_last(data, keep) if keep else None
     if start is None or total <= keep:
         return TrimPlan(keep_from=0, removed=0, kept=total)

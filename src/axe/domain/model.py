@@ -137,15 +137,3 @@ def validate_agent_name(name: str) -> None:
             f"invalid agent name {quoted(name)}: use the file name of an agent in the agents "
             "directory, without path separators"
         )
-
-
-@frozen(repr=False)
-class ProviderSettings:
-    """How to reach one provider. ``repr`` leaves out the key so it cannot reach a log."""
-
-    api_key: str
-    base_url: str
-    key_variable: str
-
-    def __repr__(self) -> str:
-        return f"ProviderSettings(base_url={self.base_url!r}, key_variable={self.key_variable!r})"

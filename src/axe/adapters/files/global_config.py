@@ -8,7 +8,7 @@ from pathlib import Path
 from attrs import Factory, define
 
 from axe.adapters.files.toml_values import load_toml, structure
-from axe.domain.model import ProviderSettings
+from axe.domain.providers import ProviderSettings
 
 _KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
+from attrs import frozen
+
 SLICE_BYTES = 1 << 20
 _SIMPLE_ESCAPES = (
     (b"\\", b"\\\\"),
@@ -29,9 +31,18 @@ _SIMPLE_ESCAPES = (
 _OTHER_CONTROLS = bytes(c for c in range(0x20) if c not in b"\n\r\t")
 
 
-def escape_slice(data: bytes) -> bytes:
-    """``data`` as the inside of a JSON string, UTF-8 encoded, invalid bytes replaced."""
-    if data.isascii() and len(data.translate(None, _OTHER_CONTROLS)) == len(data):
+def is_plain_ascii(data: bytes) -> bool:
+    """ASCII with no control characters but newline, return and tab: the common case,
+    which :func:`escape_slice` can escape with a few ``bytes.replace`` calls."""
+    return data.isascii() and len(data.translate(None, _OTHER_CONTROLS)) == len(data)
+
+
+def escape_slice(data: bytes, *, plain: bool | None = None) -> bytes:
+    """``data`` as the inside of a JSON string, UTF-8 encoded, invalid bytes replaced.
+
+    ``plain`` is :func:`is_plain_ascii` of ``data`` when the caller already knows it.
+    """
+    if plain if plain is not None else is_plain_ascii(data):
         for raw, escaped in _SIMPLE_ESCAPES:
             if raw in data:
                 data = data.replace(raw, escaped)
@@ -70,10 +81,29 @@ def _character_boundary(data: bytes, start: int, end: int) -> int:
     return end
 
 
-def escaped_slices(data: bytes, size: int = SLICE_BYTES) -> Iterator[bytes]:
+@frozen
+class _Slice:
+    start: int
+    end: int
+    plain: bool
+    escaped_length: int
+
+
+def plan_slices(data: bytes, size: int = SLICE_BYTES) -> list[_Slice]:
+    """Every slice with its escaped length, from one escaping pass whose output is dropped."""
     view = memoryview(data)
+    plan = []
     for start, end in slice_bounds(data, size):
-        yield escape_slice(bytes(view[start:end]))
+        piece = bytes(view[start:end])
+        plain = is_plain_ascii(piece)
+        plan.append(_Slice(start, end, plain, len(escape_slice(piece, plain=plain))))
+    return plan
+
+
+def escaped_slices(data: bytes, plan: list[_Slice]) -> Iterator[bytes]:
+    view = memoryview(data)
+    for piece in plan:
+        yield escape_slice(bytes(view[piece.start : piece.end]), plain=piece.plain)
 
 
 class JsonBody:
@@ -88,20 +118,12 @@ class JsonBody:
         self._head = head.encode("utf-8")
         self._tail = tail.encode("utf-8")
         self._memory = memory
-        self._slice_size = slice_size
-        self._length: int | None = None
-
-    @property
-    def length(self) -> int:
-        """Byte length of the whole body (one escaping pass, computed once)."""
-        if self._length is None:
-            inner = sum(len(s) for s in escaped_slices(self._memory, self._slice_size))
-            self._length = len(self._head) + inner + len(self._tail)
-        return self._length
+        self._plan = plan_slices(memory, slice_size)
+        self.length = len(self._head) + sum(p.escaped_length for p in self._plan) + len(self._tail)
 
     def __iter__(self) -> Iterator[bytes]:
         yield self._head
-        yield from escaped_slices(self._memory, self._slice_size)
+        yield from escaped_slices(self._memory, self._plan)
         yield self._tail
 
     def to_bytes(self) -> bytes:

@@ -14,7 +14,8 @@ from axe.adapters.http.body import MEMORY, JsonBody
 from axe.adapters.http.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError
-from axe.domain.model import ProviderSettings, quoted
+from axe.domain.model import quoted
+from axe.domain.providers import ProviderSettings
 
 ANTHROPIC_VERSION = "2023-06-01"
 _REASONING_MODEL = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-5")

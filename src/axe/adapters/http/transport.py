@@ -175,15 +175,44 @@ class HttpTransport:
         if self._client is None:
             import httpx  # noqa: PLC0415
 
-            # Without TCP_NODELAY the body's small last segment waits for the server's
-            # delayed ACK: about 40 ms per request, which dominates `--all` on fast links.
-            no_delay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
             self._client = httpx.Client(
-                follow_redirects=False,
-                timeout=self._timeout,
-                transport=httpx.HTTPTransport(socket_options=no_delay),
+                follow_redirects=False, timeout=self._timeout, transport=_per_scheme_transport()
             )
         return self._client
+
+
+def _per_scheme_transport() -> httpx.BaseTransport:
+    """A transport that builds each scheme's connection pool on its first request.
+
+    Loading the CA certificates for TLS costs about 40 ms, which runs against plain-http
+    endpoints (Ollama, local proxies) never need. TCP_NODELAY is set because otherwise the
+    body's small last segment waits for the server's delayed ACK: about 40 ms per request,
+    which would dominate ``--all`` on fast links.
+    """
+    import httpx  # noqa: PLC0415
+
+    no_delay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+
+    class PerSchemeTransport(httpx.BaseTransport):
+        def __init__(self) -> None:
+            self._pools: dict[str, httpx.HTTPTransport] = {}
+
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            scheme = request.url.scheme
+            pool = self._pools.get(scheme)
+            if pool is None:
+                # Plain http never performs TLS, so it needs no certificates to verify.
+                verify = scheme != "http"
+                pool = self._pools[scheme] = httpx.HTTPTransport(
+                    verify=verify, socket_options=no_delay
+                )
+            return pool.handle_request(request)
+
+        def close(self) -> None:
+            for pool in self._pools.values():
+                pool.close()
+
+    return PerSchemeTransport()
 
 
 class _DeadlineError(Exception):
