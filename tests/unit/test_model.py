@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import (
@@ -10,6 +14,7 @@ from axe.domain.model import (
     MemoryConfig,
     ModelRef,
     SubAgentsConfig,
+    quoted,
     validate_agent,
     validate_agent_name,
 )
@@ -64,3 +69,10 @@ def test_names_that_could_escape_their_directory_are_refused(name: str) -> None:
 @pytest.mark.parametrize("name", ["pr-reviewer", "agent.v2", "日本語", "a b"])
 def test_ordinary_names_are_accepted(name: str) -> None:
     validate_agent_name(name)
+
+
+@given(st.text())
+def test_quoted_names_are_one_line_and_json_compatible(text: str) -> None:
+    """Messages quote names like Go's %q: one line, parseable, nothing unescaped."""
+    assert quoted(text) == json.dumps(text, ensure_ascii=False)
+    assert "\n" not in quoted(text)

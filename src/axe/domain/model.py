@@ -6,11 +6,18 @@ validate them with :func:`validate_agent`, and the core only ever sees valid val
 
 from __future__ import annotations
 
-import json
-
 from attrs import field, frozen
 
 from axe.domain.errors import AgentError, ConfigError
+
+_QUOTE_ESCAPES = {
+    **{code: f"\\u{code:04x}" for code in (*range(0x20), 0x7F)},
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+    ord("\t"): "\\t",
+    ord('"'): '\\"',
+    ord("\\"): "\\\\",
+}
 
 
 def quoted(text: str) -> str:
@@ -19,7 +26,7 @@ def quoted(text: str) -> str:
     Control characters and quotes are escaped, so a hostile agent name cannot forge extra
     output lines or break a script that parses stderr.
     """
-    return json.dumps(text, ensure_ascii=False)
+    return f'"{text.translate(_QUOTE_ESCAPES)}"'
 
 
 @frozen

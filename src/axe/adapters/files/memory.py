@@ -7,8 +7,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from axe.adapters.files.archive import archive_path, archive_removed
-from axe.adapters.files.durable import LateAppendError, remove_abandoned_temps, replace_with_tail
 from axe.adapters.files.reading import FileStamp, describe_os_error, open_regular, read_regular
 from axe.domain.entries import MemorySnapshot, TrimPlan, plan_trim
 from axe.domain.errors import AgentError, ConfigError
@@ -113,6 +111,13 @@ def trim_memory(
     Raises:
         AgentError: nothing was changed (or, after the rename, late appends were lost).
     """
+    # Imported here: runs that trim nothing never load the machinery.
+    from axe.adapters.files.durable import (  # noqa: PLC0415
+        LateAppendError,
+        remove_abandoned_temps,
+        replace_with_tail,
+    )
+
     target = Path(os.path.realpath(path))  # a symlink stays a link; its target is trimmed
     try:
         fd, status = open_regular(target)
@@ -158,6 +163,8 @@ def _check_unchanged(path: Path, status: os.stat_result, snapshot: MemorySnapsho
 
 
 def _archive(path: Path, removed: bytes) -> None:
+    from axe.adapters.files.archive import archive_path, archive_removed  # noqa: PLC0415
+
     destination = archive_path(path)
     try:
         archive_removed(destination, removed)

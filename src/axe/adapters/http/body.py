@@ -29,6 +29,10 @@ _SIMPLE_ESCAPES = (
     (b"\t", b"\\t"),
 )
 _OTHER_CONTROLS = bytes(c for c in range(0x20) if c not in b"\n\r\t")
+_SIMPLY_ESCAPED = b'\\"\n\r\t'
+_NEEDS_NO_ESCAPE = bytes(c for c in range(0x80) if c >= 0x20 and c not in b'\\"') + bytes(
+    range(0x80, 0x100)
+)
 
 
 def is_plain_ascii(data: bytes) -> bool:
@@ -86,23 +90,34 @@ class _Slice:
     start: int
     end: int
     plain: bool
-    escaped_length: int
 
 
-def plan_slices(data: bytes, size: int = SLICE_BYTES) -> list[_Slice]:
-    """Every slice with its escaped length, from one escaping pass whose output is dropped."""
+def plan_slices(data: bytes, size: int = SLICE_BYTES) -> tuple[list[_Slice], int]:
+    """The slices to send and the total length they escape to, without building the text.
+
+    In the common case (ASCII with no control characters but newline, return and tab) each
+    byte that needs escaping grows by exactly one, so deleting every other byte leaves a
+    short string whose length is the growth, from one C-speed pass. Otherwise each slice is
+    escaped once and measured.
+    """
+    if data.isascii():
+        special = data.translate(None, _NEEDS_NO_ESCAPE)
+        if not special.translate(None, _SIMPLY_ESCAPED):
+            slices = [_Slice(start, end, plain=True) for start, end in slice_bounds(data, size)]
+            return slices, len(data) + len(special)
     view = memoryview(data)
-    plan = []
+    slices, total = [], 0
     for start, end in slice_bounds(data, size):
         piece = bytes(view[start:end])
         plain = is_plain_ascii(piece)
-        plan.append(_Slice(start, end, plain, len(escape_slice(piece, plain=plain))))
-    return plan
+        slices.append(_Slice(start, end, plain))
+        total += len(escape_slice(piece, plain=plain))
+    return slices, total
 
 
-def escaped_slices(data: bytes, plan: list[_Slice]) -> Iterator[bytes]:
+def escaped_slices(data: bytes, slices: list[_Slice]) -> Iterator[bytes]:
     view = memoryview(data)
-    for piece in plan:
+    for piece in slices:
         yield escape_slice(bytes(view[piece.start : piece.end]), plain=piece.plain)
 
 
@@ -118,12 +133,12 @@ class JsonBody:
         self._head = head.encode("utf-8")
         self._tail = tail.encode("utf-8")
         self._memory = memory
-        self._plan = plan_slices(memory, slice_size)
-        self.length = len(self._head) + sum(p.escaped_length for p in self._plan) + len(self._tail)
+        self._slices, escaped_length = plan_slices(memory, slice_size)
+        self.length = len(self._head) + escaped_length + len(self._tail)
 
     def __iter__(self) -> Iterator[bytes]:
         yield self._head
-        yield from escaped_slices(self._memory, self._plan)
+        yield from escaped_slices(self._memory, self._slices)
         yield self._tail
 
     def to_bytes(self) -> bytes:
