@@ -11,7 +11,9 @@ from attrs import field, frozen
 from axe.domain.errors import AgentError, ConfigError
 
 _QUOTE_ESCAPES = {
-    **{code: f"\\u{code:04x}" for code in (*range(0x20), 0x7F)},
+    **{code: f"\\u{code:04x}" for code in range(0x20)},
+    ord("\b"): "\\b",
+    ord("\f"): "\\f",
     ord("\n"): "\\n",
     ord("\r"): "\\r",
     ord("\t"): "\\t",
