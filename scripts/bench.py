@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -192,6 +191,12 @@ class Workspace:
             (self.memory / f"{name}.md").write_bytes(memory)
 
 
+def row(figure: Figure) -> str:
+    return (
+        f"  {figure.label:<26} {figure.seconds * 1000:8.1f} ms  {figure.peak_kib / 1024:7.1f} MiB"
+    )
+
+
 def httpx_imported(env: dict[str, str], args: list[str]) -> bool:
     done = subprocess.run(
         [PYTHON, "-X", "importtime", "-m", "axe", *args],
@@ -260,6 +265,12 @@ def report(root: Path, url: str, *, runs: int, big_bytes: int, fleet: int, smoke
     http_floor = measure(
         "import+httpx floor", [PYTHON, "-c", "import click, attrs, cattrs, httpx"], env, runs
     )
+    request_floor = measure(
+        "import+httpx+httpcore",
+        [PYTHON, "-c", "import click, attrs, cattrs, httpx, httpcore"],
+        env,
+        runs,
+    )
     copy_target = root / "copy.md"
     cp_floor = measure("cp floor", ["cp", str(pristine_big), str(copy_target)], env, runs)
 
@@ -286,15 +297,11 @@ def report(root: Path, url: str, *, runs: int, big_bytes: int, fleet: int, smoke
     )
 
     print("\nfloors")
-    for figure in (import_floor, http_floor, cp_floor):
-        print(
-            f"  {figure.label:<26} {figure.seconds * 1000:8.1f} ms  {figure.peak_kib / 1024:7.1f} MiB"
-        )
+    for figure in (import_floor, http_floor, request_floor, cp_floor):
+        print(row(figure))
     print("\naxe")
     for figure in (missing, help_page, disabled, small, big_run, one, many):
-        print(
-            f"  {figure.label:<26} {figure.seconds * 1000:8.1f} ms  {figure.peak_kib / 1024:7.1f} MiB peak RSS"
-        )
+        print(row(figure) + " peak RSS")
 
     per_agent_ms = (many.seconds - one.seconds) / max(1, fleet - 1) * 1000
     no_http = not any(
@@ -305,6 +312,7 @@ def report(root: Path, url: str, *, runs: int, big_bytes: int, fleet: int, smoke
         ("gc --help", help_page.seconds / import_floor.seconds, 1.25, "x import floor"),
         ("memory disabled", disabled.seconds / import_floor.seconds, 1.25, "x import floor"),
         ("gc of a small log", small.seconds / http_floor.seconds, 1.25, "x import+httpx floor"),
+        ("  (for reference)", small.seconds / request_floor.seconds, 1.25, "x ...+httpcore floor"),
         ("big log, time", big_run.seconds / cp_floor.seconds, 8.0, "x cp of the file"),
         ("big log, peak RSS", big_run.peak_kib * 1024 / big_size, 2.5, "x file size"),
         ("--all, per extra agent", per_agent_ms, 2.0, "ms"),
