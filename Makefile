@@ -4,9 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo bench lint typecheck architecture unit clean
+.PHONY: test demo bench stress bench-smoke lint typecheck architecture unit clean
 
-test: $(STAMP) lint typecheck architecture unit  ## everything CI checks
+test: $(STAMP) lint typecheck architecture unit bench-smoke  ## everything CI checks
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts
@@ -21,11 +21,17 @@ architecture: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest
 
+bench-smoke: $(STAMP)  ## the bench at tiny sizes, once, so it cannot rot
+	$(BIN)/python scripts/bench.py --smoke > /dev/null
+
 demo: $(STAMP)  ## the main job on a sample agent: no API key, no network
 	$(BIN)/python scripts/demo.py
 
 bench: $(STAMP)  ## figures, not assertions
 	$(BIN)/python scripts/bench.py
+
+stress: $(STAMP)  ## durability figures: racing appends, random SIGKILLs
+	$(BIN)/python scripts/stress.py
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "axe needs Python 3.11 or newer (set PYTHON=...)")'

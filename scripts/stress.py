@@ -1,0 +1,122 @@
+"""`make stress`: durability figures for real `axe gc` processes (numbers, not assertions).
+
+1. Racing appends: a process appends entries the way `axe run` does (O_APPEND, one write,
+   close, no lock) in a tight loop while `axe gc` trims a large file, several times over.
+   Reports how many entries were appended and how many of those are missing or doubled.
+2. Kills: SIGKILL at random instants of `axe gc` runs; reports what the file looked like
+   afterwards (as before / exactly trimmed / anything else) and the temp files left behind.
+
+The same helpers drive tests/e2e/test_durability.py, which asserts the invariants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.e2e.loopback import loopback_llm
+from tests.e2e.racing import appended_numbers, appender_command, environment
+from tests.support import AxeHome, entries
+
+AXE = str(Path(sys.executable).with_name("axe"))
+
+
+def racing(home: AxeHome, url: str, *, size: int, runs: int) -> None:
+    home.add_agent("busy", model="ollama/m", last_n=100)
+    path = home.write_memory("busy", entries(size))
+    stop = home.root / "stop"
+    env = environment({**home.env, "AXE_OLLAMA_BASE_URL": url})
+    appender = subprocess.Popen(appender_command(path, stop), stdout=subprocess.PIPE, text=True)
+    time.sleep(0.2)
+    codes = [
+        subprocess.run([AXE, "gc", "busy"], env=env, capture_output=True, check=False).returncode
+        for _ in range(runs)
+    ]
+    time.sleep(0.2)
+    stop.write_text("")
+    written = int(appender.communicate(timeout=60)[0])
+    numbers = appended_numbers(path.read_bytes())
+    first_kept = min(numbers)
+    expected = set(range(first_kept, written))
+    missing = len(expected - set(numbers))
+    doubled = len(numbers) - len(set(numbers))
+    print(f"racing appends: {runs} gc runs on {size:,} entries (exit codes {codes})")
+    print(f"  entries appended: {written:,}; after the oldest kept one: {len(expected):,}")
+    print(f"  missing: {missing}, doubled: {doubled}")
+
+
+def kills(home: AxeHome, url: str, *, size: int, count: int, seed: int) -> None:
+    keep = size * 2 // 5
+    home.add_agent("fragile", model="ollama/m", last_n=keep)
+    path = home.memory_path("fragile")
+    original, trimmed = entries(size), entries(keep, start=size - keep)
+    env = environment({**home.env, "AXE_OLLAMA_BASE_URL": url})
+    path.write_bytes(original)
+    started = time.monotonic()
+    subprocess.run([AXE, "gc", "fragile"], env=env, capture_output=True, check=True)
+    full = time.monotonic() - started
+    chance = random.Random(seed)
+    outcome = {"as before": 0, "exactly trimmed": 0, "anything else": 0}
+    leftovers = 0
+    for _ in range(count):
+        path.write_bytes(original)
+        process = subprocess.Popen(
+            [AXE, "gc", "fragile"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(chance.uniform(0, full * 1.1))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        content = path.read_bytes()
+        key = (
+            "as before"
+            if content == original
+            else "exactly trimmed"
+            if content == trimmed
+            else "anything else"
+        )
+        outcome[key] += 1
+        leftovers = max(leftovers, len(os.listdir(path.parent)) - 1)
+    path.write_bytes(original)
+    subprocess.run([AXE, "gc", "fragile"], env=env, capture_output=True, check=True)
+    remaining = len(os.listdir(path.parent)) - 1
+    print(f"kills: {count} SIGKILLs at random instants of a {full * 1000:.0f} ms gc", end="")
+    print(f" of {size:,} entries")
+    print("  file afterwards: " + ", ".join(f"{k} {v}" for k, v in outcome.items()))
+    print(f"  temp files left by killed runs (most at once): {leftovers};", end="")
+    print(f" after one more gc: {remaining}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=300_000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--kills", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    options = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="axe-stress-"))
+    try:
+        with loopback_llm() as server:
+            racing(AxeHome(root / "race"), server.url, size=options.entries, runs=options.runs)
+            kills(
+                AxeHome(root / "kill"),
+                server.url,
+                size=options.entries // 2,
+                count=options.kills,
+                seed=options.seed,
+            )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
