@@ -409,3 +409,38 @@ def test_api_key_never_printed_even_when_the_server_echoes_it(
     assert result.exit_code == 1
     assert KEY not in result.stdout + result.stderr
     assert result.stderr.count("[redacted]") == 2
+
+
+def test_empty_agents_directory_with_all(home: AxeHome) -> None:
+    result = run("--all")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        0,
+        "No agents with memory enabled.\n",
+        "",
+    )
+
+
+def test_agent_file_that_is_a_directory_is_exit_2(home: AxeHome) -> None:
+    (home.config / "agents" / "odd.toml").mkdir()
+    result = run("odd")
+    assert result.exit_code == 2
+    assert result.stderr == f"cannot read {home.config / 'agents' / 'odd.toml'}: a directory\n"
+
+
+def test_wrong_types_in_toml_are_exit_2(home: AxeHome) -> None:
+    (home.config / "agents" / "typo.toml").write_text(
+        'name = "t"\nmodel = "x/y"\n[memory]\nenabled = true\nlast_n = "ten"\n'
+    )
+    result = run("typo")
+    assert result.exit_code == 2
+    assert result.stderr.endswith("memory.last_n: expected an integer, got 'ten'\n")
+
+
+def test_truncated_json_from_the_provider_is_exit_3(home: AxeHome, llm: respx.MockRouter) -> None:
+    llm["anthropic"].respond(200, text='{"content": [{"type": "text", "te')
+    home.add_agent("helper", last_n=1)
+    home.write_memory("helper", entries(3))
+    result = run("helper")
+    assert result.exit_code == 3
+    assert result.stderr.startswith("anthropic returned a reply that is not JSON")
+    assert home.memory_path("helper").read_bytes() == entries(3)
