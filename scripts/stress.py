@@ -15,7 +15,6 @@ import argparse
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.e2e.loopback import loopback_llm
-from tests.e2e.racing import appended_numbers, appender_command, environment
+from tests.e2e.racing import appended_numbers, appender_command, environment, kill_after
 from tests.support import AxeHome, entries
 
 AXE = str(Path(sys.executable).with_name("axe"))
@@ -70,12 +69,7 @@ def kills(home: AxeHome, url: str, *, size: int, count: int, seed: int) -> None:
     leftovers = 0
     for _ in range(count):
         path.write_bytes(original)
-        process = subprocess.Popen(
-            [AXE, "gc", "fragile"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        time.sleep(chance.uniform(0, full * 1.1))
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        kill_after([AXE, "gc", "fragile"], env, chance.uniform(0, full * 1.1))
         content = path.read_bytes()
         key = (
             "as before"

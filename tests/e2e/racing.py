@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 APPENDER = """
@@ -38,3 +41,13 @@ def appended_numbers(data: bytes) -> list[int]:
 
 def environment(extra: dict[str, str]) -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", ""), **extra}
+
+
+def kill_after(command: list[str], env: dict[str, str], delay: float) -> None:
+    """Start ``command``, SIGKILL it after ``delay`` seconds (or once it has ended)."""
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    time.sleep(delay)
+    process.send_signal(signal.SIGKILL)
+    process.wait()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
-from tests.e2e.racing import appended_numbers, appender_command, environment
+from tests.e2e.racing import appended_numbers, appender_command, environment, kill_after
 from tests.support import AxeHome, entries
 
 AXE = str(Path(sys.executable).with_name("axe"))
@@ -78,12 +77,7 @@ def test_sigkill_at_any_moment_leaves_the_file_whole(home: AxeHome, server: Loop
     outcomes = {"original": 0, "trimmed": 0}
     for _ in range(25):
         path.write_bytes(original)
-        process = subprocess.Popen(
-            [AXE, "gc", "fragile"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        time.sleep(chance.uniform(0.0, full_run * 1.1))
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        kill_after([AXE, "gc", "fragile"], env, chance.uniform(0.0, full_run * 1.1))
         content = path.read_bytes()
         assert content in (original, trimmed), "memory file left half-written"
         outcomes["original" if content == original else "trimmed"] += 1
