@@ -20,7 +20,7 @@ from axe.adapters.http.providers import (
 from axe.adapters.http.retry import RetryPolicy
 from axe.adapters.http.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
-from axe.domain.errors import ApiError, PromptTooLargeError
+from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.providers import ProviderSettings
@@ -472,3 +472,14 @@ def test_credentials_in_the_base_url_are_not_printed(
         ).complete(request("m", "ollama"))
     assert "hunter2" not in str(caught.value)
     assert "http://proxy.example/api/chat" in str(caught.value)
+
+
+@pytest.mark.parametrize("base_url", ["ftp://proxy.example", "localhost:11434"])
+def test_unusable_base_url_is_a_config_error_without_retries(
+    transport: HttpTransport, clock: FakeClock, base_url: str
+) -> None:
+    with pytest.raises(ConfigError, match="invalid base URL for ollama"):
+        OllamaClient(transport, settings(key="", base_url=base_url)).complete(
+            request("m", "ollama")
+        )
+    assert clock.sleeps == []

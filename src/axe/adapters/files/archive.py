@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from axe.adapters.files.durable import append_durably, fsync_directory
-from axe.adapters.files.reading import NotRegularFileError, open_regular
+from axe.adapters.files.reading import open_regular
 from axe.domain.entries import entry_starts
 
 
@@ -42,8 +42,6 @@ def _already_archived(path: Path, removed: bytes) -> int:
         fd, status = open_regular(path)
     except FileNotFoundError:
         return 0
-    except NotRegularFileError as error:
-        raise IsADirectoryError(error.errno, str(error)) from None
     try:
         span = min(status.st_size, len(removed))
         tail = os.pread(fd, span, status.st_size - span) if span else b""

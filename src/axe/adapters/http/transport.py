@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from axe.adapters.http.body import JsonBody
 from axe.adapters.http.retry import RetryPolicy
-from axe.domain.errors import ApiError, PromptTooLargeError
+from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 
 if TYPE_CHECKING:
     import httpx
@@ -80,10 +80,11 @@ class HttpTransport:
 
         Raises:
             ApiError: any failure; ``PromptTooLargeError`` when the log does not fit.
+            ConfigError: the base URL is not a usable http(s) URL.
         """
         try:
             return self._post_with_retries(url, headers, body, provider)
-        except ApiError as error:
+        except (ApiError, ConfigError) as error:
             raise type(error)(redact(str(error), secret)) from None
 
     def _post_with_retries(
@@ -100,6 +101,10 @@ class HttpTransport:
                 raise ApiError(f"request to {where} timed out after {self._timeout:g}s")
             try:
                 status, reply_headers, raw = self._attempt(url, headers, body, remaining, deadline)
+            except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
+                raise ConfigError(
+                    f"invalid base URL for {provider} ({display_url(url)}): {_one_line(str(error))}"
+                ) from None
             except _DeadlineError:
                 failure: ApiError = ApiError(
                     f"request to {where} timed out after {self._timeout:g}s"

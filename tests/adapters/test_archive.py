@@ -1,0 +1,67 @@
+"""--archive: removed entries kept byte for byte, once, even across a crash and rerun."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from axe.adapters.files.archive import archive_path, archive_removed
+from axe.adapters.files.memory import read_memory, trim_memory
+from axe.domain.entries import plan_trim
+from axe.domain.errors import AgentError
+from tests.support import entries
+
+
+def trim_with_archive(path: Path, keep: int) -> None:
+    snapshot = read_memory(path)
+    trim_memory(path, snapshot, plan_trim(snapshot.content, keep), archive=True)
+
+
+def test_removed_bytes_are_appended_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(b"notes\n" + entries(5))
+    trim_with_archive(path, 2)
+    assert archive_path(path).read_bytes() == b"notes\n" + entries(3)
+    path.write_bytes(path.read_bytes() + entries(3, start=5))
+    trim_with_archive(path, 2)
+    assert archive_path(path).read_bytes() == b"notes\n" + entries(6)
+    assert path.read_bytes() == entries(2, start=6)
+
+
+def test_rerun_after_a_crash_between_archive_and_rename_adds_no_duplicate(tmp_path: Path) -> None:
+    """A crash after the archive was written leaves the memory file whole; the rerun sees
+    that the archive already ends with those entries and appends nothing twice."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    archive_removed(archive_path(path), entries(3))  # what the crashed run had done
+    trim_with_archive(path, 2)
+    assert archive_path(path).read_bytes() == entries(3)
+    assert path.read_bytes() == entries(2, start=3)
+
+
+def test_rerun_that_removes_more_appends_only_the_rest(tmp_path: Path) -> None:
+    archive = tmp_path / "m.md.archive"
+    archive.write_bytes(entries(2, start=100) + entries(3))  # older archive, then the crashed run
+    archive_removed(archive, entries(4))
+    assert archive.read_bytes() == entries(2, start=100) + entries(4)
+
+
+def test_unrelated_archive_gets_everything(tmp_path: Path) -> None:
+    archive = tmp_path / "m.md.archive"
+    archive.write_bytes(entries(2, start=100))
+    archive_removed(archive, entries(2))
+    assert archive.read_bytes() == entries(2, start=100) + entries(2)
+
+
+def test_archive_that_cannot_be_written_leaves_the_memory_file_alone(tmp_path: Path) -> None:
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    archive_path(path).mkdir()
+    with pytest.raises(AgentError) as caught:
+        trim_with_archive(path, 2)
+    assert str(caught.value) == (
+        f"cannot archive removed entries to {archive_path(path)}: a directory; "
+        "the memory file was not changed"
+    )
+    assert path.read_bytes() == entries(5)
