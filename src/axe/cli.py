@@ -85,7 +85,20 @@ def _silence_stdout() -> None:
         pass
 
 
-@click.group(name="axe", cls=_AxeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+AXE_EXAMPLES = """\b
+Examples:
+  axe gc pr-reviewer            analyse and trim one agent's memory
+  axe gc --all --dry-run        report on every agent, change nothing
+  axe gc --help                 all gc options and exit codes
+"""
+
+
+@click.group(
+    name="axe",
+    cls=_AxeGroup,
+    epilog=AXE_EXAMPLES,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, "--version", "-V", prog_name="axe", message="axe %(version)s")
 def cli() -> None:
     """axe runs LLM agents defined in TOML files; each keeps a markdown memory log.

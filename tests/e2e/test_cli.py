@@ -444,3 +444,10 @@ def test_truncated_json_from_the_provider_is_exit_3(home: AxeHome, llm: respx.Mo
     assert result.exit_code == 3
     assert result.stderr.startswith("anthropic returned a reply that is not JSON")
     assert home.memory_path("helper").read_bytes() == entries(3)
+
+
+def test_top_level_help_lists_gc_with_examples() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    assert "  gc  Analyze and trim agent memory\n" in result.stdout
+    assert "axe gc --all --dry-run" in result.stdout
