@@ -162,6 +162,30 @@ def memory_log(total_bytes: int, entry_size: int) -> bytes:
     return b"".join(entry(i, entry_size) for i in range(count))
 
 
+def analyst_log(count: int) -> bytes:
+    """A varied log for the built-in analyst: repeats, rewordings, failures, long results."""
+    tasks = [f"Review PR #{n}" for n in range(3000)] + [
+        "Summarise the daily sales report",
+        "summarize daily sales report",
+        "Check CI status for main",
+    ]
+    results = [
+        "Found 3 issues",
+        "Error: timeout after 30s calling the API",
+        "All good",
+        "x" * 997 + "...",
+    ]
+    parts = []
+    for index in range(count):
+        day, minute = divmod(index, 1440)
+        month = 1 + day // 28 % 12
+        stamp = f"2026-{month:02d}-{1 + day % 28:02d}T{minute // 60:02d}:{minute % 60:02d}:00Z"
+        task = tasks[(index * 7919) % len(tasks)]
+        result = results[(index * 31) % len(results)]
+        parts.append(f"## {stamp}\n**Task:** {task}\n**Result:** {result}\n\n")
+    return "".join(parts).encode()
+
+
 def agent_toml(name: str, *, last_n: int, enabled: bool = True) -> str:
     return (
         f'name = "{name}"\nmodel = "openai/gpt-4o"\n[memory]\n'
@@ -237,6 +261,9 @@ def report(root: Path, url: str, *, runs: int, big_bytes: int, fleet: int, smoke
     big_path = space.memory / "big.md"
     small_pristine = (space.memory / "small.md").read_bytes()
 
+    analyst_entries = 2_000 if smoke else 100_000
+    space.agent("diary", analyst_log(analyst_entries), last_n=0)
+
     fleet_space = Workspace(root / "fleet", url)
     one_space = Workspace(root / "one", url)
     fleet_log = b"".join(entry(i, 200) for i in range(50))
@@ -285,6 +312,12 @@ def report(root: Path, url: str, *, runs: int, big_bytes: int, fleet: int, smoke
         max(1, runs - 2),
         before_each=restore_big,
     )
+    analyst = measure(
+        f"offline analysis, {analyst_entries:,}",
+        [AXE, "gc", "diary", "--dry-run", "--model", "builtin/heuristic"],
+        env,
+        max(1, runs - 4),
+    )
     one = measure(
         "gc --all, 1 agent", [AXE, "gc", "--all"], one_space.env, runs, before_each=restore_fleet
     )
@@ -300,7 +333,7 @@ def report(root: Path, url: str, *, runs: int, big_bytes: int, fleet: int, smoke
     for figure in (import_floor, http_floor, request_floor, cp_floor):
         print(row(figure))
     print("\naxe")
-    for figure in (missing, help_page, disabled, small, big_run, one, many):
+    for figure in (missing, help_page, disabled, small, big_run, analyst, one, many):
         print(row(figure) + " peak RSS")
 
     per_agent_ms = (many.seconds - one.seconds) / max(1, fleet - 1) * 1000
@@ -316,6 +349,7 @@ def report(root: Path, url: str, *, runs: int, big_bytes: int, fleet: int, smoke
         ("big log, time", big_run.seconds / cp_floor.seconds, 8.0, "x cp of the file"),
         ("big log, peak RSS", big_run.peak_kib * 1024 / big_size, 2.5, "x file size"),
         ("--all, per extra agent", per_agent_ms, 2.0, "ms"),
+        ("offline analysis", analyst.seconds, 2.0, f"s, {analyst_entries:,} entries"),
     ]
     print("\ngoals")
     for name, value, target, unit in goals:

@@ -451,3 +451,20 @@ def test_top_level_help_lists_gc_with_examples() -> None:
     assert result.exit_code == 0
     assert "  gc  Analyze and trim agent memory\n" in result.stdout
     assert "axe gc --all --dry-run" in result.stdout
+
+
+def test_agent_without_memory_table_is_skipped(home: AxeHome) -> None:
+    home.add_agent("plain", enabled=None)
+    result = run("plain")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == 'Warning: agent "plain" does not have memory enabled. Skipping.\n'
+
+
+def test_all_with_archive_archives_every_agent(home: AxeHome) -> None:
+    for name in ("a", "b"):
+        home.add_agent(name, model="builtin/heuristic", last_n=1)
+        home.write_memory(name, entries(3))
+    assert run("--all", "--archive").exit_code == 0
+    for name in ("a", "b"):
+        assert home.memory_path(name).with_name(f"{name}.md.archive").read_bytes() == entries(2)
+        assert home.memory_path(name).read_bytes() == entries(1, start=2)
