@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from axe.adapters.files.durable import append_durably, fsync_directory
+from axe.adapters.files.durable import append_durably, fsync_directory, pread
 from axe.adapters.files.reading import open_regular
 from axe.domain.entries import entry_starts
 
@@ -44,7 +44,7 @@ def _already_archived(path: Path, removed: bytes) -> int:
         return 0
     try:
         span = min(status.st_size, len(removed))
-        tail = os.pread(fd, span, status.st_size - span) if span else b""
+        tail = pread(fd, span, status.st_size - span) if span else b""
     finally:
         os.close(fd)
     boundaries = [b for b in entry_starts(removed) if b > 0] + [len(removed)]

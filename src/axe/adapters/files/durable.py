@@ -111,10 +111,18 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+def pread(fd: int, size: int, offset: int) -> bytes:
+    """``os.pread`` where it exists (POSIX); elsewhere (Windows) a seek and a read."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, size)
+
+
 def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
     """Copy ``source_fd`` from ``offset`` to its current end; return the new offset."""
     while True:
-        chunk = os.pread(source_fd, _COPY_CHUNK, offset)
+        chunk = pread(source_fd, _COPY_CHUNK, offset)
         if not chunk:
             return offset
         view = memoryview(chunk)
@@ -171,7 +179,8 @@ class LateAppendError(OSError):
 
 
 def _copy_ownership(fd: int, status: os.stat_result) -> None:
-    os.fchmod(fd, stat.S_IMODE(status.st_mode))
+    if hasattr(os, "fchmod"):  # Windows has it only from Python 3.13
+        os.fchmod(fd, stat.S_IMODE(status.st_mode))
     if hasattr(os, "fchown"):
         with contextlib.suppress(OSError):  # only possible as root or for the same owner
             os.fchown(fd, status.st_uid, status.st_gid)
@@ -220,7 +229,7 @@ def _collect_late_appends(
 
 def _read_from(fd: int, offset: int) -> bytes:
     parts = []
-    while chunk := os.pread(fd, _COPY_CHUNK, offset):
+    while chunk := pread(fd, _COPY_CHUNK, offset):
         parts.append(chunk)
         offset += len(chunk)
     return b"".join(parts)
