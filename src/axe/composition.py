@@ -8,6 +8,7 @@ httpx only when a request is made: a run that never reaches an LLM pays for none
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -40,22 +41,18 @@ def production_ports(
 ) -> Iterator[GcPorts]:
     """The real adapters, configured from ``environ``; the HTTP client closes on exit."""
     configuration = config_dir(environ)
-    shared: dict[str, HttpTransport] = {}
-    loaded: dict[str, TomlGlobalConfig] = {}
 
+    @functools.cache
     def global_config() -> TomlGlobalConfig:
-        if "config" not in loaded:
-            from axe.adapters.files.global_config import TomlGlobalConfig  # noqa: PLC0415
+        from axe.adapters.files.global_config import TomlGlobalConfig  # noqa: PLC0415
 
-            loaded["config"] = TomlGlobalConfig(configuration / "config.toml", environ)
-        return loaded["config"]
+        return TomlGlobalConfig(configuration / "config.toml", environ)
 
+    @functools.cache
     def transport() -> HttpTransport:
-        if "http" not in shared:
-            from axe.adapters.http.transport import HttpTransport  # noqa: PLC0415
+        from axe.adapters.http.transport import HttpTransport  # noqa: PLC0415
 
-            shared["http"] = HttpTransport(timeout=http_timeout, user_agent=f"axe/{__version__}")
-        return shared["http"]
+        return HttpTransport(timeout=http_timeout, user_agent=f"axe/{__version__}")
 
     def http_client(provider: str) -> Callable[[], LLMClient]:
         def build() -> LLMClient:
@@ -87,8 +84,8 @@ def production_ports(
             output=output,
         )
     finally:
-        for held in shared.values():
-            held.close()
+        if transport.cache_info().currsize:  # only a run that made a request has one to close
+            transport().close()
 
 
 def console_output(stdout: BinaryIO, stderr: BinaryIO, environ: Mapping[str, str]) -> Output:

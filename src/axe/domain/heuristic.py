@@ -37,6 +37,8 @@ _VOLATILE = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W_]+")
+_APOSTROPHES = re.compile("['\u2019]")
+_BRITISH_ENDINGS = (("isation", "ization"), ("ising", "izing"), ("ised", "ized"), ("ise", "ize"))
 _STOP_WORDS = frozenset(
     {"a", "an", "the", "and", "or", "of", "for", "to", "in", "on", "at", "by", "with", "from"}
     | {"into", "about", "please", "this", "that", "these", "those", "my", "our", "your", "its"}
@@ -94,10 +96,6 @@ def normalise(text: str) -> str:
     return " ".join(_WORD.findall(_APOSTROPHES.sub("", text.lower())))
 
 
-_APOSTROPHES = re.compile("['\u2019]")
-_BRITISH_ENDINGS = (("isation", "ization"), ("ising", "izing"), ("ised", "ized"), ("ise", "ize"))
-
-
 def stem(word: str) -> str:
     """A crude stem, used only to match wordings: plurals and -ise/-ize spellings fold."""
     if word.isdigit() or len(word) <= 3:
@@ -109,8 +107,9 @@ def stem(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
-def _key_words(normalised: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in normalised.split() if w not in _STOP_WORDS)
+def _significant_words(normalised: str) -> list[str]:
+    """The stemmed words of a normalised task, in order, stop words dropped."""
+    return [stem(w) for w in normalised.split() if w not in _STOP_WORDS]
 
 
 @frozen
@@ -151,7 +150,7 @@ def group_repeated_tasks(entries: Sequence[Entry]) -> list[TaskGroup]:
 
     owner: dict[frozenset[str], str] = {}
     for key in sorted(by_text):
-        words = _key_words(key)
+        words = frozenset(_significant_words(key))
         probes = [words]
         if sum(not w.isdigit() for w in words) >= 3:
             probes += [words - {w} for w in sorted(words) if not w.isdigit()]
@@ -234,9 +233,9 @@ def _task_kinds(entries: Sequence[Entry]) -> list[str]:
     kinds: Counter[str] = Counter()
     for entry in entries:
         if entry.task:
-            words = [w for w in normalise(entry.task).split() if w not in _STOP_WORDS]
+            words = _significant_words(normalise(entry.task))
             if words:
-                kinds[stem(words[0])] += 1
+                kinds[words[0]] += 1
     total = sum(kinds.values())
     return [
         f'"{kind}" {_percent(n, total)} ({n})'

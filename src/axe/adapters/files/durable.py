@@ -119,16 +119,20 @@ def pread(fd: int, size: int, offset: int) -> bytes:
     return os.read(fd, size)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """``os.write`` may write less than asked (a signal, a pipe); loop until all is out."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
     """Copy ``source_fd`` from ``offset`` to its current end; return the new offset."""
     while True:
         chunk = pread(source_fd, _COPY_CHUNK, offset)
         if not chunk:
             return offset
-        view = memoryview(chunk)
-        while view:
-            written = os.write(dest_fd, view)
-            view = view[written:]
+        write_all(dest_fd, chunk)
         offset += len(chunk)
 
 
@@ -191,9 +195,7 @@ def append_durably(path: Path, data: bytes) -> None:
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags | getattr(os, "O_BINARY", 0), 0o600)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)

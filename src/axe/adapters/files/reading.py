@@ -25,8 +25,12 @@ class FileStamp:
 class NotRegularFileError(OSError):
     """The path names a directory, FIFO, socket or device rather than a file."""
 
+    def __init__(self, path: Path | str, kind: str) -> None:
+        super().__init__(f"{path} is {kind}")
+        self.kind = kind
 
-def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.stat_result]:
+
+def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
     """Open ``path`` without blocking and return the descriptor and its status.
 
     Raises:
@@ -35,7 +39,11 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.st
         OSError: any other reason it cannot be opened.
     """
     nonblock = getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags | nonblock | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    flags = os.O_RDONLY | nonblock | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except IsADirectoryError:  # where opening a directory is refused outright (Windows)
+        raise NotRegularFileError(path, "a directory") from None
     try:
         status = os.fstat(fd)
         _require_regular(path, status)
@@ -50,7 +58,7 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.st
 def _require_regular(path: Path | str, status: os.stat_result) -> None:
     if not stat.S_ISREG(status.st_mode):
         kind = "a directory" if stat.S_ISDIR(status.st_mode) else "not a regular file"
-        raise NotRegularFileError(f"{path} is {kind}")
+        raise NotRegularFileError(path, kind)
 
 
 def read_regular(path: Path | str, *, limit: int | None = None) -> tuple[bytes, FileStamp]:
@@ -60,10 +68,7 @@ def read_regular(path: Path | str, *, limit: int | None = None) -> tuple[bytes, 
         FileNotFoundError, NotRegularFileError, OSError: as :func:`open_regular`, or a read
             failed; ``ValueError`` if the file is larger than ``limit``.
     """
-    try:
-        fd, status = open_regular(path)
-    except IsADirectoryError as error:  # Windows-style refusal to open a directory
-        raise NotRegularFileError(f"{path} is a directory") from error
+    fd, status = open_regular(path)
     with os.fdopen(fd, "rb", buffering=0) as file:
         if limit is not None and status.st_size > limit:
             raise ValueError(f"{path} is larger than {limit} bytes")
@@ -84,5 +89,5 @@ def read_regular(path: Path | str, *, limit: int | None = None) -> tuple[bytes, 
 def describe_os_error(error: OSError) -> str:
     """A short reason for ``error`` without repeating the path the caller already names."""
     if isinstance(error, NotRegularFileError):
-        return str(error).rsplit(" is ", 1)[-1]
+        return error.kind
     return error.strerror or str(error)

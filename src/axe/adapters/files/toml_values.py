@@ -38,6 +38,13 @@ def _strict(kind: type[Any]) -> Any:
     return structure
 
 
+def _require(value: Any, kind: type[Any], expected: str) -> None:
+    """cattrs would quietly build from the wrong container (a string iterates as a list, a
+    table built from a string gets defaults); in TOML a table must be a table."""
+    if not isinstance(value, kind):
+        raise ValueError(f"expected {expected}, got {_describe(value)}")
+
+
 def _describe(value: Any) -> str:
     if isinstance(value, Mapping):
         return "a table"
@@ -57,12 +64,10 @@ def _converter() -> cattrs.Converter:
         converter.register_structure_hook(kind, _strict(kind))
 
     def table(cls: type[Any]) -> Any:
-        # cattrs would quietly build defaults from a string; a table must be a table.
         build = make_dict_structure_fn(cls, converter)
 
         def structure(value: Any, _: Any) -> Any:
-            if not isinstance(value, Mapping):
-                raise ValueError(f"expected a table, got {_describe(value)}")
+            _require(value, Mapping, "a table")
             return build(value, cls)
 
         return structure
@@ -85,8 +90,7 @@ def _list_of(converter: cattrs.Converter, kind: Any) -> Any:
     (item_type,) = kind.__args__
 
     def structure(value: Any, _: Any) -> Any:
-        if not isinstance(value, list):
-            raise ValueError(f"expected an array, got {_describe(value)}")
+        _require(value, list, "an array")
         return [converter.structure(item, item_type) for item in value]
 
     return structure
@@ -96,8 +100,7 @@ def _mapping_of(converter: cattrs.Converter, kind: Any) -> Any:
     _, value_type = kind.__args__
 
     def structure(value: Any, _: Any) -> Any:
-        if not isinstance(value, Mapping):
-            raise ValueError(f"expected a table, got {_describe(value)}")
+        _require(value, Mapping, "a table")
         return {key: converter.structure(item, value_type) for key, item in value.items()}
 
     return structure

@@ -41,12 +41,12 @@ def is_plain_ascii(data: bytes) -> bool:
     return data.isascii() and len(data.translate(None, _OTHER_CONTROLS)) == len(data)
 
 
-def escape_slice(data: bytes, *, plain: bool | None = None) -> bytes:
+def escape_slice(data: bytes, *, plain: bool) -> bytes:
     """``data`` as the inside of a JSON string, UTF-8 encoded, invalid bytes replaced.
 
-    ``plain`` is :func:`is_plain_ascii` of ``data`` when the caller already knows it.
+    ``plain`` is :func:`is_plain_ascii` of ``data``, worked out once by the caller.
     """
-    if plain if plain is not None else is_plain_ascii(data):
+    if plain:
         for raw, escaped in _SIMPLE_ESCAPES:
             if raw in data:
                 data = data.replace(raw, escaped)

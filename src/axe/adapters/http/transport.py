@@ -95,10 +95,8 @@ class HttpTransport:
         deadline = self._clock() + self._timeout
         where = f"{provider} at {display_url(url)}"
         retry = 0
-        while True:
+        while True:  # a retry starts only while time remains (checked before sleeping)
             remaining = deadline - self._clock()
-            if remaining <= 0:
-                raise ApiError(f"request to {where} timed out after {self._timeout:g}s")
             try:
                 status, reply_headers, raw = self._attempt(url, headers, body, remaining, deadline)
             except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
