@@ -14,9 +14,8 @@ from typing import Any, NoReturn
 import click
 
 from axe import __version__
-from axe.domain.errors import AgentError, ApiError, AxeError, ConfigError
+from axe.domain.errors import AgentError, AxeError, exit_code_for
 
-EXIT_CODES: dict[type[AxeError], int] = {AgentError: 1, ConfigError: 2, ApiError: 3}
 EXIT_USAGE = 1
 EXIT_INTERRUPTED = 130
 
@@ -33,13 +32,6 @@ Examples:
 \b
 Exit codes: 0 success or nothing to do, 1 agent error, 2 config error, 3 API error.
 """
-
-
-def exit_code_for(error: AxeError) -> int:
-    for kind in type(error).__mro__:
-        if kind in EXIT_CODES:
-            return EXIT_CODES[kind]
-    return 1
 
 
 class _AxeGroup(click.Group):
@@ -133,7 +125,21 @@ def cli() -> None:
     is_flag=True,
     help="Append removed entries to '<memory file>.archive' before trimming.",
 )
-def gc(agent: str | None, dry_run: bool, all_agents: bool, model: str, archive: bool) -> None:
+@click.option(
+    "--json",
+    "json_lines",
+    is_flag=True,
+    help="Print one JSON object per agent on stdout instead of text (schema in the README).",
+)
+def gc(
+    *,
+    agent: str | None,
+    dry_run: bool,
+    all_agents: bool,
+    model: str,
+    archive: bool,
+    json_lines: bool,
+) -> int:
     """Analyze and trim agent memory.
 
     Sends AGENT's whole memory log to its model in one request for a report (Patterns Found,
@@ -148,12 +154,14 @@ def gc(agent: str | None, dry_run: bool, all_agents: bool, model: str, archive: 
     if not all_agents and not agent:
         raise AgentError("agent name is required (or use --all)")
     options = GcOptions(dry_run=dry_run, model_override=model or None, archive=archive)
-    run_gc(
+    outcome = run_gc(
         None if all_agents else agent,
         options,
         stdout=sys.stdout.buffer,
         stderr=sys.stderr.buffer,
+        json_lines=json_lines,
     )
+    return outcome.exit_code
 
 
 def main() -> NoReturn:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator, Mapping
+import signal
+import threading
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, BinaryIO
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, Final
 
 from axe import __version__
 from axe.adapters.console import ConsoleOutput
@@ -23,80 +26,115 @@ from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_
 from axe.application.ports import LLMClient, Output
 from axe.application.routing import ProviderRouter
 from axe.domain.errors import ConfigError
+from axe.domain.results import AgentResult, SweepResult
 
 if TYPE_CHECKING:
     from axe.adapters.files.global_config import TomlGlobalConfig
     from axe.adapters.http.transport import HttpTransport
-    from axe.domain.providers import ProviderSettings
 
-DEFAULT_HTTP_TIMEOUT = 120.0
+HTTP_PROVIDERS: Final = {  # provider name -> its client class in axe.adapters.http.providers
+    "anthropic": "AnthropicClient",
+    "openai": "OpenAIClient",
+    "ollama": "OllamaClient",
+}
+BUILTIN_PROVIDER: Final = "builtin"
 
 
-@contextmanager
-def production_ports(
-    environ: Mapping[str, str],
-    output: Output,
-    *,
-    http_timeout: float = DEFAULT_HTTP_TIMEOUT,
-) -> Iterator[GcPorts]:
-    """The real adapters, configured from ``environ``; the HTTP client closes on exit."""
-    configuration = config_dir(environ)
+class _LazyAdapters:
+    """The adapters of one run that cost something to build, each built on first use.
 
-    @functools.cache
-    def global_config() -> TomlGlobalConfig:
+    ``config.toml`` is read, and the HTTP transport (and httpx) created, only when an
+    analysis is requested; ``close`` releases the transport if one was made.
+    """
+
+    def __init__(self, configuration: Path, environ: Mapping[str, str], http_timeout: float | None):
+        self._configuration = configuration
+        self._environ = environ
+        self._http_timeout = http_timeout
+        self._transport: HttpTransport | None = None
+
+    @functools.cached_property
+    def global_config(self) -> TomlGlobalConfig:
         from axe.adapters.files.global_config import TomlGlobalConfig  # noqa: PLC0415
 
-        return TomlGlobalConfig(configuration / "config.toml", environ)
+        return TomlGlobalConfig(self._configuration / "config.toml", self._environ)
 
-    @functools.cache
-    def transport() -> HttpTransport:
-        from axe.adapters.http.transport import HttpTransport  # noqa: PLC0415
+    def transport(self) -> HttpTransport:
+        if self._transport is None:
+            from axe.adapters.http.transport import HttpTransport  # noqa: PLC0415
 
-        return HttpTransport(timeout=http_timeout, user_agent=f"axe/{__version__}")
+            self._transport = HttpTransport(
+                timeout=self._http_timeout, user_agent=f"axe/{__version__}"
+            )
+        return self._transport
 
-    def http_client(provider: str) -> Callable[[], LLMClient]:
-        def build() -> LLMClient:
-            from axe.adapters.http import providers  # noqa: PLC0415
+    def http_client(self, provider: str) -> LLMClient:
+        from axe.adapters.http import providers  # noqa: PLC0415
+        from axe.adapters.http.settings import ProviderSettings  # noqa: PLC0415
 
-            clients: dict[str, Callable[[HttpTransport, ProviderSettings], LLMClient]] = {
-                "anthropic": providers.AnthropicClient,
-                "openai": providers.OpenAIClient,
-                "ollama": providers.OllamaClient,
-            }
-            return clients[provider](transport(), global_config().provider(provider))
+        config = self.global_config
+        settings = ProviderSettings(
+            api_key=config.api_key(provider),
+            base_url=config.base_url(provider),
+            key_variable=config.key_variable(provider),
+        )
+        client: LLMClient = getattr(providers, HTTP_PROVIDERS[provider])(self.transport(), settings)
+        return client
 
-        return build
-
-    def builtin() -> LLMClient:
+    def builtin_client(self) -> LLMClient:
+        """The offline analyst needs no key, but a broken ``config.toml`` is reported all the
+        same: the same file gives the same answer whichever model is asked."""
+        self.global_config.check()
         from axe.adapters.builtin import HeuristicAnalyst  # noqa: PLC0415
 
         return HeuristicAnalyst()
 
-    llm = ProviderRouter(
-        {name: http_client(name) for name in ("anthropic", "openai", "ollama")}
-        | {"builtin": builtin}
-    )
+    def llm(self) -> ProviderRouter:
+        factories = {name: functools.partial(self.http_client, name) for name in HTTP_PROVIDERS}
+        return ProviderRouter(factories | {BUILTIN_PROVIDER: self.builtin_client})
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+
+@contextmanager
+def production_ports(
+    environ: Mapping[str, str], output: Output, *, http_timeout: float | None = None
+) -> Iterator[GcPorts]:
+    """The real adapters, configured from ``environ``; the HTTP client closes on exit.
+
+    ``http_timeout`` (seconds for one analysis request, retries included) defaults to the
+    HTTP adapter's own default.
+    """
+    configuration = config_dir(environ)
+    lazy = _LazyAdapters(configuration, environ, http_timeout)
     try:
         yield GcPorts(
             agents=TomlAgentRepository(configuration / "agents"),
-            memory=FileMemoryStore(lambda: data_dir(environ)),
-            llm=llm,
+            memory=FileMemoryStore(functools.partial(data_dir, environ)),
+            llm=lazy.llm(),
             output=output,
         )
     finally:
-        if transport.cache_info().currsize:  # only a run that made a request has one to close
-            transport().close()
+        lazy.close()
 
 
-def console_output(stdout: BinaryIO, stderr: BinaryIO, environ: Mapping[str, str]) -> Output:
+def console_output(
+    stdout: BinaryIO, stderr: BinaryIO, environ: Mapping[str, str], *, json_lines: bool = False
+) -> ConsoleOutput:
     """Console output; a live status line only where a person is watching stderr."""
     interactive = stderr.isatty() and environ.get("TERM", "") != "dumb"
     return ConsoleOutput(
-        stdout, stderr, interactive=interactive, color=interactive and not environ.get("NO_COLOR")
+        stdout,
+        stderr,
+        json_lines=json_lines,
+        interactive=interactive,
+        color=interactive and not environ.get("NO_COLOR"),
     )
 
 
-def http_timeout_from(environ: Mapping[str, str], default: float) -> float:
+def http_timeout_from(environ: Mapping[str, str]) -> float | None:
     """``AXE_HTTP_TIMEOUT`` (seconds) when set, so tests and slow local models can change it.
 
     Raises:
@@ -104,7 +142,7 @@ def http_timeout_from(environ: Mapping[str, str], default: float) -> float:
     """
     text = environ.get("AXE_HTTP_TIMEOUT", "")
     if not text:
-        return default
+        return None
     try:
         seconds = float(text)
     except ValueError:
@@ -121,18 +159,31 @@ def run_gc(
     stdout: BinaryIO,
     stderr: BinaryIO,
     environ: Mapping[str, str] | None = None,
-    http_timeout: float = DEFAULT_HTTP_TIMEOUT,
-) -> None:
+    json_lines: bool = False,
+) -> AgentResult | SweepResult:
     """``axe gc`` for one agent, or every agent when ``agent`` is None.
 
     Raises:
-        AxeError: as :func:`collect_garbage` / :func:`collect_all_garbage`.
+        ConfigError: the agents directory cannot be listed, or a setting in the environment
+            is invalid.
     """
     environ = os.environ if environ is None else environ
-    output = console_output(stdout, stderr, environ)
-    timeout = http_timeout_from(environ, http_timeout)
+    _ignore_sigio()
+    output = console_output(stdout, stderr, environ, json_lines=json_lines)
+    timeout = http_timeout_from(environ)
     with production_ports(environ, output, http_timeout=timeout) as ports:
         if agent is None:
-            collect_all_garbage(options, ports)
-        else:
-            collect_garbage(agent, options, ports)
+            return collect_all_garbage(options, ports)
+        return collect_garbage(agent, options, ports)
+
+
+def _ignore_sigio() -> None:
+    """Let any thread of this run take the read lease that carries late appends over.
+
+    A writer opening a leased file raises SIGIO, which would kill the process by default;
+    gc uses no signal-driven I/O, so ignoring it is safe, and only the main thread may
+    change it (an embedding program calling from another thread keeps its own setting).
+    """
+    sigio = getattr(signal, "SIGIO", None)
+    if sigio is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(sigio, signal.SIG_IGN)

@@ -3,9 +3,32 @@
 from __future__ import annotations
 
 import io
+import json
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from axe.adapters.console import ConsoleOutput
+from axe.adapters.console.safe_text import terminal_safe
+from axe.adapters.console.status import cells, fit, status_text
 from axe.composition import console_output
+from axe.domain.errors import ApiError
+from axe.domain.events import (
+    AgentFinished,
+    AgentStarted,
+    AnalysisReady,
+    AnalysisStarted,
+    Event,
+    MemoryRead,
+    SweepFinished,
+    SweepStarted,
+)
+from axe.domain.model import ModelRef
+from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult, Usage
+
+MODEL = ModelRef("anthropic", "claude-3")
 
 
 class Terminal(io.BytesIO):
@@ -13,63 +36,177 @@ class Terminal(io.BytesIO):
         return True
 
 
-def test_say_and_warn_write_lines_to_their_own_streams() -> None:
-    out, err = io.BytesIO(), io.BytesIO()
-    console = ConsoleOutput(out, err)
-    console.say("Agent: a")
-    console.warn("Warning: x")
-    console.say("résumé ✓")
-    assert out.getvalue() == "Agent: a\nrésumé ✓\n".encode()
-    assert err.getvalue() == b"Warning: x\n"
-
-
-def test_waiting_prints_nothing_when_nobody_watches() -> None:
-    out, err = io.BytesIO(), io.BytesIO()
-    console = ConsoleOutput(out, err, interactive=False)
-    with console.waiting("Analysing a"):
-        pass
-    assert out.getvalue() == err.getvalue() == b""
-
-
-def test_waiting_shows_then_erases_a_status_on_a_terminal() -> None:
-    out, err = io.BytesIO(), Terminal()
-    ticks = iter([0.0, 0.0, 3.2, 3.4, 3.6, 3.8, 4.0, 4.2])
-    console = ConsoleOutput(
-        out, err, interactive=True, clock=lambda: next(ticks, 9.0), refresh_seconds=0.001
+def one_agent(text: str = "the report") -> list[Event]:
+    result = AgentResult(
+        agent="a",
+        status=AgentStatus.TRIMMED,
+        entries=3,
+        removed=2,
+        kept=1,
+        limit=1,
+        model=MODEL,
+        analysis=Analysis(text=text, usage=Usage(10, 5)),
     )
-    with console.waiting("Analysing a: 3 entries with x/y"):
-        pass
+    return [
+        AgentStarted("a", in_sweep=False),
+        MemoryRead("a", 3, 300),
+        AnalysisStarted("a", MODEL, 3),
+        AnalysisReady("a", Analysis(text=text, usage=Usage(10, 5))),
+        AgentFinished(result),
+    ]
+
+
+def play(console: ConsoleOutput, events: list[Event]) -> None:
+    for event in events:
+        console.emit(event)
+
+
+def test_results_go_to_stdout_exactly_as_the_spec_words_them() -> None:
+    """stdout carries the spec's lines byte for byte; stderr stays empty."""
+    out, err = io.BytesIO(), io.BytesIO()
+    play(ConsoleOutput(out, err), one_agent("résumé ✓"))
+    assert (
+        out.getvalue()
+        == (
+            "Agent: a\nEntries: 3\n--- Analysis ---\nrésumé ✓\n"
+            "Trimmed: 2 entries removed, 1 entries kept.\n"
+        ).encode()
+    )
+    assert err.getvalue() == b""
+
+
+def test_a_failed_agent_is_one_stderr_line_alone_and_named_in_a_sweep() -> None:
+    """Alone, the error is printed as is; under --all it names the agent, then the summary."""
+    failed = AgentResult(agent="b", status=AgentStatus.FAILED, error=ApiError("down"))
+    err = io.BytesIO()
+    ConsoleOutput(io.BytesIO(), err).emit(AgentFinished(failed))
+    assert err.getvalue() == b"down\n"
+
+    err = io.BytesIO()
+    play(
+        ConsoleOutput(io.BytesIO(), err),
+        [SweepStarted(("b",)), AgentFinished(failed), SweepFinished(SweepResult((failed,)))],
+    )
+    assert err.getvalue() == (
+        b'Error: gc failed for agent "b": down\ngc completed with errors: 1 of 1 agents failed\n'
+    )
+
+
+def test_the_status_line_shows_while_waiting_and_is_erased() -> None:
+    """On a terminal the status names agent, count and model, and is wiped before the report."""
+    out, err = io.BytesIO(), Terminal()
+    play(ConsoleOutput(out, err, interactive=True, columns=lambda: 120), one_agent())
     shown = err.getvalue().decode()
-    assert "Analysing a: 3 entries with x/y (0s)" in shown
+    assert "Analysing a: 3 entries with anthropic/claude-3 (0s)" in shown
     assert shown.endswith("\r\x1b[2K")
-    assert out.getvalue() == b""
+    assert b"Analysing" not in out.getvalue()
 
 
-def test_status_is_erased_before_a_warning_is_printed() -> None:
+def test_the_status_is_erased_before_a_warning_is_printed() -> None:
+    """A stderr line never lands after a half-erased status."""
     err = Terminal()
-    console = ConsoleOutput(io.BytesIO(), err, interactive=True, refresh_seconds=0.001)
-    with console.waiting("busy"):
-        console.warn("Error: x")
-    assert "\r\x1b[2KError: x\n" in err.getvalue().decode()
+    console = ConsoleOutput(io.BytesIO(), err, interactive=True, columns=lambda: 80)
+    console.emit(AnalysisStarted("a", MODEL, 3))
+    failed = AgentResult(agent="a", status=AgentStatus.FAILED, error=ApiError("Error: x"))
+    console.emit(AgentFinished(failed))
+    assert err.getvalue().decode().endswith("\r\x1b[2KError: x\n")
 
 
-def shown_while_waiting(stderr: io.BytesIO, environ: dict[str, str]) -> str:
-    console = console_output(io.BytesIO(), stderr, environ)
-    with console.waiting("busy"):
-        console.warn("done")
-    return stderr.getvalue().decode()
+@pytest.mark.parametrize("columns", [20, 33, 40, 80])
+def test_the_status_never_wraps_whatever_the_width(columns: int) -> None:
+    """Each frame fits one row less one column, so erase-line always clears all of it."""
+    err = Terminal()
+    console = ConsoleOutput(io.BytesIO(), err, interactive=True, columns=lambda: columns)
+    console.emit(AnalysisStarted("a-very-long-agent-name-" * 3, ModelRef("openai", "gpt" * 20), 9))
+    console.emit(AnalysisReady("a", Analysis(text="r")))
+    frames = [f for f in re.split(r"\r\x1b\[2K", err.getvalue().decode()) if f]
+    assert frames
+    assert all(cells(frame) <= columns - 1 for frame in frames)
 
 
-def test_status_is_dimmed_on_a_colour_terminal() -> None:
-    assert "\x1b[2m" in shown_while_waiting(Terminal(), {})
+@given(st.text(max_size=80), st.integers(min_value=1, max_value=120), st.floats(0, 10_000))
+def test_any_status_frame_fits_its_terminal(text: str, columns: int, elapsed: float) -> None:
+    """Whatever the words, width and timer, a frame is at most one column short of a row."""
+    assert cells(status_text(3, text, elapsed, columns)) <= max(columns - 1, 0)
 
 
-def test_no_color_keeps_the_status_but_drops_colour() -> None:
-    shown = shown_while_waiting(Terminal(), {"NO_COLOR": "1"})
-    assert "busy" in shown
-    assert "\x1b[2m" not in shown
+def test_a_cut_status_keeps_its_start_and_its_end() -> None:
+    """A line too wide loses its middle, so 'what' and 'how far' both stay readable."""
+    cut = fit("Analysing pr-reviewer: 46 entries with anthropic/claude-sonnet-4", 30)
+    assert cells(cut) == 30
+    assert cut.startswith("Analysing")
+    assert cut.endswith("claude-sonnet-4")
+    assert "\u2026" in cut
+
+
+def test_wide_characters_count_as_two_cells() -> None:
+    """CJK names are measured in terminal cells, not characters."""
+    assert cells("日本語") == 6
+    assert cells(fit("日本語日本語", 5)) <= 5
 
 
 def test_pipes_and_dumb_terminals_get_no_status_at_all() -> None:
-    assert shown_while_waiting(io.BytesIO(), {}) == "done\n"
-    assert shown_while_waiting(Terminal(), {"TERM": "dumb"}) == "done\n"
+    """cron mail and pipes never see status bytes, nor does TERM=dumb."""
+    for stream, environ in ((io.BytesIO(), {}), (Terminal(), {"TERM": "dumb"})):
+        play(console_output(io.BytesIO(), stream, environ), one_agent())
+        assert stream.getvalue() == b""
+
+
+def test_the_status_is_dimmed_on_a_colour_terminal_unless_no_color() -> None:
+    """Colour only where allowed: NO_COLOR keeps the status but drops the dim escape."""
+    coloured, plain = Terminal(), Terminal()
+    play(console_output(io.BytesIO(), coloured, {}), one_agent())
+    play(console_output(io.BytesIO(), plain, {"NO_COLOR": "1"}), one_agent())
+    assert "\x1b[2m" in coloured.getvalue().decode()
+    assert "Analysing" in plain.getvalue().decode()
+    assert "\x1b[2m" not in plain.getvalue().decode()
+
+
+HOSTILE = (
+    "## Patterns Found\n\x1b[31mred\x1b[0m text\x1b]0;owned\x07 title\n"
+    "\x9b2J cleared \x1b[2J\rover\tkept\r\n\x07bell\x00nul\x85next"
+)
+
+
+@pytest.mark.parametrize("stream", [io.BytesIO, Terminal], ids=["pipe", "terminal"])
+def test_terminal_control_sequences_in_a_reply_never_reach_the_screen(
+    stream: type[io.BytesIO],
+) -> None:
+    """Colours, OSC titles, C1 controls, bells, NULs and lone CRs are stripped; text stays."""
+    out = stream()
+    play(ConsoleOutput(out, io.BytesIO()), one_agent(HOSTILE))
+    report = out.getvalue().decode().split("--- Analysis ---\n")[1].split("\nTrimmed:")[0]
+    assert report == "## Patterns Found\nred text title\n cleared over\tkept\nbellnulnext"
+
+
+@given(st.text())
+def test_safe_text_has_no_control_characters_but_newline_and_tab(text: str) -> None:
+    """Whatever a model says, what is printed holds no C0/C1 control but \\n and \\t."""
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", terminal_safe(text))
+
+
+def test_json_lines_put_one_object_per_agent_on_stdout_and_keep_stderr() -> None:
+    """--json: stdout is JSON only, one line per agent; stderr is what text mode prints."""
+    out, err = io.BytesIO(), io.BytesIO()
+    failed = AgentResult(agent="b", status=AgentStatus.FAILED, error=ApiError("down"))
+    events = [SweepStarted(("a", "b")), *one_agent(HOSTILE)[1:], AgentFinished(failed)]
+    play(ConsoleOutput(out, err, json_lines=True), events)
+    first, second = (json.loads(line) for line in out.getvalue().decode().splitlines())
+    assert first == {
+        "agent": "a",
+        "status": "trimmed",
+        "entries": 3,
+        "removed": 2,
+        "kept": 1,
+        "limit": 1,
+        "model": "anthropic/claude-3",
+        "analysis": HOSTILE,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "parts": 1,
+        "requests": 1,
+        "error": None,
+        "exit_code": 0,
+    }
+    assert (second["status"], second["error"], second["exit_code"]) == ("failed", "down", 3)
+    assert err.getvalue() == b'Error: gc failed for agent "b": down\n'
+    assert not re.search(b"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]", out.getvalue().replace(b"\n", b""))

@@ -8,6 +8,7 @@ import pytest
 
 from axe.adapters.files.global_config import TomlGlobalConfig, key_variable
 from axe.adapters.files.paths import config_dir, data_dir
+from axe.adapters.http.settings import ProviderSettings
 from axe.domain.errors import ConfigError
 
 CONFIG = """
@@ -21,46 +22,55 @@ api_key = "groq-file-key"
 
 
 def test_file_values_are_used_when_environment_is_silent(tmp_path: Path) -> None:
+    """Keys and base URLs come from config.toml when no variable is set."""
     (tmp_path / "config.toml").write_text(CONFIG)
-    settings = TomlGlobalConfig(tmp_path / "config.toml", {}).provider("anthropic")
-    assert (settings.api_key, settings.base_url) == ("file-key", "https://proxy.example")
+    config = TomlGlobalConfig(tmp_path / "config.toml", {})
+    assert (config.api_key("anthropic"), config.base_url("anthropic")) == (
+        "file-key",
+        "https://proxy.example",
+    )
 
 
 def test_environment_wins_over_the_file(tmp_path: Path) -> None:
+    """A key or base URL in the environment beats the one in config.toml."""
     (tmp_path / "config.toml").write_text(CONFIG)
     env = {"ANTHROPIC_API_KEY": "env-key", "AXE_ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
-    settings = TomlGlobalConfig(tmp_path / "config.toml", env).provider("anthropic")
-    assert (settings.api_key, settings.base_url) == ("env-key", "http://127.0.0.1:9")
+    config = TomlGlobalConfig(tmp_path / "config.toml", env)
+    assert (config.api_key("anthropic"), config.base_url("anthropic")) == (
+        "env-key",
+        "http://127.0.0.1:9",
+    )
 
 
 def test_other_providers_use_upper_cased_variable_names(tmp_path: Path) -> None:
+    """Any provider's key is read from <PROVIDER>_API_KEY."""
     assert key_variable("groq") == "GROQ_API_KEY"
     env = {"GROQ_API_KEY": "g"}
-    assert TomlGlobalConfig(tmp_path / "config.toml", env).provider("groq").api_key == "g"
+    assert TomlGlobalConfig(tmp_path / "config.toml", env).api_key("groq") == "g"
 
 
 def test_missing_file_means_nothing_configured(tmp_path: Path) -> None:
-    settings = TomlGlobalConfig(tmp_path / "config.toml", {}).provider("openai")
-    assert (settings.api_key, settings.base_url, settings.key_variable) == (
-        "",
-        "",
-        "OPENAI_API_KEY",
-    )
+    """No config.toml is fine: no key, default base URL, and the variable to set is named."""
+    config = TomlGlobalConfig(tmp_path / "config.toml", {})
+    assert (config.api_key("openai"), config.base_url("openai")) == ("", "")
+    assert config.key_variable("openai") == "OPENAI_API_KEY"
 
 
 @pytest.mark.parametrize(
     "text", ["[providers.anthropic\n", "providers = 3\n", "[providers]\nanthropic = 1\n"]
 )
 def test_malformed_file_is_a_config_error(tmp_path: Path, text: str) -> None:
+    """A config.toml that does not parse or has the wrong shape is a ConfigError naming it."""
     (tmp_path / "config.toml").write_text(text)
     with pytest.raises(ConfigError, match=r"config\.toml"):
-        TomlGlobalConfig(tmp_path / "config.toml", {}).provider("anthropic")
+        TomlGlobalConfig(tmp_path / "config.toml", {}).api_key("anthropic")
+    with pytest.raises(ConfigError, match=r"config\.toml"):
+        TomlGlobalConfig(tmp_path / "config.toml", {}).check()
 
 
 def test_settings_repr_never_shows_the_key() -> None:
-    settings = TomlGlobalConfig(
-        Path("/nonexistent/config.toml"), {"OPENAI_API_KEY": "sk-secret"}
-    ).provider("openai")
+    """The HTTP adapter's settings can be logged without leaking the key."""
+    settings = ProviderSettings(api_key="sk-secret", base_url="", key_variable="OPENAI_API_KEY")
     assert "sk-secret" not in repr(settings)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -18,12 +18,13 @@ from axe.adapters.http.providers import (
     ollama_context_size,
 )
 from axe.adapters.http.retry import RetryPolicy
+from axe.adapters.http.settings import ProviderSettings
 from axe.adapters.http.transport import HttpTransport
-from axe.application.ports import AnalysisRequest
+from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
-from axe.domain.providers import ProviderSettings
+from axe.domain.results import Completion, Usage
 
 KEY = "sk-test-0123456789abcdef"
 MEMORY = b"## 2026-02-27T03:15:00Z\n**Task:** Review \xff PR\n\n"
@@ -69,7 +70,7 @@ def request(model: str = "claude-3", provider: str = "anthropic") -> AnalysisReq
     return AnalysisRequest(
         model=ModelRef(provider, model),
         system_prompt=PATTERN_DETECTION_PROMPT,
-        memory=MEMORY,
+        content=MEMORY,
         temperature=0.3,
         max_tokens=4096,
     )
@@ -118,7 +119,8 @@ def test_anthropic_reply_joins_text_blocks(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
     mock.post(ANTHROPIC_URL).respond(200, json=ANTHROPIC_OK)
-    assert AnthropicClient(transport, settings()).complete(request()) == "Part one. Part two."
+    reply = AnthropicClient(transport, settings()).complete(request())
+    assert reply == Completion("Part one. Part two.")
 
 
 def test_base_url_override_is_used(mock: respx.MockRouter, transport: HttpTransport) -> None:
@@ -150,7 +152,7 @@ def test_openai_request_shape(mock: respx.MockRouter, transport: HttpTransport) 
         200, json={"choices": [{"message": {"content": "report"}}]}
     )
     reply = OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
-    assert reply == "report"
+    assert reply == Completion("report")
     assert route.calls.last.request.headers["authorization"] == f"Bearer {KEY}"
     assert sent_json(route) == {
         "model": "gpt-4o",
@@ -186,7 +188,8 @@ def test_openai_null_content_is_an_empty_analysis(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
     mock.post(OPENAI_URL).respond(200, json={"choices": [{"message": {"content": None}}]})
-    assert OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai")) == ""
+    reply = OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
+    assert reply == Completion("")
 
 
 # Ollama
@@ -197,7 +200,7 @@ def test_ollama_request_shape_without_key(mock: respx.MockRouter, transport: Htt
         200, json={"message": {"role": "assistant", "content": "ok"}}
     )
     reply = OllamaClient(transport, settings(key="")).complete(request("llama3", "ollama"))
-    assert reply == "ok"
+    assert reply == Completion("ok")
     assert "authorization" not in route.calls.last.request.headers
     assert sent_json(route) == {
         "model": "llama3",
@@ -214,13 +217,69 @@ def test_ollama_context_grows_with_the_log() -> None:
     big = AnalysisRequest(
         model=ModelRef("ollama", "m"),
         system_prompt="s",
-        memory=b"x" * 300_000,
+        content=b"x" * 300_000,
         temperature=0.3,
         max_tokens=4096,
     )
     size = ollama_context_size(big)
     assert size % 1024 == 0
     assert size >= 300_000 // 3 + 4096
+
+
+# token usage
+
+
+@pytest.mark.parametrize(
+    ("provider", "url", "reply", "usage"),
+    [
+        (
+            "anthropic",
+            ANTHROPIC_URL,
+            {
+                "content": [{"type": "text", "text": "r"}],
+                "usage": {
+                    "input_tokens": 100,
+                    "cache_read_input_tokens": 20,
+                    "output_tokens": 7,
+                },
+            },
+            Usage(120, 7),
+        ),
+        (
+            "openai",
+            OPENAI_URL,
+            {
+                "choices": [{"message": {"content": "r"}}],
+                "usage": {"prompt_tokens": 90, "completion_tokens": 9, "total_tokens": 99},
+            },
+            Usage(90, 9),
+        ),
+        (
+            "ollama",
+            OLLAMA_URL,
+            {"message": {"content": "r"}, "prompt_eval_count": 80, "eval_count": 8},
+            Usage(80, 8),
+        ),
+        ("ollama", OLLAMA_URL, {"message": {"content": "r"}, "eval_count": "8"}, None),
+    ],
+)
+def test_usage_is_read_from_each_providers_reply(
+    mock: respx.MockRouter,
+    transport: HttpTransport,
+    provider: str,
+    url: str,
+    reply: dict[str, Any],
+    usage: Usage | None,
+) -> None:
+    """Each wire format's token counts become the same Usage; odd or missing ones, None."""
+    mock.post(url).respond(200, json=reply)
+    clients: dict[str, Callable[[HttpTransport, ProviderSettings], LLMClient]] = {
+        "anthropic": AnthropicClient,
+        "openai": OpenAIClient,
+        "ollama": OllamaClient,
+    }
+    completion = clients[provider](transport, settings()).complete(request("m", provider))
+    assert completion == Completion("r", usage)
 
 
 # replies that are not what they should be
@@ -327,7 +386,8 @@ def test_retry_succeeds_after_a_transient_error(
     mock.post(ANTHROPIC_URL).mock(
         side_effect=[httpx.Response(503), httpx.Response(200, json=ANTHROPIC_OK)]
     )
-    assert AnthropicClient(transport, settings()).complete(request()) == "Part one. Part two."
+    reply = AnthropicClient(transport, settings()).complete(request())
+    assert reply == Completion("Part one. Part two.")
 
 
 @pytest.mark.parametrize(

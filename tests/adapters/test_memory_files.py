@@ -8,10 +8,13 @@ file replaced or shrunk behind gc's back.
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -334,3 +337,103 @@ def test_relative_memory_path_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         store.path_for(agent(path="memory/m.md"))
     assert "is not an absolute path; use an absolute path" in str(caught.value)
+
+
+# the late-append carry-over (read lease), on and off the main thread
+
+
+class SimulatedTime:
+    """A clock that moves only when gc sleeps; at ``write_at`` seconds the late writer,
+    which opened the file before gc renamed it, writes its entry and closes."""
+
+    def __init__(self, writer_fd: int, write_at: float) -> None:
+        self.now = 0.0
+        self.writer_fd: int | None = writer_fd
+        self.write_at = write_at
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        if self.writer_fd is not None and self.now >= self.write_at:
+            os.write(self.writer_fd, entry(77))
+            os.close(self.writer_fd)
+            self.writer_fd = None
+
+    def close(self) -> None:
+        if self.writer_fd is not None:
+            os.close(self.writer_fd)
+
+
+def trim_with_a_late_writer(path: Path, *, write_at: float, in_thread: bool) -> None:
+    """Trim to 2 entries while a writer holds an O_APPEND descriptor opened before the
+    rename and writes through it ``write_at`` seconds (of simulated time) later."""
+    path.write_bytes(entries(5))
+    snapshot = read_memory(path)
+    time_ = SimulatedTime(os.open(path, os.O_WRONLY | os.O_APPEND), write_at)
+    plan = plan_trim(snapshot.content, 2)
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            trim_memory(path, snapshot, plan, archive=False, sleep=time_.sleep, clock=time_)
+        except BaseException as error:  # noqa: BLE001  (re-raised in the test's thread)
+            failures.append(error)
+
+    try:
+        if in_thread:
+            worker = threading.Thread(target=work)
+            worker.start()
+            worker.join()
+        else:
+            work()
+    finally:
+        time_.close()
+    if failures:
+        raise failures[0]
+
+
+@pytest.fixture
+def sigio() -> Iterator[Callable[[signal.Handlers], None]]:
+    """Set SIGIO's disposition for one test (from the main thread) and restore it after."""
+    previous = signal.getsignal(signal.SIGIO)
+
+    def set_disposition(handler: signal.Handlers) -> None:
+        signal.signal(signal.SIGIO, handler)
+
+    yield set_disposition
+    signal.signal(signal.SIGIO, previous)
+
+
+def test_a_writer_still_holding_the_old_file_is_waited_for(tmp_path: Path) -> None:
+    """An `axe run` that opened the file before the rename and writes 0.5 s later still has
+    its entry kept: the lease is refused until that writer closes (fails without the lease)."""
+    path = tmp_path / "m.md"
+    trim_with_a_late_writer(path, write_at=0.5, in_thread=False)
+    assert path.read_bytes() == entries(2, start=3) + entry(77)
+
+
+def test_off_the_main_thread_the_lease_holds_when_sigio_is_ignored(
+    tmp_path: Path, sigio: Callable[[signal.Handlers], None]
+) -> None:
+    """An embedder running gc in a worker thread keeps the full guarantee once SIGIO is
+    ignored (as `axe gc` does at start)."""
+    sigio(signal.SIG_IGN)
+    path = tmp_path / "m.md"
+    trim_with_a_late_writer(path, write_at=0.5, in_thread=True)
+    assert path.read_bytes() == entries(2, start=3) + entry(77)
+
+
+def test_off_the_main_thread_without_sigio_ignored_gc_waits_only_for_quiet(
+    tmp_path: Path, sigio: Callable[[signal.Handlers], None]
+) -> None:
+    """The documented fallback: off the main thread with SIGIO at its default, gc cannot
+    lease; it carries over what arrives until the old file has been quiet for 20 ms, and a
+    writer that stays silent longer than that loses its entry."""
+    sigio(signal.SIG_DFL)
+    soon, late = tmp_path / "soon.md", tmp_path / "late.md"
+    trim_with_a_late_writer(soon, write_at=0.005, in_thread=True)
+    trim_with_a_late_writer(late, write_at=0.5, in_thread=True)
+    assert soon.read_bytes() == entries(2, start=3) + entry(77)
+    assert late.read_bytes() == entries(2, start=3)

@@ -1,38 +1,46 @@
-"""The gc use case driven entirely through in-memory fakes: no click, no files, no HTTP."""
+"""The gc use case driven entirely through the public fakes: no click, no files, no HTTP.
+
+Each test checks the facts the use case returns and emits; where the promise is about what
+the user reads, the recorded events are replayed through the real console renderer and the
+exact lines are compared, so the core and the renderer are checked together.
+"""
 
 from __future__ import annotations
 
 import pytest
 
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
-from axe.domain.errors import AgentError, ApiError, ConfigError
-from axe.domain.model import ModelRef
+from axe.domain.errors import AgentError, ApiError
+from axe.domain.events import AnalysisReady, AnalysisStarted, MemoryRead
+from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
-from tests.fakes import (
+from axe.domain.results import AgentStatus, Completion, Usage
+from axe.testing import (
     FakeAgentRepository,
     FakeMemoryStore,
     RecordingOutput,
     ScriptedLLM,
-    agent,
+    make_agent,
 )
+from tests.rendering import rendered
 from tests.support import entries
 
 
 def ports(
-    *agents: object,
+    *agents: AgentConfig,
     files: dict[str, bytes] | None = None,
     llm: ScriptedLLM | None = None,
     broken: dict[str, str] | None = None,
 ) -> GcPorts:
     return GcPorts(
-        agents=FakeAgentRepository(*agents, broken=broken),  # type: ignore[arg-type]
+        agents=FakeAgentRepository(*agents, broken=broken),
         memory=FakeMemoryStore(files),
         llm=llm or ScriptedLLM("the analysis"),
         output=RecordingOutput(),
     )
 
 
-def out(p: GcPorts) -> RecordingOutput:
+def recorded(p: GcPorts) -> RecordingOutput:
     assert isinstance(p.output, RecordingOutput)
     return p.output
 
@@ -47,197 +55,280 @@ def llm(p: GcPorts) -> ScriptedLLM:
     return p.llm
 
 
-def test_analyses_prints_and_trims() -> None:
-    """The whole single-agent flow, every stdout line in order."""
-    p = ports(agent("a", last_n=3), files={"a": entries(10)})
-    collect_garbage("a", GcOptions(), p)
-    assert out(p).stdout == [
+def stdout(p: GcPorts) -> list[str]:
+    return rendered(recorded(p).events)[0]
+
+
+def stderr(p: GcPorts) -> list[str]:
+    return rendered(recorded(p).events)[1]
+
+
+def test_analyses_reports_and_trims() -> None:
+    """The whole single-agent flow: the spec's stdout lines in order, and the facts behind them."""
+    p = ports(make_agent("a", last_n=3), files={"a": entries(10)})
+    result = collect_garbage("a", GcOptions(), p)
+    assert stdout(p) == [
         "Agent: a",
         "Entries: 10",
         "--- Analysis ---",
         "the analysis",
         "Trimmed: 7 entries removed, 3 entries kept.",
     ]
-    assert out(p).stderr == []
+    assert stderr(p) == []
+    assert (result.status, result.entries, result.removed, result.kept) == (
+        AgentStatus.TRIMMED,
+        10,
+        7,
+        3,
+    )
+    assert (result.exit_code, result.model) == (0, ModelRef("anthropic", "claude-3"))
     assert store(p).files["a"] == entries(3, start=7)
 
 
 def test_request_carries_prompt_memory_and_fixed_settings() -> None:
-    p = ports(agent("a", last_n=3), files={"a": entries(4)})
+    """The one request holds the fixed prompt, the whole log, temperature 0.3 and 4096 tokens."""
+    p = ports(make_agent("a", last_n=3), files={"a": entries(4)})
     collect_garbage("a", GcOptions(), p)
     (request,) = llm(p).requests
     assert request.system_prompt == PATTERN_DETECTION_PROMPT
-    assert request.memory == entries(4)
+    assert request.content == entries(4)
     assert (request.temperature, request.max_tokens) == (0.3, 4096)
     assert request.model == ModelRef("anthropic", "claude-3")
 
 
 def test_model_override_replaces_the_agents_model() -> None:
-    p = ports(agent("a"), files={"a": entries(2)})
-    collect_garbage("a", GcOptions(model_override="ollama/llama3"), p)
+    """--model decides which model analyses, and the result says which one did."""
+    p = ports(make_agent("a"), files={"a": entries(2)})
+    result = collect_garbage("a", GcOptions(model_override="ollama/llama3"), p)
     assert llm(p).requests[0].model == ModelRef("ollama", "llama3")
+    assert result.model == ModelRef("ollama", "llama3")
 
 
-def test_dry_run_prints_analysis_and_keeps_every_entry() -> None:
-    p = ports(agent("a", last_n=3), files={"a": entries(10)})
-    collect_garbage("a", GcOptions(dry_run=True), p)
-    assert out(p).stdout[-2:] == ["the analysis", "Dry run: no entries trimmed."]
+def test_an_invalid_model_override_is_refused_before_any_agent_runs() -> None:
+    """A bad --model is one AgentError when the options are built, not one per agent."""
+    with pytest.raises(AgentError) as caught:
+        GcOptions(model_override="nonsense")
+    assert str(caught.value) == 'invalid model format "nonsense": expected provider/model-name'
+
+
+def test_dry_run_reports_and_keeps_every_entry() -> None:
+    """--dry-run prints the analysis and the dry-run line, and trims nothing."""
+    p = ports(make_agent("a", last_n=3), files={"a": entries(10)})
+    result = collect_garbage("a", GcOptions(dry_run=True), p)
+    assert stdout(p)[-2:] == ["the analysis", "Dry run: no entries trimmed."]
+    assert (result.status, result.removed, result.kept) == (AgentStatus.DRY_RUN, 0, 10)
     assert store(p).files["a"] == entries(10)
     assert store(p).trims == []
 
 
 def test_memory_disabled_warns_and_does_nothing() -> None:
-    p = ports(agent("a", enabled=False))
-    collect_garbage("a", GcOptions(), p)
-    assert out(p).stderr == ['Warning: agent "a" does not have memory enabled. Skipping.']
-    assert out(p).stdout == []
+    """An agent without memory gets the spec's warning on stderr, exit 0, and no analysis."""
+    p = ports(make_agent("a", enabled=False))
+    result = collect_garbage("a", GcOptions(), p)
+    assert stderr(p) == ['Warning: agent "a" does not have memory enabled. Skipping.']
+    assert stdout(p) == []
+    assert (result.status, result.exit_code, result.entries) == (AgentStatus.DISABLED, 0, None)
     assert llm(p).requests == []
 
 
 @pytest.mark.parametrize("files", [{}, {"a": b""}], ids=["missing", "empty"])
 def test_no_memory_means_nothing_to_do_and_no_llm_call(files: dict[str, bytes]) -> None:
-    p = ports(agent("a", last_n=3), files=files)
-    collect_garbage("a", GcOptions(), p)
-    assert out(p).stdout == ['No memory entries for agent "a". Nothing to do.']
+    """A missing or empty memory file is 'Nothing to do', with no request made."""
+    p = ports(make_agent("a", last_n=3), files=files)
+    result = collect_garbage("a", GcOptions(), p)
+    assert stdout(p) == ['No memory entries for agent "a". Nothing to do.']
+    assert (result.status, result.entries, result.kept) == (AgentStatus.EMPTY, 0, 0)
     assert llm(p).requests == []
 
 
 def test_no_trim_target_skips_the_trim() -> None:
-    p = ports(agent("a"), files={"a": entries(10)})
-    collect_garbage("a", GcOptions(), p)
-    assert out(p).stdout[-1] == (
+    """last_n and max_entries both 0: the analysis runs, the file is left alone."""
+    p = ports(make_agent("a"), files={"a": entries(10)})
+    result = collect_garbage("a", GcOptions(), p)
+    assert stdout(p)[-1] == (
         "No trim target configured (last_n and max_entries are both 0). Skipping trim."
     )
+    assert result.status is AgentStatus.NO_TARGET
     assert store(p).files["a"] == entries(10)
 
 
 def test_falls_back_to_max_entries() -> None:
-    p = ports(agent("a", max_entries=5), files={"a": entries(10)})
-    collect_garbage("a", GcOptions(), p)
-    assert out(p).stdout[-1] == "Trimmed: 5 entries removed, 5 entries kept."
+    """last_n = 0 falls back to max_entries as the number of entries kept."""
+    p = ports(make_agent("a", max_entries=5), files={"a": entries(10)})
+    result = collect_garbage("a", GcOptions(), p)
+    assert stdout(p)[-1] == "Trimmed: 5 entries removed, 5 entries kept."
+    assert (result.limit, result.kept) == (5, 5)
     assert store(p).files["a"] == entries(5, start=5)
 
 
 def test_nothing_to_trim_reports_count_and_limit() -> None:
-    p = ports(agent("a", last_n=10), files={"a": entries(3)})
-    collect_garbage("a", GcOptions(), p)
-    assert out(p).stdout[-1] == "No trimming needed: 3 entries within limit (10)."
+    """A log within its limit is reported with both numbers and not rewritten."""
+    p = ports(make_agent("a", last_n=10), files={"a": entries(3)})
+    result = collect_garbage("a", GcOptions(), p)
+    assert stdout(p)[-1] == "No trimming needed: 3 entries within limit (10)."
+    assert (result.status, result.entries, result.limit) == (AgentStatus.WITHIN_LIMIT, 3, 10)
     assert store(p).trims == []
 
 
-def test_llm_failure_trims_nothing() -> None:
-    p = ports(
-        agent("a", last_n=1), files={"a": entries(4)}, llm=ScriptedLLM(error=ApiError("boom"))
-    )
-    with pytest.raises(ApiError, match="boom"):
-        collect_garbage("a", GcOptions(), p)
+def test_llm_failure_trims_nothing_and_says_how_far_gc_got() -> None:
+    """A failed analysis is exit 3, no trim, and the result still knows entries and model."""
+    p = ports(make_agent("a", last_n=1), files={"a": entries(4)}, llm=ScriptedLLM(ApiError("boom")))
+    result = collect_garbage("a", GcOptions(), p)
+    assert (result.status, result.exit_code, str(result.error)) == (AgentStatus.FAILED, 3, "boom")
+    assert (result.entries, result.model) == (4, ModelRef("anthropic", "claude-3"))
     assert store(p).files["a"] == entries(4)
-    assert "--- Analysis ---" not in out(p).stdout
+    assert "--- Analysis ---" not in stdout(p)
+    assert stderr(p) == ["boom"]
 
 
 def test_empty_analysis_still_trims() -> None:
     """gc-spec §5.3: an empty reply prints an empty analysis and trimming proceeds."""
-    p = ports(agent("a", last_n=1), files={"a": entries(3)}, llm=ScriptedLLM(""))
+    p = ports(make_agent("a", last_n=1), files={"a": entries(3)}, llm=ScriptedLLM(""))
     collect_garbage("a", GcOptions(), p)
-    assert out(p).stdout[2:] == [
+    assert stdout(p)[2:] == [
         "--- Analysis ---",
         "",
         "Trimmed: 2 entries removed, 1 entries kept.",
     ]
 
 
-def test_invalid_model_is_an_agent_error_after_the_counts() -> None:
-    p = ports(agent("a", model="nonsense"), files={"a": entries(2)})
-    with pytest.raises(AgentError, match='invalid model format "nonsense"'):
-        collect_garbage("a", GcOptions(), p)
-    assert out(p).stdout == ["Agent: a", "Entries: 2"]
+def test_invalid_agent_model_is_an_agent_error_after_the_counts() -> None:
+    """The agent's own bad model string fails with exit 1 after Agent:/Entries: (gc-spec §5.2)."""
+    p = ports(make_agent("a", model="nonsense"), files={"a": entries(2)})
+    result = collect_garbage("a", GcOptions(), p)
+    assert (result.status, result.exit_code) == (AgentStatus.FAILED, 1)
+    assert stdout(p) == ["Agent: a", "Entries: 2"]
+    assert stderr(p) == ['invalid model format "nonsense": expected provider/model-name']
 
 
 def test_unknown_agent_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match='agent "ghost" not found'):
-        collect_garbage("ghost", GcOptions(), ports())
+    """An agent that does not exist is exit 2 with the repository's message."""
+    p = ports()
+    result = collect_garbage("ghost", GcOptions(), p)
+    assert (result.status, result.exit_code) == (AgentStatus.FAILED, 2)
+    assert stderr(p) == ['agent "ghost" not found']
 
 
 def test_archive_option_reaches_the_store() -> None:
-    p = ports(agent("a", last_n=1), files={"a": b"pre\n" + entries(3)})
+    """--archive hands the removed prefix, pre-header text included, to the archive."""
+    p = ports(make_agent("a", last_n=1), files={"a": b"pre\n" + entries(3)})
     collect_garbage("a", GcOptions(archive=True), p)
     assert store(p).archives["a"] == b"pre\n" + entries(2)
 
 
-def test_status_shown_while_waiting_names_agent_count_and_model() -> None:
-    p = ports(agent("a"), files={"a": entries(2)})
+def test_events_name_the_agent_the_count_and_the_model() -> None:
+    """A frontend learns the entry count before the slow step, and which model it waits for."""
+    p = ports(make_agent("a"), files={"a": entries(2)})
     collect_garbage("a", GcOptions(), p)
-    assert out(p).statuses == ["Analysing a: 2 entries with anthropic/claude-3"]
+    assert recorded(p).of_type(MemoryRead) == [MemoryRead("a", 2, len(entries(2)))]
+    assert recorded(p).of_type(AnalysisStarted) == [
+        AnalysisStarted("a", ModelRef("anthropic", "claude-3"), 2)
+    ]
+
+
+def test_usage_from_the_reply_travels_with_the_analysis() -> None:
+    """The provider's token counts reach the analysis event and the result."""
+    usage = Usage(input_tokens=120, output_tokens=30)
+    p = ports(make_agent("a"), files={"a": entries(2)}, llm=ScriptedLLM(Completion("r", usage)))
+    result = collect_garbage("a", GcOptions(), p)
+    (ready,) = recorded(p).of_type(AnalysisReady)
+    assert ready.analysis.usage == usage
+    assert result.analysis is not None
+    assert (result.analysis.usage, result.analysis.parts) == (usage, 1)
 
 
 # --all
 
 
 def test_all_processes_only_memory_enabled_agents_in_name_order() -> None:
+    """--all runs the memory-enabled agents, by name, and returns their results in that order."""
     p = ports(
-        agent("agent-c", last_n=2),
-        agent("agent-a", last_n=2),
-        agent("agent-b", enabled=False),
+        make_agent("agent-c", last_n=2),
+        make_agent("agent-a", last_n=2),
+        make_agent("agent-b", enabled=False),
         files={"agent-a": entries(10), "agent-c": entries(5)},
     )
-    collect_all_garbage(GcOptions(), p)
-    separators = [line for line in out(p).stdout if line.startswith("===")]
+    sweep = collect_all_garbage(GcOptions(), p)
+    separators = [line for line in stdout(p) if line.startswith("===")]
     assert separators == ["=== GC: agent-a ===", "=== GC: agent-c ==="]
-    assert out(p).stderr == []
+    assert [r.agent for r in sweep.agents] == ["agent-a", "agent-c"]
+    assert (sweep.failed, sweep.exit_code) == (0, 0)
+    assert stderr(p) == []
     assert store(p).files == {"agent-a": entries(2, start=8), "agent-c": entries(2, start=3)}
 
 
 def test_all_with_no_enabled_agents() -> None:
-    p = ports(agent("x", enabled=False), agent("y", enabled=False))
-    collect_all_garbage(GcOptions(), p)
-    assert out(p).stdout == ["No agents with memory enabled."]
+    """No memory-enabled agent: the spec's one line, and an empty sweep."""
+    p = ports(make_agent("x", enabled=False), make_agent("y", enabled=False))
+    sweep = collect_all_garbage(GcOptions(), p)
+    assert stdout(p) == ["No agents with memory enabled."]
+    assert sweep.agents == ()
 
 
 def test_all_with_no_agents_at_all() -> None:
+    """No agents at all reads the same as no memory-enabled agents."""
     p = ports()
     collect_all_garbage(GcOptions(), p)
-    assert out(p).stdout == ["No agents with memory enabled."]
+    assert stdout(p) == ["No agents with memory enabled."]
 
 
 def test_all_continues_after_a_failure_and_counts_it() -> None:
-    p = ports(agent("a", last_n=1), agent("b", last_n=1), files={"a": entries(3), "b": entries(3)})
+    """One agent failing is reported by name; the others still run; the summary counts it."""
+    p = ports(
+        make_agent("a", last_n=1),
+        make_agent("b", last_n=1),
+        files={"a": entries(3), "b": entries(3)},
+    )
     store(p).unreadable.add("a")
-    with pytest.raises(AgentError) as caught:
-        collect_all_garbage(GcOptions(), p)
-    assert str(caught.value) == "gc completed with errors: 1 of 2 agents failed"
-    assert out(p).stderr == [
-        'Error: gc failed for agent "a": cannot read memory file of a: permission denied'
+    sweep = collect_all_garbage(GcOptions(), p)
+    assert (sweep.failed, sweep.exit_code) == (1, 1)
+    assert stderr(p) == [
+        'Error: gc failed for agent "a": cannot read memory file of a: permission denied',
+        "gc completed with errors: 1 of 2 agents failed",
     ]
     assert store(p).files["b"] == entries(1, start=2)
 
 
 def test_all_counts_every_failure() -> None:
+    """Every failing agent is one error line, and the summary counts them all."""
     names = [f"a{i}" for i in range(5)]
     p = ports(
-        *(agent(n, last_n=1) for n in names),
+        *(make_agent(n, last_n=1) for n in names),
         files={n: entries(2) for n in names},
-        llm=ScriptedLLM(error=ApiError("down")),
+        llm=ScriptedLLM(ApiError("down")),
     )
-    with pytest.raises(AgentError, match="gc completed with errors: 5 of 5 agents failed"):
-        collect_all_garbage(GcOptions(), p)
-    assert len(out(p).stderr) == 5
+    sweep = collect_all_garbage(GcOptions(), p)
+    assert stderr(p)[-1] == "gc completed with errors: 5 of 5 agents failed"
+    assert len(stderr(p)) == 6
+    assert [r.exit_code for r in sweep.agents] == [3] * 5
+    assert sweep.exit_code == 1
 
 
 def test_all_dry_run_trims_nobody() -> None:
-    p = ports(agent("a", last_n=1), agent("b", last_n=1), files={"a": entries(3), "b": entries(3)})
+    """--all --dry-run reports on every agent and trims none."""
+    p = ports(
+        make_agent("a", last_n=1),
+        make_agent("b", last_n=1),
+        files={"a": entries(3), "b": entries(3)},
+    )
     collect_all_garbage(GcOptions(dry_run=True), p)
-    assert out(p).stdout.count("Dry run: no entries trimmed.") == 2
+    assert stdout(p).count("Dry run: no entries trimmed.") == 2
     assert store(p).trims == []
 
 
 def test_all_applies_the_model_override_to_every_agent() -> None:
-    p = ports(agent("a"), agent("b"), files={"a": entries(1), "b": entries(1)})
+    """--all --model analyses every agent with the given model."""
+    p = ports(make_agent("a"), make_agent("b"), files={"a": entries(1), "b": entries(1)})
     collect_all_garbage(GcOptions(model_override="ollama/llama3"), p)
     assert [r.model.name for r in llm(p).requests] == ["llama3", "llama3"]
 
 
 def test_all_skips_agent_files_that_do_not_load_with_a_warning() -> None:
-    p = ports(agent("good"), files={"good": entries(1)}, broken={"bad": "cannot parse bad.toml"})
-    collect_all_garbage(GcOptions(), p)
-    assert out(p).stderr == ['Warning: skipping agent "bad": cannot parse bad.toml']
-    assert "=== GC: good ===" in out(p).stdout
+    """A broken agent file is a warning under --all, not a failure, and not in the results."""
+    p = ports(
+        make_agent("good"), files={"good": entries(1)}, broken={"bad": "cannot parse bad.toml"}
+    )
+    sweep = collect_all_garbage(GcOptions(), p)
+    assert stderr(p) == ['Warning: skipping agent "bad": cannot parse bad.toml']
+    assert "=== GC: good ===" in stdout(p)
+    assert [r.agent for r in sweep.agents] == ["good"]

@@ -1,9 +1,10 @@
-"""The README's embedding example runs as printed."""
+"""The README's embedding examples run as printed."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,19 +13,39 @@ from tests.support import AxeHome, entries
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def embedding_example() -> str:
-    section = README.read_text().split("## Embedding", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match, "the Embedding section has a python example"
-    return match.group(1)
+def embedding_examples() -> list[str]:
+    section = README.read_text().split("## Embedding", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    assert len(blocks) == 2, "the Embedding section has a frontend and its test"
+    return blocks
 
 
-def test_embedding_example_runs(home: AxeHome, capsys: pytest.CaptureFixture[str]) -> None:
+def run(code: str, namespace: dict[str, Any]) -> None:
+    exec(compile(code, str(README), "exec"), namespace)
+
+
+def test_the_embedding_frontend_runs_on_the_real_adapters(
+    home: AxeHome, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's frontend example works as printed against a real agent and log."""
     home.add_agent("pr-reviewer", last_n=2)
     home.write_memory("pr-reviewer", entries(5))
-    exec(compile(embedding_example(), str(README), "exec"), {"__name__": "readme"})
+    frontend, _ = embedding_examples()
+    run(frontend, {"__name__": "readme"})
     printed = capsys.readouterr().out.splitlines()
-    assert printed[:2] == ["Agent: pr-reviewer", "Entries: 5"]
-    assert "## Patterns Found" in printed
-    assert printed[-1] == "Dry run: no entries trimmed."
+    assert printed[0] == "['pr-reviewer: 5 entries', 'asking builtin/heuristic'] dry_run 0"
+    assert printed[1] == "## Patterns Found"
     assert home.memory_path("pr-reviewer").read_bytes() == entries(5)
+
+
+def test_the_embedding_test_example_passes_on_the_testing_kit(
+    home: AxeHome, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's test of that frontend passes when run on axe.testing's fakes."""
+    home.add_agent("pr-reviewer", last_n=2)
+    frontend, test = embedding_examples()
+    namespace: dict[str, Any] = {"__name__": "readme"}
+    run(frontend, namespace)
+    capsys.readouterr()
+    run(test, namespace)
+    namespace["test_the_page_shows_the_entry_count_then_the_model"]()

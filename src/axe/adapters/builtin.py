@@ -6,6 +6,7 @@ from axe.application.ports import AnalysisRequest
 from axe.domain.errors import AgentError
 from axe.domain.heuristic import analyse
 from axe.domain.model import quoted
+from axe.domain.results import Completion
 
 HEURISTIC_MODEL = "heuristic"
 
@@ -13,9 +14,9 @@ HEURISTIC_MODEL = "heuristic"
 class HeuristicAnalyst:
     """An ``LLMClient`` that writes the three-section report from the log's own structure."""
 
-    def complete(self, request: AnalysisRequest) -> str:
+    def complete(self, request: AnalysisRequest) -> Completion:
         if request.model.name != HEURISTIC_MODEL:
             raise AgentError(
                 f"unknown builtin model {quoted(request.model.name)} (available: heuristic)"
             )
-        return analyse(request.memory, request.memory_config)
+        return Completion(analyse(request.content, request.memory_config))

@@ -1,28 +1,52 @@
-"""The gc use case: analyse an agent's memory with one LLM call, print it, then trim.
+"""The gc use case: analyse an agent's memory with its LLM, report, then trim.
 
 Plain functions over the four ports, so any frontend (the click CLI, a scheduler, a web
 hook) can run gc by passing its own adapters; nothing here knows about files, HTTP or the
-terminal. The order of steps and every message follow gc-spec §3.3 and §3.5 exactly.
+terminal. The steps follow gc-spec §3.3 and §3.5 in order; what the user reads is decided
+by whoever listens to the events, and every run ends in a result value.
 """
 
 from __future__ import annotations
 
-from attrs import frozen
+from attrs import field, frozen
 
 from axe.application.ports import AgentRepository, AnalysisRequest, LLMClient, MemoryStore, Output
 from axe.domain.entries import count_entries, plan_trim
-from axe.domain.errors import AgentError, AxeError, ConfigError
-from axe.domain.model import AgentConfig, ModelRef, quoted
+from axe.domain.errors import AxeError, ConfigError
+from axe.domain.events import (
+    AgentFinished,
+    AgentSkipped,
+    AgentStarted,
+    AnalysisReady,
+    AnalysisStarted,
+    MemoryRead,
+    SweepFinished,
+    SweepStarted,
+)
+from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN_DETECTION_PROMPT
+from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult
+
+
+def _model_override(value: ModelRef | str | None) -> ModelRef | None:
+    """Parse a ``--model`` given as text when the options are built, so a bad one is
+    refused before any agent runs rather than once per agent."""
+    if value is None or isinstance(value, ModelRef):
+        return value
+    return ModelRef.parse(value)
 
 
 @frozen(kw_only=True)
 class GcOptions:
-    """The choices a user makes per run (``--dry-run``, ``--model``, ``--archive``)."""
+    """The choices a user makes per run (``--dry-run``, ``--model``, ``--archive``).
+
+    Raises:
+        AgentError: ``model_override`` is text that is not ``provider/model-name``.
+    """
 
     dry_run: bool = False
-    model_override: str | None = None
+    model_override: ModelRef | None = field(default=None, converter=_model_override)
     archive: bool = False
 
 
@@ -36,94 +60,137 @@ class GcPorts:
     output: Output
 
 
-def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> None:
-    """Run gc on the agent called ``name`` (``axe gc <name>``).
+def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResult:
+    """Run gc on the agent called ``name`` (``axe gc <name>``) and say how it ended.
 
-    Raises:
-        ConfigError: the agent or its memory path is invalid (exit 2).
-        AgentError: bad model string, unknown provider, memory read or trim failure (exit 1).
-        ApiError: the analysis failed; nothing was trimmed (exit 3).
+    A failure of any kind (agent not found, unreadable memory, provider down, trim refused)
+    is part of the result, with the error and its exit code; nothing is raised for it, and
+    nothing is trimmed unless the analysis succeeded.
     """
-    agent = ports.agents.load(name)
-    if not agent.memory.enabled:
-        ports.output.warn(f"Warning: agent {quoted(name)} does not have memory enabled. Skipping.")
-        return
-    _collect(agent, options, ports)
+    ports.output.emit(AgentStarted(name, in_sweep=False))
+    try:
+        agent = ports.agents.load(name)
+    except AxeError as error:
+        result = AgentResult(agent=name, status=AgentStatus.FAILED, error=error)
+    else:
+        if agent.memory.enabled:
+            result = _AgentGc(agent, options, ports).run()
+        else:
+            result = AgentResult(agent=name, status=AgentStatus.DISABLED)
+    ports.output.emit(AgentFinished(result))
+    return result
 
 
-def collect_all_garbage(options: GcOptions, ports: GcPorts) -> None:
+def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
     """Run gc on every agent with memory enabled, one after another (``axe gc --all``).
 
-    A failing agent is reported on stderr and the rest still run. Agent files that do not
-    load are skipped with a warning, as listing agents never fails on one bad file.
+    A failing agent does not stop the others. Agent files that do not load are skipped
+    (an :class:`AgentSkipped` event each), as listing agents never fails on one bad file.
 
     Raises:
         ConfigError: the agents directory cannot be listed.
-        AgentError: one or more agents failed; the message counts them.
     """
+    agents = _memory_enabled_agents(ports)
+    ports.output.emit(SweepStarted(tuple(agent.name for agent in agents)))
+    results = []
+    for agent in agents:
+        ports.output.emit(AgentStarted(agent.name, in_sweep=True))
+        result = _AgentGc(agent, options, ports).run()
+        ports.output.emit(AgentFinished(result))
+        results.append(result)
+    sweep = SweepResult(tuple(results))
+    ports.output.emit(SweepFinished(sweep))
+    return sweep
+
+
+def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
     enabled: list[AgentConfig] = []
     for name in ports.agents.list_names():
         try:
             agent = ports.agents.load(name)
         except ConfigError as error:
-            ports.output.warn(f"Warning: skipping agent {quoted(name)}: {error}")
+            ports.output.emit(AgentSkipped(name, error))
             continue
         if agent.memory.enabled:
             enabled.append(agent)
-    if not enabled:
-        ports.output.say("No agents with memory enabled.")
-        return
+    return enabled
 
-    failed = 0
-    for agent in enabled:
-        ports.output.say(f"=== GC: {agent.name} ===")
+
+class _AgentGc:
+    """gc of one memory-enabled agent, step by step.
+
+    It remembers what it has learnt (the entry count, the model, the report) so that a
+    failure at any step still yields a result that says how far gc got.
+    """
+
+    def __init__(self, agent: AgentConfig, options: GcOptions, ports: GcPorts) -> None:
+        self._agent = agent
+        self._options = options
+        self._ports = ports
+        self._entries: int | None = None
+        self._model: ModelRef | None = None
+        self._analysis: Analysis | None = None
+
+    def run(self) -> AgentResult:
         try:
-            _collect(agent, options, ports)
+            return self._steps()
         except AxeError as error:
-            ports.output.warn(f"Error: gc failed for agent {quoted(agent.name)}: {error}")
-            failed += 1
-    if failed:
-        raise AgentError(f"gc completed with errors: {failed} of {len(enabled)} agents failed")
+            return self._result(AgentStatus.FAILED, error=error)
 
+    def _steps(self) -> AgentResult:
+        name = self._agent.name
+        snapshot = self._ports.memory.read(self._agent)
+        if not snapshot.content:
+            self._entries = 0
+            return self._result(AgentStatus.EMPTY, kept=0)
+        count = self._entries = count_entries(snapshot.content)
+        self._ports.output.emit(MemoryRead(name, count, len(snapshot.content)))
 
-def _collect(agent: AgentConfig, options: GcOptions, ports: GcPorts) -> None:
-    """The single-agent flow after the agent is known to have memory enabled."""
-    out = ports.output
-    snapshot = ports.memory.read(agent)
-    if not snapshot.content:
-        out.say(f"No memory entries for agent {quoted(agent.name)}. Nothing to do.")
-        return
+        self._model = self._options.model_override or ModelRef.parse(self._agent.model)
+        self._analysis = self._analyse(snapshot.content, self._model)
+        self._ports.output.emit(AnalysisReady(name, self._analysis))
 
-    count = count_entries(snapshot.content)
-    out.say(f"Agent: {agent.name}")
-    out.say(f"Entries: {count}")
+        if self._options.dry_run:
+            return self._result(AgentStatus.DRY_RUN, kept=count)
+        target = trim_target(self._agent.memory)
+        if target is None:
+            return self._result(AgentStatus.NO_TARGET, kept=count)
+        plan = plan_trim(snapshot.content, target, total=count)
+        if not plan.changes_file:
+            return self._result(AgentStatus.WITHIN_LIMIT, kept=count, limit=target)
+        self._ports.memory.trim(self._agent, snapshot, plan, archive=self._options.archive)
+        return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target, limit=target)
 
-    model = ModelRef.parse(options.model_override or agent.model)
-    request = AnalysisRequest(
-        model=model,
-        system_prompt=PATTERN_DETECTION_PROMPT,
-        memory=snapshot.content,
-        temperature=ANALYSIS_TEMPERATURE,
-        max_tokens=ANALYSIS_MAX_TOKENS,
-        memory_config=agent.memory,
-    )
-    with out.waiting(f"Analysing {agent.name}: {count} entries with {model}"):
-        analysis = ports.llm.complete(request)
-    out.say("--- Analysis ---")
-    out.say(analysis)
+    def _analyse(self, memory: bytes, model: ModelRef) -> Analysis:
+        request = AnalysisRequest(
+            model=model,
+            system_prompt=PATTERN_DETECTION_PROMPT,
+            content=memory,
+            temperature=ANALYSIS_TEMPERATURE,
+            max_tokens=ANALYSIS_MAX_TOKENS,
+            memory_config=self._agent.memory,
+        )
+        self._ports.output.emit(AnalysisStarted(self._agent.name, model, self._entries or 0))
+        completion = self._ports.llm.complete(request)
+        return Analysis(text=completion.text, usage=completion.usage)
 
-    if options.dry_run:
-        out.say("Dry run: no entries trimmed.")
-        return
-
-    target = trim_target(agent.memory)
-    if target is None:
-        out.say("No trim target configured (last_n and max_entries are both 0). Skipping trim.")
-        return
-
-    plan = plan_trim(snapshot.content, target, total=count)
-    if not plan.changes_file:
-        out.say(f"No trimming needed: {count} entries within limit ({target}).")
-        return
-    ports.memory.trim(agent, snapshot, plan, archive=options.archive)
-    out.say(f"Trimmed: {plan.removed} entries removed, {target} entries kept.")
+    def _result(
+        self,
+        status: AgentStatus,
+        *,
+        removed: int = 0,
+        kept: int | None = None,
+        limit: int | None = None,
+        error: AxeError | None = None,
+    ) -> AgentResult:
+        return AgentResult(
+            agent=self._agent.name,
+            status=status,
+            entries=self._entries,
+            removed=removed,
+            kept=kept,
+            limit=limit,
+            model=self._model,
+            analysis=self._analysis,
+            error=error,
+        )

@@ -1,21 +1,22 @@
 """The four ports the gc use case depends on.
 
-Each is a small ``typing.Protocol`` over domain values. Adapters (files, HTTP, console) and
-the in-memory fakes in ``tests/fakes.py`` implement them structurally; mypy checks each
-against its port where the composition root or a test binds it. Adapters translate their
+Each is a small ``typing.Protocol`` over domain values. The production adapters and the
+public fakes in :mod:`axe.testing` implement them structurally; mypy checks each against
+its port where the composition root or the kit binds it. Adapters translate their
 library's exceptions into :mod:`axe.domain.errors` at the boundary, so the use case only
 ever sees ``AgentError``, ``ConfigError`` or ``ApiError``.
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from typing import Protocol
 
 from attrs import field, frozen
 
 from axe.domain.entries import MemorySnapshot, TrimPlan
+from axe.domain.events import Event
 from axe.domain.model import AgentConfig, MemoryConfig, ModelRef
+from axe.domain.results import Completion
 
 
 class AgentRepository(Protocol):
@@ -65,46 +66,41 @@ class MemoryStore(Protocol):
         ...
 
 
-@frozen
+@frozen(kw_only=True)
 class AnalysisRequest:
-    """One single-shot analysis: the fixed prompt plus the whole memory log, no tools.
+    """One single-shot request: a system prompt and one user message, no tools.
 
+    ``content`` is the user message as bytes: the memory log (or a part of it) exactly as
+    read, decoded only where it is sent; or the part reports a merge request combines.
     ``memory_config`` is not sent to remote models (the spec fixes what they see); the
     built-in analyst uses it to comment on the agent's own settings.
     """
 
     model: ModelRef
     system_prompt: str
-    memory: bytes
+    content: bytes
     temperature: float
     max_tokens: int
     memory_config: MemoryConfig = field(factory=MemoryConfig)
 
 
 class LLMClient(Protocol):
-    """Something that turns a memory log into the three-section report."""
+    """Something that answers one :class:`AnalysisRequest` with a report."""
 
-    def complete(self, request: AnalysisRequest) -> str:
-        """The report text.
+    def complete(self, request: AnalysisRequest) -> Completion:
+        """The reply text and, where the provider reports it, the tokens it used.
 
         Raises:
             AgentError: the provider is unknown.
+            PromptTooLargeError: the request does not fit the model's context window.
             ApiError: no key, transport failure, HTTP error or an unusable reply.
         """
         ...
 
 
 class Output(Protocol):
-    """Where the user sees results (stdout) and problems (stderr)."""
+    """Where the facts of a run go: a console, a JSON stream, an embedding frontend."""
 
-    def say(self, text: str) -> None:
-        """Write ``text`` and a newline to the result stream (stdout)."""
-        ...
-
-    def warn(self, text: str) -> None:
-        """Write ``text`` and a newline to the diagnostic stream (stderr)."""
-        ...
-
-    def waiting(self, status: str) -> AbstractContextManager[None]:
-        """Show ``status`` while a slow step runs, where someone is watching; leave no trace."""
+    def emit(self, event: Event) -> None:
+        """Take note of ``event``; called in the order things happen, never concurrently."""
         ...

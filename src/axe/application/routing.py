@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import AgentError
 from axe.domain.model import quoted
+from axe.domain.results import Completion
 
 
 class ProviderRouter:
@@ -21,7 +22,7 @@ class ProviderRouter:
         self._factories = dict(factories)
         self._clients: dict[str, LLMClient] = {}
 
-    def complete(self, request: AnalysisRequest) -> str:
+    def complete(self, request: AnalysisRequest) -> Completion:
         provider = request.model.provider
         client = self._clients.get(provider)
         if client is None:

@@ -12,8 +12,6 @@ entries are found by scanning back from the end so the cost follows what is kept
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 from attrs import frozen
 
 from axe.domain.errors import AgentError
@@ -35,18 +33,6 @@ def entry_starts(data: bytes) -> list[int]:
         starts.append(at + 1)
         at = data.find(_LINE_HEADER, at + 1)
     return starts
-
-
-def split_entries(data: bytes) -> tuple[bytes, list[bytes]]:
-    """Split ``data`` into the text before the first header and the entries.
-
-    ``pre_header + b"".join(entries) == data`` always holds, so nothing is lost by splitting.
-    """
-    starts = entry_starts(data)
-    if not starts:
-        return data, []
-    bounds = [*starts, len(data)]
-    return data[: starts[0]], [data[a:b] for a, b in pairwise(bounds)]
 
 
 def _entry_start_before(data: bytes, end: int) -> int:

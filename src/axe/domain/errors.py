@@ -1,9 +1,13 @@
-"""The three kinds of failure axe reports.
+"""The three kinds of failure axe reports, and the exit code of each.
 
-Each kind is a separate class so the command line can map it to the exit code the spec
-documents (1, 2 or 3) in one table at the edge; the core only says *what* went wrong.
-Messages are complete one-line sentences meant for the person at the terminal.
+Each kind is a separate class so the one table below can map it to the exit code the spec
+documents (gc-spec §3.6). The table sits beside the kinds because two edges need it: the
+command line exits with it, and the JSON report gives every agent's ``exit_code``. The core
+only says *what* went wrong; messages are complete one-line sentences for the person at the
+terminal.
 """
+
+from __future__ import annotations
 
 
 class AxeError(Exception):
@@ -23,7 +27,26 @@ class ApiError(AxeError):
 
 
 class PromptTooLargeError(ApiError):
-    """The provider refused the request because the memory log does not fit the model.
+    """The provider refused a request because its prompt does not fit the model's window.
 
-    Kept distinct so the user can be pointed at the offline analyzer, which has no limit.
+    ``tokens`` and ``limit`` are the provider's own counts when its message gives them
+    ("prompt is too long: 212230 tokens > 200000 maximum"); the analysis uses them to size
+    the parts it splits the log into, and halves the log when they are missing.
     """
+
+    def __init__(self, message: str, *, tokens: int | None = None, limit: int | None = None):
+        super().__init__(message)
+        self.tokens = tokens
+        self.limit = limit
+
+
+EXIT_SUCCESS = 0
+EXIT_CODES: dict[type[AxeError], int] = {AgentError: 1, ConfigError: 2, ApiError: 3}
+
+
+def exit_code_for(error: AxeError) -> int:
+    """The documented exit code of ``error``'s kind (1 for an unforeseen kind)."""
+    for kind in type(error).__mro__:
+        if kind in EXIT_CODES:
+            return EXIT_CODES[kind]
+    return 1

@@ -249,43 +249,62 @@ class _Lease:
         """True while no writer has tried to open the file since the lease was taken."""
         import fcntl  # noqa: PLC0415  (POSIX only)
 
-        return bool(fcntl.fcntl(self.fd, _F_GETLEASE) == fcntl.F_RDLCK)
+        return bool(fcntl.fcntl(self.fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK)
 
 
-_F_SETLEASE = 1024
-_F_GETLEASE = 1025
 _lease_lock = threading.Lock()
+
+
+def leases_possible() -> bool:
+    """Whether this thread can take a read lease without risking the process.
+
+    A writer opening a leased file makes the kernel send SIGIO, whose default action kills
+    the process. On the main thread SIGIO is ignored for the moment the lease is held; any
+    other thread cannot change signal handling, so it may lease only if SIGIO is already
+    ignored (``axe gc`` ignores it at start; an embedding program can do the same with
+    ``signal.signal(signal.SIGIO, signal.SIG_IGN)`` from its main thread).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    if threading.current_thread() is threading.main_thread():
+        return True
+    return signal.getsignal(signal.SIGIO) == signal.SIG_IGN
+
+
+@contextlib.contextmanager
+def _sigio_ignored() -> Iterator[None]:
+    if signal.getsignal(signal.SIGIO) == signal.SIG_IGN:
+        yield
+        return
+    previous = signal.signal(signal.SIGIO, signal.SIG_IGN)  # only reached on the main thread
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGIO, previous)
 
 
 @contextlib.contextmanager
 def _read_lease(fd: int) -> Iterator[_Lease]:
     """Hold a Linux read lease on ``fd`` for the block, where that is possible.
 
-    A writer opening the file while we hold it makes the kernel send SIGIO, whose default
-    action would kill us, so SIGIO is ignored for the moment; that needs the main thread,
-    and any other thread falls back to watching the size.
+    Where it is not (another platform, or a thread that must not receive SIGIO), the lease
+    is marked unsupported and the caller falls back to watching the file's size.
     """
     lease = _Lease(fd)
-    if not sys.platform.startswith("linux") or threading.current_thread() is not (
-        threading.main_thread()
-    ):
+    if not leases_possible():
         lease.unsupported = True
         yield lease
         return
     import fcntl  # noqa: PLC0415  (POSIX only)
 
-    with _lease_lock:
-        previous = signal.signal(signal.SIGIO, signal.SIG_IGN)
+    with _lease_lock, _sigio_ignored():
         try:
-            try:
-                fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)
-                lease.held = True
-            except OSError as error:
-                lease.unsupported = error.errno not in {errno.EAGAIN, errno.EBUSY}
-            try:
-                yield lease
-            finally:
-                if lease.held:
-                    fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_UNLCK)
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+            lease.held = True
+        except OSError as error:
+            lease.unsupported = error.errno not in {errno.EAGAIN, errno.EBUSY}
+        try:
+            yield lease
         finally:
-            signal.signal(signal.SIGIO, previous)
+            if lease.held:
+                fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)

@@ -1,4 +1,8 @@
-"""Provider keys and base URLs from ``config.toml`` and the environment (axe-formats.md)."""
+"""Provider keys and base URLs from ``config.toml`` and the environment (axe-formats.md).
+
+Answers in plain strings: the composition root hands them to the HTTP adapter, which owns
+its own settings type, so neither adapter imports the other.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ from pathlib import Path
 from attrs import Factory, define
 
 from axe.adapters.files.toml_values import load_toml, structure
-from axe.domain.providers import ProviderSettings
 
 _KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
@@ -30,26 +33,37 @@ def key_variable(provider: str) -> str:
 
 
 class TomlGlobalConfig:
-    """``config.toml``, read once on first use; environment variables win over the file."""
+    """``config.toml``, read once on first use; environment variables win over the file.
+
+    Every method raises ``ConfigError`` when ``config.toml`` exists but is unreadable or
+    malformed; a missing file means nothing is configured.
+    """
 
     def __init__(self, path: Path, environ: Mapping[str, str]) -> None:
         self._path = path
         self._environ = environ
         self._file: _GlobalFile | None = None
 
-    def provider(self, name: str) -> ProviderSettings:
-        """Settings for provider ``name``; empty strings where nothing is configured.
+    @staticmethod
+    def key_variable(provider: str) -> str:
+        """The environment variable that holds ``provider``'s key."""
+        return key_variable(provider)
 
-        Raises:
-            ConfigError: ``config.toml`` exists but is unreadable or malformed.
-        """
-        table = self._load().providers.get(name, _ProviderTable())
-        variable = key_variable(name)
-        return ProviderSettings(
-            api_key=self._environ.get(variable, "") or table.api_key,
-            base_url=self._environ.get(f"AXE_{name.upper()}_BASE_URL", "") or table.base_url,
-            key_variable=variable,
-        )
+    def check(self) -> None:
+        """Read the file now, so a broken one is reported whatever the run needs from it."""
+        self._load()
+
+    def api_key(self, provider: str) -> str:
+        """``provider``'s key, or "" when neither the environment nor the file has one."""
+        return self._environ.get(key_variable(provider), "") or self._table(provider).api_key
+
+    def base_url(self, provider: str) -> str:
+        """``provider``'s base URL, or "" for the provider's default."""
+        variable = f"AXE_{provider.upper()}_BASE_URL"
+        return self._environ.get(variable, "") or self._table(provider).base_url
+
+    def _table(self, provider: str) -> _ProviderTable:
+        return self._load().providers.get(provider, _ProviderTable())
 
     def _load(self) -> _GlobalFile:
         if self._file is None:

@@ -141,9 +141,6 @@ class JsonBody:
         yield from escaped_slices(self._memory, self._slices)
         yield self._tail
 
-    def to_bytes(self) -> bytes:
-        return b"".join(self)
-
 
 class _Memory:
     """Placeholder type so a payload can say where the memory text goes."""

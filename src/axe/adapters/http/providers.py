@@ -1,8 +1,9 @@
 """The three wire formats of axe-formats.md: Anthropic, OpenAI and Ollama.
 
 Each client builds its provider's request from an :class:`AnalysisRequest`, posts it through
-the shared :class:`HttpTransport`, and pulls the report text out of the reply. A reply of
-the wrong shape is an ``ApiError``, never a crash.
+the shared :class:`HttpTransport`, and pulls the report text and the token usage out of the
+reply. A reply of the wrong shape is an ``ApiError``, never a crash; a missing or odd usage
+block only means the usage is unknown.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import re
 from typing import Any
 
 from axe.adapters.http.body import MEMORY, JsonBody
+from axe.adapters.http.settings import ProviderSettings
 from axe.adapters.http.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError
 from axe.domain.model import quoted
-from axe.domain.providers import ProviderSettings
+from axe.domain.results import Completion, Usage
 
 ANTHROPIC_VERSION = "2023-06-01"
 _REASONING_MODEL = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-5")
@@ -45,7 +47,7 @@ class AnthropicClient:
         self._key = require_key("anthropic", settings)
         self._url = _base(settings, "https://api.anthropic.com") + "/v1/messages"
 
-    def complete(self, request: AnalysisRequest) -> str:
+    def complete(self, request: AnalysisRequest) -> Completion:
         payload = {
             "model": request.model.name,
             "max_tokens": request.max_tokens,
@@ -56,7 +58,7 @@ class AnthropicClient:
         reply = self._transport.post_json(
             self._url,
             headers={"x-api-key": self._key, "anthropic-version": ANTHROPIC_VERSION},
-            body=JsonBody(payload, request.memory),
+            body=JsonBody(payload, request.content),
             provider="anthropic",
             secret=self._key,
         )
@@ -68,7 +70,11 @@ class AnthropicClient:
                 if not isinstance(text, str):
                     raise _shape_error("anthropic", "a text block without text")
                 texts.append(text)
-        return "".join(texts)
+        usage = reply.get("usage")
+        return Completion(
+            "".join(texts),
+            _usage(usage, "input_tokens", "output_tokens", extra_input=_ANTHROPIC_CACHE_INPUT),
+        )
 
 
 def is_reasoning_model(name: str) -> bool:
@@ -84,7 +90,7 @@ class OpenAIClient:
         self._key = require_key("openai", settings)
         self._url = _base(settings, "https://api.openai.com") + "/v1/chat/completions"
 
-    def complete(self, request: AnalysisRequest) -> str:
+    def complete(self, request: AnalysisRequest) -> Completion:
         payload: dict[str, Any] = {
             "model": request.model.name,
             "messages": [
@@ -100,7 +106,7 @@ class OpenAIClient:
         reply = self._transport.post_json(
             self._url,
             headers={"authorization": f"Bearer {self._key}"},
-            body=JsonBody(payload, request.memory),
+            body=JsonBody(payload, request.content),
             provider="openai",
             secret=self._key,
         )
@@ -109,11 +115,10 @@ class OpenAIClient:
             raise _shape_error("openai", "no choices")
         message = _field(choices[0], "message", dict, "openai")
         content = message.get("content")
-        if content is None:
-            return ""
-        if not isinstance(content, str):
+        if content is not None and not isinstance(content, str):
             raise _shape_error("openai", "message content is not text")
-        return content
+        usage = _usage(reply.get("usage"), "prompt_tokens", "completion_tokens")
+        return Completion(content or "", usage)
 
 
 def ollama_context_size(request: AnalysisRequest) -> int:
@@ -122,7 +127,7 @@ def ollama_context_size(request: AnalysisRequest) -> int:
     Ollama silently cuts prompts to its small default context, which would make the
     analysis see only the newest part of the log; a byte count over-estimates tokens.
     """
-    prompt_bytes = len(request.memory) + len(request.system_prompt.encode("utf-8"))
+    prompt_bytes = len(request.content) + len(request.system_prompt.encode("utf-8"))
     needed = prompt_bytes // _BYTES_PER_TOKEN_LOWER_BOUND + request.max_tokens + 256
     rounded = -(-needed // 1024) * 1024
     return max(_OLLAMA_MIN_CONTEXT, rounded)
@@ -135,7 +140,7 @@ class OllamaClient:
         self._transport = transport
         self._url = _base(settings, "http://localhost:11434") + "/api/chat"
 
-    def complete(self, request: AnalysisRequest) -> str:
+    def complete(self, request: AnalysisRequest) -> Completion:
         payload = {
             "model": request.model.name,
             "messages": [
@@ -150,13 +155,33 @@ class OllamaClient:
             },
         }
         reply = self._transport.post_json(
-            self._url, headers={}, body=JsonBody(payload, request.memory), provider="ollama"
+            self._url, headers={}, body=JsonBody(payload, request.content), provider="ollama"
         )
         message = _field(reply, "message", dict, "ollama")
         content = message.get("content")
         if not isinstance(content, str):
             raise _shape_error("ollama", "message content is missing")
-        return content
+        return Completion(content, _usage(reply, "prompt_eval_count", "eval_count"))
+
+
+_ANTHROPIC_CACHE_INPUT = ("cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def _usage(
+    block: Any, input_key: str, output_key: str, *, extra_input: tuple[str, ...] = ()
+) -> Usage | None:
+    """Token counts from a reply's usage block; None unless both counts are integers.
+
+    Anthropic reports prompt-cache reads and writes apart from ``input_tokens``; they were
+    read all the same, so they count as input.
+    """
+    if not isinstance(block, dict):
+        return None
+    read, written = block.get(input_key), block.get(output_key)
+    if type(read) is not int or type(written) is not int:
+        return None
+    read += sum(value for key in extra_input if type(value := block.get(key)) is int)
+    return Usage(input_tokens=read, output_tokens=written)
 
 
 def _field(document: Any, key: str, kind: type[Any], provider: str) -> Any:

@@ -49,13 +49,13 @@ class HttpTransport:
     def __init__(
         self,
         *,
-        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        timeout: float | None = None,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] | None = None,
         user_agent: str = "axe",
     ) -> None:
-        self._timeout = timeout
+        self._timeout = timeout or DEFAULT_TIMEOUT_SECONDS
         self._retry = retry or RetryPolicy()
         self._sleep = sleep or time.sleep
         self._clock = clock or time.monotonic

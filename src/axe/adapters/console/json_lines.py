@@ -1,0 +1,50 @@
+"""``--json``: one JSON object per agent per line on stdout, for scripts and monitoring.
+
+The object is built from the agent's :class:`AgentResult` alone, so it says the same
+whether the agent ran alone, in ``--all`` or among ``--jobs``. The schema is documented in
+the README ("JSON output"); keys are only ever added, never renamed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from axe.domain.results import AgentResult
+
+_UNESCAPED_CONTROLS = re.compile("[\x7f-\x9f]")
+
+
+def result_object(result: AgentResult) -> dict[str, Any]:
+    analysis = result.analysis
+    usage = analysis.usage if analysis else None
+    return {
+        "agent": result.agent,
+        "status": result.status.value,
+        "entries": result.entries,
+        "removed": result.removed,
+        "kept": result.kept,
+        "limit": result.limit,
+        "model": str(result.model) if result.model else None,
+        "analysis": analysis.text if analysis else None,
+        "usage": (
+            {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+            if usage
+            else None
+        ),
+        "parts": analysis.parts if analysis else None,
+        "requests": analysis.requests if analysis else None,
+        "error": str(result.error) if result.error else None,
+        "exit_code": result.exit_code,
+    }
+
+
+def result_line(result: AgentResult) -> str:
+    """The result as one line of JSON, safe to print on a terminal.
+
+    ``json.dumps`` escapes C0 controls but leaves DEL and the C1 range raw; those are
+    escaped here too, so a model's reply cannot drive the terminal through ``--json``.
+    """
+    text = json.dumps(result_object(result), ensure_ascii=False)
+    return _UNESCAPED_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -1,0 +1,107 @@
+"""The spec's exact sentences for each event (gc-spec §3.3, §3.5): the text frontend.
+
+Kept apart from the terminal mechanics so the wording can be read, and tested, in one
+place. Every sentence a user reads during gc is written here and nowhere in the core.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+
+from attrs import frozen
+
+from axe.domain.events import (
+    AgentFinished,
+    AgentSkipped,
+    AgentStarted,
+    AnalysisReady,
+    Event,
+    MemoryRead,
+    SweepFinished,
+    SweepStarted,
+)
+from axe.domain.model import quoted
+from axe.domain.results import AgentResult, AgentStatus
+
+
+class Stream(enum.Enum):
+    OUT = "stdout"
+    ERR = "stderr"
+
+
+@frozen
+class Line:
+    """One line for one stream, without its newline."""
+
+    stream: Stream
+    text: str
+
+
+def _out(text: str) -> list[Line]:
+    return [Line(Stream.OUT, text)]
+
+
+def _err(text: str) -> list[Line]:
+    return [Line(Stream.ERR, text)]
+
+
+_OUTCOME: dict[AgentStatus, Callable[[AgentResult], str]] = {
+    AgentStatus.EMPTY: lambda r: f"No memory entries for agent {quoted(r.agent)}. Nothing to do.",
+    AgentStatus.DRY_RUN: lambda r: "Dry run: no entries trimmed.",
+    AgentStatus.NO_TARGET: lambda r: (
+        "No trim target configured (last_n and max_entries are both 0). Skipping trim."
+    ),
+    AgentStatus.WITHIN_LIMIT: lambda r: (
+        f"No trimming needed: {r.entries} entries within limit ({r.limit})."
+    ),
+    AgentStatus.TRIMMED: lambda r: f"Trimmed: {r.removed} entries removed, {r.kept} entries kept.",
+}
+
+
+class TextLines:
+    """Turns events into the lines the Go axe prints, stream by stream.
+
+    Stateful only in one respect: inside ``--all`` (between :class:`SweepStarted` and
+    :class:`SweepFinished`) a failed agent is reported with its name, as spec 5.5 words it.
+    """
+
+    def __init__(self) -> None:
+        self._in_sweep = False
+
+    def render(self, event: Event) -> list[Line]:
+        match event:
+            case SweepStarted(agents=agents):
+                self._in_sweep = True
+                return [] if agents else _out("No agents with memory enabled.")
+            case AgentSkipped(agent=agent, error=error):
+                return _err(f"Warning: skipping agent {quoted(agent)}: {error}")
+            case AgentStarted(agent=agent, in_sweep=True):
+                return _out(f"=== GC: {agent} ===")
+            case MemoryRead(agent=agent, entries=entries):
+                return [
+                    Line(Stream.OUT, f"Agent: {agent}"),
+                    Line(Stream.OUT, f"Entries: {entries}"),
+                ]
+            case AnalysisReady(analysis=analysis):
+                return [Line(Stream.OUT, "--- Analysis ---"), Line(Stream.OUT, analysis.text)]
+            case AgentFinished(result=result):
+                return self._finished(result)
+            case SweepFinished(result=sweep):
+                self._in_sweep = False
+                if not sweep.failed:
+                    return []
+                total = len(sweep.agents)
+                return _err(f"gc completed with errors: {sweep.failed} of {total} agents failed")
+        return []
+
+    def _finished(self, result: AgentResult) -> list[Line]:
+        if result.status is AgentStatus.DISABLED:
+            return _err(
+                f"Warning: agent {quoted(result.agent)} does not have memory enabled. Skipping."
+            )
+        if result.error is not None:
+            if self._in_sweep:
+                return _err(f"Error: gc failed for agent {quoted(result.agent)}: {result.error}")
+            return _err(str(result.error))
+        return _out(_OUTCOME[result.status](result))

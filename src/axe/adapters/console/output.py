@@ -1,0 +1,92 @@
+"""``ConsoleOutput``: the ``Output`` port on a process's stdout and stderr.
+
+stdout carries exactly the spec's lines (or, with ``--json``, one JSON object per agent) so
+scripts can parse it; warnings and errors go to stderr, identical in both modes. The status
+line appears only where a person is watching stderr, and is erased before anything else is
+written, so it leaves no trace in what the user keeps.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import BinaryIO
+
+from axe.adapters.console.json_lines import result_line
+from axe.adapters.console.lines import Line, Stream, TextLines
+from axe.adapters.console.safe_text import terminal_safe
+from axe.adapters.console.status import StatusLine
+from axe.domain.events import (
+    AgentFinished,
+    AnalysisReady,
+    AnalysisStarted,
+    Event,
+)
+
+
+class ConsoleOutput:
+    """Renders events as text (or JSON lines) on two binary streams."""
+
+    def __init__(
+        self,
+        stdout: BinaryIO,
+        stderr: BinaryIO,
+        *,
+        json_lines: bool = False,
+        interactive: bool = False,
+        color: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        refresh_seconds: float = 0.1,
+        columns: Callable[[], int] | None = None,
+    ) -> None:
+        self._streams = {Stream.OUT: stdout, Stream.ERR: stderr}
+        self._json = json_lines
+        self._text = TextLines()
+        self._lock = threading.Lock()
+        self._status = (
+            StatusLine(
+                stderr,
+                self._lock,
+                color=color,
+                clock=clock,
+                refresh_seconds=refresh_seconds,
+                columns=columns,
+            )
+            if interactive
+            else None
+        )
+
+    def emit(self, event: Event) -> None:
+        lines = self._lines(event)
+        with self._lock:
+            if self._status is not None:
+                self._follow(self._status, event)
+            for line in lines:
+                self._write(line)
+
+    def _lines(self, event: Event) -> list[Line]:
+        lines = self._text.render(event)
+        if not self._json:
+            return lines
+        lines = [line for line in lines if line.stream is Stream.ERR]
+        if isinstance(event, AgentFinished):
+            lines.append(Line(Stream.OUT, result_line(event.result)))
+        return lines
+
+    @staticmethod
+    def _follow(status: StatusLine, event: Event) -> None:
+        """Start, change or stop the status line as the run moves on."""
+        match event:
+            case AnalysisStarted(agent=agent, model=model, entries=entries):
+                status.show(f"Analysing {agent}: {entries} entries with {model}")
+            case AnalysisReady() | AgentFinished():
+                status.hide()
+
+    def _write(self, line: Line) -> None:
+        if self._status is not None:
+            self._status.erase()
+        stream = self._streams[line.stream]
+        text = line.text if self._json and line.stream is Stream.OUT else terminal_safe(line.text)
+        stream.write((text + "\n").encode("utf-8", "backslashreplace"))
+        stream.flush()

@@ -1,0 +1,36 @@
+"""Text from outside (a model's reply, a server's error, a file name) made inert for a terminal.
+
+A log entry can talk a model into replying with escape sequences: colours, cursor moves,
+OSC window titles, C1 controls. Printed raw, they would rewrite the user's screen, in a
+terminal or later when a log file is viewed. Whole sequences are removed (so no ``[31m``
+debris is left), then every remaining control character except newline and tab.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SEQUENCES = re.compile(
+    r"""
+      \x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?   # OSC ... BEL or ST (window title, links)
+    | \x1b[P^_X][^\x1b\x9c]*(?:\x1b\\|\x9c)?        # DCS, PM, APC, SOS strings
+    | \x1b\[[0-?]*[ -/]*[@-~]?                       # CSI: colours, cursor, erase
+    | \x9b[0-?]*[ -/]*[@-~]?                         # 8-bit CSI
+    | \x9d[^\x07\x9c]*(?:\x07|\x9c)?                 # 8-bit OSC
+    | \x1b[ -/]*[0-~]?                               # other ESC sequences (charsets, keypad)
+    """,
+    re.VERBOSE,
+)
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` without terminal control sequences or characters; newlines and tabs stay.
+
+    A CRLF becomes a newline; a lone carriage return, which could overprint what came
+    before it on the same line, is dropped.
+    """
+    if text.isprintable():
+        return text
+    text = text.replace("\r\n", "\n")
+    return _CONTROLS.sub("", _SEQUENCES.sub("", text))

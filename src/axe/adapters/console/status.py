@@ -1,0 +1,166 @@
+"""The live status line on a terminal's stderr while gc waits for something slow.
+
+It must never wrap: ``\\r`` plus erase-line clears only the row the cursor is on, so a line
+one character wider than the terminal would leave a stale row behind at every repaint.
+Each paint therefore measures the terminal (windows get resized) and cuts the line to one
+column less than its width, counting wide characters as two cells.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import unicodedata
+from collections.abc import Callable
+from typing import BinaryIO
+
+from axe.adapters.console.safe_text import terminal_safe
+
+_FRAMES = "|/-\\"
+ERASE_LINE = "\r\x1b[2K"
+_DIM, _RESET = "\x1b[2m", "\x1b[0m"
+_ELLIPSIS = "\u2026"
+_FALLBACK_COLUMNS = 80
+
+
+def cells(text: str) -> int:
+    """Terminal columns ``text`` takes: East Asian wide characters two, combining marks none."""
+    return sum(_cell_width(char) for char in text)
+
+
+def _cell_width(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+
+
+def _head(text: str, room: int) -> str:
+    taken, used = [], 0
+    for char in text:
+        width = _cell_width(char)
+        if used + width > room:
+            break
+        taken.append(char)
+        used += width
+    return "".join(taken)
+
+
+def _tail(text: str, room: int) -> str:
+    return _head(text[::-1], room)[::-1]
+
+
+def fit(text: str, room: int) -> str:
+    """``text`` in at most ``room`` cells: if too wide, its middle gives way to an ellipsis,
+    so both the start (what is being done) and the end (to whom, how far) stay readable."""
+    if cells(text) <= room:
+        return text
+    if room <= 1:
+        return _head(text, room)
+    keep = room - 1
+    head = _head(text, keep // 3)
+    return head + _ELLIPSIS + _tail(text, keep - cells(head))
+
+
+def status_text(frame: int, text: str, elapsed: float, columns: int) -> str:
+    """One frame of the status line, at most ``columns - 1`` cells wide."""
+    spinner = f"{_FRAMES[frame % len(_FRAMES)]} "
+    timer = f" ({int(elapsed)}s)"
+    room = columns - 1 - cells(spinner) - cells(timer)
+    if room < 4:  # too narrow for words: the timer alone, or nothing
+        return fit(timer.strip(), columns - 1)
+    return spinner + fit(text, room) + timer
+
+
+def terminal_columns(stream: BinaryIO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or _FALLBACK_COLUMNS
+    except (OSError, ValueError, AttributeError):
+        return _FALLBACK_COLUMNS
+
+
+class StatusLine:
+    """An animated one-row status on ``stream``, repainted every ``refresh_seconds``.
+
+    All writes to the terminal, the painter's included, happen under ``lock``, which the
+    console shares, so a status frame never lands in the middle of a result line.
+    """
+
+    def __init__(
+        self,
+        stream: BinaryIO,
+        lock: threading.Lock,
+        *,
+        color: bool,
+        clock: Callable[[], float] = time.monotonic,
+        refresh_seconds: float = 0.1,
+        columns: Callable[[], int] | None = None,
+    ) -> None:
+        self._stream = stream
+        self._lock = lock
+        self._color = color
+        self._clock = clock
+        self._refresh = refresh_seconds
+        self._columns = columns or (lambda: terminal_columns(stream))
+        self._text: str | None = None
+        self._started = 0.0
+        self._frame = 0
+        self._painted = False
+        self._stop = threading.Event()
+        self._painter: threading.Thread | None = None
+
+    def show(self, text: str) -> None:
+        """Start showing ``text`` (caller holds the lock); the timer starts now."""
+        self._text = terminal_safe(text)
+        self._started = self._clock()
+        self._paint()
+        if self._painter is None:
+            self._stop.clear()
+            self._painter = threading.Thread(target=self._animate, name="axe-status", daemon=True)
+            self._painter.start()
+
+    def update(self, text: str) -> None:
+        """Change the words but keep the timer running (caller holds the lock)."""
+        if self._text is None:
+            self.show(text)
+            return
+        self._text = terminal_safe(text)
+        self._paint()
+
+    def hide(self) -> None:
+        """Stop and erase (caller holds the lock); nothing is left on the screen."""
+        self._text = None
+        self.erase()
+        painter, self._painter = self._painter, None
+        if painter is not None:
+            self._stop.set()
+            painter.join()  # quick: the painter never waits for the lock we hold
+
+    def erase(self) -> None:
+        """Clear the row before something else is written (caller holds the lock)."""
+        if self._painted:
+            self._write(ERASE_LINE)
+            self._painted = False
+
+    def _animate(self) -> None:
+        while not self._stop.wait(self._refresh):
+            if not self._lock.acquire(blocking=False):
+                continue  # someone is writing; this frame is skipped, never waited for
+            try:
+                self._frame += 1
+                self._paint()
+            finally:
+                self._lock.release()
+
+    def _paint(self) -> None:
+        if self._text is None:
+            return
+        line = status_text(self._frame, self._text, self._clock() - self._started, self._columns())
+        if self._color:
+            line = f"{_DIM}{line}{_RESET}"
+        self._write(ERASE_LINE + line)
+        self._painted = True
+
+    def _write(self, text: str) -> None:
+        self._stream.write(text.encode("utf-8", "backslashreplace"))
+        self._stream.flush()

@@ -1,0 +1,89 @@
+"""What happens during gc, as small frozen facts the use case emits through ``Output``.
+
+A listener decides what to make of them: the console renders the spec's exact lines, the
+JSON renderer one object per agent, an embedding program whatever its frontend needs. No
+event carries a sentence; each names its agent so listeners can follow several at once.
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from axe.domain.errors import AxeError
+from axe.domain.model import ModelRef
+from axe.domain.results import AgentResult, Analysis, SweepResult
+
+
+@frozen
+class SweepStarted:
+    """``--all`` found these memory-enabled agents (in name order; possibly none)."""
+
+    agents: tuple[str, ...]
+
+
+@frozen
+class AgentSkipped:
+    """``--all`` left out an agent whose file does not load; the sweep goes on."""
+
+    agent: str
+    error: AxeError
+
+
+@frozen
+class AgentStarted:
+    """gc began on an agent; ``in_sweep`` when it is one of ``--all``'s agents."""
+
+    agent: str
+    in_sweep: bool
+
+
+@frozen
+class MemoryRead:
+    """The agent's memory file was read: ``entries`` entries in ``size`` bytes."""
+
+    agent: str
+    entries: int
+    size: int
+
+
+@frozen
+class AnalysisStarted:
+    """The analysis of ``entries`` entries was sent to ``model``; a slow step begins."""
+
+    agent: str
+    model: ModelRef
+    entries: int
+
+
+@frozen
+class AnalysisReady:
+    """The report is in (merged from parts, if the log had to be split)."""
+
+    agent: str
+    analysis: Analysis
+
+
+@frozen
+class AgentFinished:
+    """gc is done with one agent, however it ended."""
+
+    result: AgentResult
+
+
+@frozen
+class SweepFinished:
+    """``--all`` is done with every agent."""
+
+    result: SweepResult
+
+
+Event = (
+    SweepStarted
+    | AgentSkipped
+    | AgentStarted
+    | MemoryRead
+    | AnalysisStarted
+    | AnalysisReady
+    | AgentFinished
+    | SweepFinished
+)

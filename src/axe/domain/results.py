@@ -1,0 +1,115 @@
+"""What gc did to an agent, as facts a frontend can show, count or store.
+
+The use case returns one :class:`AgentResult` per agent (a :class:`SweepResult` for
+``--all``); renderers turn them into the spec's sentences or into JSON. Nothing here is
+worded for a reader.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from attrs import frozen
+
+from axe.domain.errors import EXIT_SUCCESS, AxeError, exit_code_for
+from axe.domain.model import ModelRef
+
+
+class AgentStatus(enum.Enum):
+    """How one agent's gc ended; the values are the JSON report's ``status`` strings."""
+
+    TRIMMED = "trimmed"
+    WITHIN_LIMIT = "within_limit"
+    NO_TARGET = "no_target"
+    DRY_RUN = "dry_run"
+    EMPTY = "empty"
+    DISABLED = "disabled"
+    FAILED = "failed"
+
+
+@frozen
+class Usage:
+    """Tokens a provider reports having read and written; summed over split analyses."""
+
+    input_tokens: int
+    output_tokens: int
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+
+def total_usage(usages: list[Usage | None]) -> Usage | None:
+    """The sum of the usages that are known; None when no reply reported any."""
+    known = [usage for usage in usages if usage is not None]
+    if not known:
+        return None
+    total = known[0]
+    for usage in known[1:]:
+        total += usage
+    return total
+
+
+@frozen
+class Completion:
+    """One reply of an :class:`~axe.application.ports.LLMClient`: its text and its cost."""
+
+    text: str
+    usage: Usage | None = None
+
+
+@frozen(kw_only=True)
+class Analysis:
+    """The report gc obtained for one agent's memory.
+
+    ``parts`` is 1 when the whole log went in one request (gc-spec §3.7); more when the log
+    did not fit the model and was analysed in parts whose reports were then merged.
+    ``requests`` counts every request made, refused ones included; ``usage`` sums them.
+    """
+
+    text: str
+    usage: Usage | None = None
+    parts: int = 1
+    requests: int = 1
+
+
+@frozen(kw_only=True)
+class AgentResult:
+    """The outcome of gc for one agent.
+
+    ``entries`` is the count before any trim, None when gc did not get as far as reading
+    the memory file; ``kept`` likewise. ``limit`` is the trim target that applied, if any.
+    A failed agent carries its ``error`` and whatever was learnt before it failed.
+    """
+
+    agent: str
+    status: AgentStatus
+    entries: int | None = None
+    removed: int = 0
+    kept: int | None = None
+    limit: int | None = None
+    model: ModelRef | None = None
+    analysis: Analysis | None = None
+    error: AxeError | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """What ``axe gc <agent>`` would exit with for this agent alone."""
+        return EXIT_SUCCESS if self.error is None else exit_code_for(self.error)
+
+
+@frozen
+class SweepResult:
+    """The outcome of ``--all``: every memory-enabled agent's result, in name order."""
+
+    agents: tuple[AgentResult, ...]
+
+    @property
+    def failed(self) -> int:
+        return sum(result.status is AgentStatus.FAILED for result in self.agents)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when any agent failed, whatever the kind of its failure (gc-spec §3.5, 5.6)."""
+        return 1 if self.failed else EXIT_SUCCESS

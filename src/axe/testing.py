@@ -1,0 +1,172 @@
+"""In-memory stand-ins for the four ports, for testing a frontend built on gc.
+
+An embedding program (a scheduler, a web page, a chat bot) drives :func:`collect_garbage`
+with its own ``Output``; these fakes let its tests run the real use case without files, a
+network or a terminal::
+
+    from axe.application.gc import GcOptions, GcPorts, collect_garbage
+    from axe.testing import FakeAgentRepository, FakeMemoryStore, RecordingOutput, ScriptedLLM
+    from axe.testing import make_agent
+
+    ports = GcPorts(
+        agents=FakeAgentRepository(make_agent("reviewer", last_n=2)),
+        memory=FakeMemoryStore({"reviewer": b"## 1\\n\\n## 2\\n\\n## 3\\n\\n"}),
+        llm=ScriptedLLM("## Patterns Found\\n..."),
+        output=RecordingOutput(),
+    )
+    result = collect_garbage("reviewer", GcOptions(), ports)
+    assert result.removed == 1
+
+They behave like the production adapters as far as the use case can tell, and the
+contract tests in this project run each fake and its adapter through the same suite, so a
+fake that drifts from its adapter fails there: a store applies a trim plan to its bytes and
+keeps what was appended since the read, a repository lists names in order and raises
+``ConfigError`` for an unknown agent. Each also records what happened, for assertions.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from axe.application.ports import AgentRepository, AnalysisRequest, LLMClient, MemoryStore, Output
+from axe.domain.entries import MemorySnapshot, TrimPlan
+from axe.domain.errors import AgentError, AxeError, ConfigError
+from axe.domain.events import Event
+from axe.domain.model import AgentConfig, MemoryConfig, quoted
+from axe.domain.results import Completion
+
+__all__ = [
+    "FakeAgentRepository",
+    "FakeMemoryStore",
+    "RecordingOutput",
+    "ScriptedLLM",
+    "make_agent",
+]
+
+E = TypeVar("E")
+
+
+def make_agent(
+    name: str = "helper",
+    *,
+    enabled: bool = True,
+    last_n: int = 0,
+    max_entries: int = 0,
+    model: str = "anthropic/claude-3",
+    path: str = "",
+) -> AgentConfig:
+    """A valid agent; only what gc looks at can be set."""
+    return AgentConfig(
+        name=name,
+        model=model,
+        display_name=name,
+        memory=MemoryConfig(enabled=enabled, path=path, last_n=last_n, max_entries=max_entries),
+    )
+
+
+class FakeAgentRepository:
+    """Agents held in a dict; ``broken`` names fail to load with the given message."""
+
+    def __init__(self, *agents: AgentConfig, broken: dict[str, str] | None = None) -> None:
+        self.agents = {agent.name: agent for agent in agents}
+        self.broken = dict(broken or {})
+
+    def load(self, name: str) -> AgentConfig:
+        if name in self.broken:
+            raise ConfigError(self.broken[name])
+        if name not in self.agents:
+            raise ConfigError(f"agent {quoted(name)} not found")
+        return self.agents[name]
+
+    def list_names(self) -> list[str]:
+        return sorted([*self.agents, *self.broken])
+
+
+class FakeMemoryStore:
+    """Memory files as a dict of bytes keyed by agent name.
+
+    ``unreadable`` and ``failing_trim`` hold agent names whose read or trim fails as I/O
+    would; ``trims`` records every trim applied. :meth:`append` adds bytes the way a running
+    ``axe run`` would, for tests of what happens between a read and a trim.
+    """
+
+    def __init__(self, files: dict[str, bytes] | None = None) -> None:
+        self.files = dict(files or {})
+        self.archives: dict[str, bytes] = {}
+        self.unreadable: set[str] = set()
+        self.failing_trim: set[str] = set()
+        self.trims: list[tuple[str, TrimPlan]] = []
+
+    def append(self, agent: AgentConfig, data: bytes) -> None:
+        self.files[agent.name] = self.files.get(agent.name, b"") + data
+
+    def read(self, agent: AgentConfig) -> MemorySnapshot:
+        if agent.name in self.unreadable:
+            raise AgentError(f"cannot read memory file of {agent.name}: permission denied")
+        return MemorySnapshot(content=self.files.get(agent.name, b""), stamp=agent.name)
+
+    def trim(
+        self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
+    ) -> None:
+        if agent.name in self.failing_trim:
+            raise AgentError("cannot trim memory file: no space left on device")
+        current = self.files[agent.name]
+        if archive:
+            removed = current[: plan.keep_from]
+            self.archives[agent.name] = self.archives.get(agent.name, b"") + removed
+        self.files[agent.name] = current[plan.keep_from :]
+        self.trims.append((agent.name, plan))
+
+
+Reply = str | Completion | AxeError
+
+
+class ScriptedLLM:
+    """Answers from a script and records every request (safe to call from several threads).
+
+    ``reply`` is what every request gets: a text, a :class:`Completion` (to report usage),
+    or an error to raise. ``script`` instead decides per request, e.g. by agent memory or
+    prompt, which is how a test makes one agent's analysis fail in ``--all``.
+    """
+
+    def __init__(
+        self,
+        reply: Reply = "## Patterns Found\nNone.",
+        *,
+        script: Callable[[AnalysisRequest], Reply] | None = None,
+    ) -> None:
+        self.reply = reply
+        self.script = script
+        self.requests: list[AnalysisRequest] = []
+        self._lock = threading.Lock()
+
+    def complete(self, request: AnalysisRequest) -> Completion:
+        with self._lock:
+            self.requests.append(request)
+        answer = self.script(request) if self.script is not None else self.reply
+        if isinstance(answer, AxeError):
+            raise answer
+        return answer if isinstance(answer, Completion) else Completion(answer)
+
+
+class RecordingOutput:
+    """Keeps every event, in order, for assertions."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+    def of_type(self, kind: type[E]) -> list[E]:
+        """The recorded events of one kind, in order."""
+        return [event for event in self.events if isinstance(event, kind)]
+
+
+# mypy checks each fake against its port here.
+_agents: AgentRepository = FakeAgentRepository()
+_memory: MemoryStore = FakeMemoryStore()
+_llm: LLMClient = ScriptedLLM()
+_output: Output = RecordingOutput()

@@ -1,0 +1,112 @@
+"""One MemoryStore contract, held by the file store and by axe.testing's fake alike.
+
+If the fake drifts from what ``FileMemoryStore`` does, an embedder's tests would pass on
+behaviour production does not have; this suite fails first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import pytest
+
+from axe.adapters.files.memory import FileMemoryStore
+from axe.application.ports import MemoryStore
+from axe.domain.entries import plan_trim
+from axe.domain.model import AgentConfig
+from axe.testing import FakeMemoryStore, make_agent
+from tests.support import entries, entry
+
+AGENT = make_agent("helper", last_n=2)
+
+
+class StoreHarness(Protocol):
+    store: MemoryStore
+
+    def write(self, agent: AgentConfig, data: bytes) -> None: ...
+    def append(self, agent: AgentConfig, data: bytes) -> None: ...
+    def contents(self, agent: AgentConfig) -> bytes: ...
+    def archive(self, agent: AgentConfig) -> bytes | None: ...
+
+
+class FileHarness:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.store: MemoryStore = FileMemoryStore(lambda: root)
+
+    def path(self, agent: AgentConfig) -> Path:
+        return self.root / "memory" / f"{agent.name}.md"
+
+    def write(self, agent: AgentConfig, data: bytes) -> None:
+        self.path(agent).parent.mkdir(parents=True, exist_ok=True)
+        self.path(agent).write_bytes(data)
+
+    def append(self, agent: AgentConfig, data: bytes) -> None:
+        with self.path(agent).open("ab") as handle:
+            handle.write(data)
+
+    def contents(self, agent: AgentConfig) -> bytes:
+        return self.path(agent).read_bytes()
+
+    def archive(self, agent: AgentConfig) -> bytes | None:
+        archive = self.path(agent).with_name(f"{agent.name}.md.archive")
+        return archive.read_bytes() if archive.exists() else None
+
+
+class FakeHarness:
+    def __init__(self) -> None:
+        self.fake = FakeMemoryStore()
+        self.store: MemoryStore = self.fake
+
+    def write(self, agent: AgentConfig, data: bytes) -> None:
+        self.fake.files[agent.name] = data
+
+    def append(self, agent: AgentConfig, data: bytes) -> None:
+        self.fake.append(agent, data)
+
+    def contents(self, agent: AgentConfig) -> bytes:
+        return self.fake.files[agent.name]
+
+    def archive(self, agent: AgentConfig) -> bytes | None:
+        return self.fake.archives.get(agent.name)
+
+
+@pytest.fixture(params=["file", "fake"])
+def harness(request: pytest.FixtureRequest, tmp_path: Path) -> StoreHarness:
+    return FileHarness(tmp_path) if request.param == "file" else FakeHarness()
+
+
+def test_a_missing_memory_file_reads_as_empty(harness: StoreHarness) -> None:
+    """No memory file is no entries, not an error."""
+    assert harness.store.read(AGENT).content == b""
+
+
+def test_read_returns_the_bytes_exactly(harness: StoreHarness) -> None:
+    """What is read is the file byte for byte: CRLF, invalid UTF-8 and pre-header text too."""
+    data = b"notes\r\n" + entries(2) + b"## odd \xff\r\n"
+    harness.write(AGENT, data)
+    assert harness.store.read(AGENT).content == data
+
+
+def test_a_trim_keeps_the_tail_and_what_was_appended_after_the_read(harness: StoreHarness) -> None:
+    """Bytes an `axe run` appends between gc's read and its trim survive the trim."""
+    harness.write(AGENT, entries(5))
+    snapshot = harness.store.read(AGENT)
+    harness.append(AGENT, entry(99))
+    harness.store.trim(AGENT, snapshot, plan_trim(snapshot.content, 2), archive=False)
+    assert harness.contents(AGENT) == entries(2, start=3) + entry(99)
+    assert harness.archive(AGENT) is None
+
+
+def test_the_archive_receives_exactly_the_removed_prefix(harness: StoreHarness) -> None:
+    """With archive, the removed bytes (pre-header text included) are appended, in order."""
+    harness.write(AGENT, b"notes\n" + entries(5))
+    snapshot = harness.store.read(AGENT)
+    harness.store.trim(AGENT, snapshot, plan_trim(snapshot.content, 2), archive=True)
+    assert harness.archive(AGENT) == b"notes\n" + entries(3)
+    harness.append(AGENT, entries(2, start=5))
+    snapshot = harness.store.read(AGENT)
+    harness.store.trim(AGENT, snapshot, plan_trim(snapshot.content, 2), archive=True)
+    assert harness.archive(AGENT) == b"notes\n" + entries(5)
+    assert harness.contents(AGENT) == entries(2, start=5)

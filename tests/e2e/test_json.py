@@ -1,0 +1,198 @@
+"""``axe gc --json``: one JSON object per agent on stdout; stderr and exit codes as in text."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import respx
+from click.testing import CliRunner, Result
+
+from axe.cli import cli
+from tests.e2e.loopback import LoopbackLLM, loopback_llm
+from tests.support import CANNED_ANALYSIS, AxeHome, entries
+
+ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
+AXE = Path(sys.executable).with_name("axe")
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["gc", *args], catch_exceptions=False)
+
+
+def objects(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+@pytest.fixture
+def anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[respx.MockRouter]:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    with respx.mock(assert_all_called=False) as router:
+        router.post(ANTHROPIC_URL, name="messages").respond(
+            200,
+            json={
+                "content": [{"type": "text", "text": CANNED_ANALYSIS}],
+                "usage": {"input_tokens": 1500, "output_tokens": 42},
+            },
+        )
+        yield router
+
+
+def test_a_trimmed_agent_is_one_object_with_every_documented_key(
+    home: AxeHome, anthropic: respx.MockRouter
+) -> None:
+    """--json prints exactly one line of JSON, with the schema the README documents."""
+    home.add_agent("helper", last_n=3)
+    home.write_memory("helper", entries(10))
+    result = run("helper", "--json")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.count("\n") == 1
+    assert objects(result.stdout) == [
+        {
+            "agent": "helper",
+            "status": "trimmed",
+            "entries": 10,
+            "removed": 7,
+            "kept": 3,
+            "limit": 3,
+            "model": "anthropic/claude-3",
+            "analysis": CANNED_ANALYSIS,
+            "usage": {"input_tokens": 1500, "output_tokens": 42},
+            "parts": 1,
+            "requests": 1,
+            "error": None,
+            "exit_code": 0,
+        }
+    ]
+    assert home.memory_path("helper").read_bytes() == entries(3, start=7)
+
+
+@pytest.mark.parametrize(
+    ("settings", "memory", "args", "expected"),
+    [
+        ({"last_n": 10}, entries(3), [], {"status": "within_limit", "entries": 3, "kept": 3}),
+        ({}, entries(3), [], {"status": "no_target", "entries": 3, "removed": 0}),
+        ({"last_n": 1}, entries(3), ["--dry-run"], {"status": "dry_run", "kept": 3}),
+        ({"last_n": 1}, b"", [], {"status": "empty", "entries": 0, "model": None}),
+    ],
+    ids=["within_limit", "no_target", "dry_run", "empty"],
+)
+def test_each_way_of_succeeding_has_its_status(
+    home: AxeHome,
+    anthropic: respx.MockRouter,
+    settings: dict[str, int],
+    memory: bytes,
+    args: list[str],
+    expected: dict[str, Any],
+) -> None:
+    """Every successful outcome is told apart by status, exit code 0, no stderr."""
+    home.add_agent("helper", **settings)
+    home.write_memory("helper", memory)
+    result = run("helper", "--json", *args)
+    (found,) = objects(result.stdout)
+    assert (result.exit_code, result.stderr, found["exit_code"]) == (0, "", 0)
+    assert {key: found[key] for key in expected} == expected
+
+
+def test_a_disabled_agent_is_an_object_and_keeps_its_warning(home: AxeHome) -> None:
+    """Memory disabled: status disabled, nothing counted, and the usual stderr warning."""
+    home.add_agent("quiet", enabled=False)
+    result = run("quiet", "--json")
+    (found,) = objects(result.stdout)
+    assert (found["status"], found["entries"], found["exit_code"]) == ("disabled", None, 0)
+    assert result.stderr == 'Warning: agent "quiet" does not have memory enabled. Skipping.\n'
+    assert result.exit_code == 0
+
+
+def test_a_missing_agent_fails_with_its_exit_code_in_the_object(home: AxeHome) -> None:
+    """A failure is an object with status failed, the error line and exit code 2, and the
+    process still exits 2 with the same stderr line as text mode."""
+    result = run("ghost", "--json")
+    (found,) = objects(result.stdout)
+    message = f'agent "ghost" not found (no file {home.config / "agents" / "ghost.toml"})'
+    assert found == {
+        "agent": "ghost",
+        "status": "failed",
+        "entries": None,
+        "removed": 0,
+        "kept": None,
+        "limit": None,
+        "model": None,
+        "analysis": None,
+        "usage": None,
+        "parts": None,
+        "requests": None,
+        "error": message,
+        "exit_code": 2,
+    }
+    assert (result.exit_code, result.stderr) == (2, message + "\n")
+
+
+def test_all_lists_only_memory_enabled_agents_in_name_order(
+    home: AxeHome, anthropic: respx.MockRouter
+) -> None:
+    """--all --json: one object per memory-enabled agent, by name; failures keep their own
+    exit code; stderr and the overall exit code are those of text mode."""
+    home.add_agent("c-agent", last_n=1)
+    home.add_agent("b-quiet", enabled=False)
+    home.add_agent("a-agent", last_n=1)
+    home.write_memory("a-agent", entries(3))
+    home.memory_path("c-agent").mkdir()
+    (home.config / "agents" / "broken.toml").write_text("name = \n")
+    json_run, text_run = run("--all", "--json"), run("--all", "--dry-run")
+    found = objects(json_run.stdout)
+    assert [(o["agent"], o["status"], o["exit_code"]) for o in found] == [
+        ("a-agent", "trimmed", 0),
+        ("c-agent", "failed", 1),
+    ]
+    assert json_run.exit_code == text_run.exit_code == 1
+    assert json_run.stderr == text_run.stderr
+    assert json_run.stderr.splitlines()[-1] == "gc completed with errors: 1 of 2 agents failed"
+
+
+def test_all_with_no_memory_enabled_agent_prints_no_object(home: AxeHome) -> None:
+    """Nothing to report is an empty stdout, which `jq` reads as no agents."""
+    home.add_agent("quiet", enabled=False)
+    result = run("--all", "--json")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_an_invalid_model_prints_no_object(home: AxeHome) -> None:
+    """A bad --model stops the run before any agent: one stderr line, exit 1, no JSON."""
+    home.add_agent("helper", last_n=1)
+    result = run("--all", "--json", "--model", "nonsense")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == 'invalid model format "nonsense": expected provider/model-name\n'
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackLLM]:
+    with loopback_llm() as llm:
+        yield llm
+
+
+def test_the_installed_axe_prints_json_lines(home: AxeHome, server: LoopbackLLM) -> None:
+    """A real `axe gc --all --json` process writes parseable lines a cron job can pipe to jq."""
+    for name in ("a", "b"):
+        home.add_agent(name, model="ollama/llama3", last_n=1)
+        home.write_memory(name, entries(2))
+    done = subprocess.run(
+        [str(AXE), "gc", "--all", "--json"],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ.get("PATH", ""), **home.env, "AXE_OLLAMA_BASE_URL": server.url},
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    found = objects(done.stdout)
+    assert [(o["agent"], o["status"], o["removed"]) for o in found] == [
+        ("a", "trimmed", 1),
+        ("b", "trimmed", 1),
+    ]
