@@ -7,6 +7,7 @@ single line on stderr. No traceback reaches the user unless ``AXE_DEBUG`` is set
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from typing import Any, NoReturn
@@ -15,6 +16,8 @@ import click
 
 from axe import __version__
 from axe.domain.errors import AgentError, AxeError, exit_code_for
+
+MIN_INPUT_TOKENS = 1024  # the same floor as AXE_MAX_INPUT_TOKENS (composition.MIN_INPUT_TOKENS)
 
 EXIT_USAGE = 1
 EXIT_INTERRUPTED = 130
@@ -43,6 +46,8 @@ class _AxeGroup(click.Group):
             result = super().main(*args, **kwargs)
         except click.UsageError as error:
             command = error.ctx.command_path if error.ctx else "axe"
+            if isinstance(error, click.NoSuchOption):
+                error = _with_close_suggestions_only(error)
             message = error.format_message().rstrip(".")
             _fail(f"{message} (see '{command} --help')", EXIT_USAGE)
         except AxeError as error:
@@ -61,6 +66,20 @@ class _AxeGroup(click.Group):
                 f"internal error: {type(error).__name__}: {error} (set AXE_DEBUG=1 for details)", 1
             )
         sys.exit(result if isinstance(result, int) else 0)
+
+
+_CLOSE_ENOUGH = 0.75
+
+
+def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOption:
+    """click suggests any option within a 0.6 similarity ratio, which pairs '--bogus' with
+    '--jobs'; only near-misses such as '--dryrun' for '--dry-run' help the reader."""
+    close = [
+        option
+        for option in error.possibilities or []
+        if difflib.SequenceMatcher(None, error.option_name, option).ratio() >= _CLOSE_ENOUGH
+    ]
+    return click.NoSuchOption(error.option_name, possibilities=close, ctx=error.ctx)
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -131,6 +150,22 @@ def cli() -> None:
     is_flag=True,
     help="Print one JSON object per agent on stdout instead of text (schema in the README).",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=1,
+    metavar="N",
+    help="With --all: gc up to N agents at once (default 1); output stays in name order.",
+)
+@click.option(
+    "--max-input-tokens",
+    type=click.IntRange(min=MIN_INPUT_TOKENS),
+    default=None,
+    metavar="N",
+    help="Send at most N input tokens per request (also AXE_MAX_INPUT_TOKENS); a larger "
+    "log is analysed in parts whose reports are merged.",
+)
 def gc(
     *,
     agent: str | None,
@@ -139,6 +174,8 @@ def gc(
     model: str,
     archive: bool,
     json_lines: bool,
+    jobs: int,
+    max_input_tokens: int | None,
 ) -> int:
     """Analyze and trim agent memory.
 
@@ -153,13 +190,16 @@ def gc(
         raise AgentError("cannot specify both --all and an agent name")
     if not all_agents and not agent:
         raise AgentError("agent name is required (or use --all)")
-    options = GcOptions(dry_run=dry_run, model_override=model or None, archive=archive)
+    if jobs > 1 and not all_agents:
+        raise AgentError("--jobs runs several agents at once, so it needs --all")
+    options = GcOptions(dry_run=dry_run, model_override=model or None, archive=archive, jobs=jobs)
     outcome = run_gc(
         None if all_agents else agent,
         options,
         stdout=sys.stdout.buffer,
         stderr=sys.stderr.buffer,
         json_lines=json_lines,
+        max_input_tokens=max_input_tokens,
     )
     return outcome.exit_code
 

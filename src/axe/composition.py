@@ -47,10 +47,17 @@ class _LazyAdapters:
     analysis is requested; ``close`` releases the transport if one was made.
     """
 
-    def __init__(self, configuration: Path, environ: Mapping[str, str], http_timeout: float | None):
+    def __init__(
+        self,
+        configuration: Path,
+        environ: Mapping[str, str],
+        http_timeout: float | None,
+        max_input_tokens: int | None,
+    ):
         self._configuration = configuration
         self._environ = environ
         self._http_timeout = http_timeout
+        self._max_input_tokens = max_input_tokens
         self._transport: HttpTransport | None = None
 
     @functools.cached_property
@@ -77,6 +84,7 @@ class _LazyAdapters:
             api_key=config.api_key(provider),
             base_url=config.base_url(provider),
             key_variable=config.key_variable(provider),
+            max_input_tokens=self._max_input_tokens,
         )
         client: LLMClient = getattr(providers, HTTP_PROVIDERS[provider])(self.transport(), settings)
         return client
@@ -100,15 +108,19 @@ class _LazyAdapters:
 
 @contextmanager
 def production_ports(
-    environ: Mapping[str, str], output: Output, *, http_timeout: float | None = None
+    environ: Mapping[str, str],
+    output: Output,
+    *,
+    http_timeout: float | None = None,
+    max_input_tokens: int | None = None,
 ) -> Iterator[GcPorts]:
     """The real adapters, configured from ``environ``; the HTTP client closes on exit.
 
     ``http_timeout`` (seconds for one analysis request, retries included) defaults to the
-    HTTP adapter's own default.
+    HTTP adapter's own default; ``max_input_tokens`` caps every request to a provider.
     """
     configuration = config_dir(environ)
-    lazy = _LazyAdapters(configuration, environ, http_timeout)
+    lazy = _LazyAdapters(configuration, environ, http_timeout, max_input_tokens)
     try:
         yield GcPorts(
             agents=TomlAgentRepository(configuration / "agents"),
@@ -152,6 +164,26 @@ def http_timeout_from(environ: Mapping[str, str]) -> float | None:
     return seconds
 
 
+MIN_INPUT_TOKENS: Final = 1024  # room for gc's instructions, a log slice and a merge
+
+
+def max_input_tokens_from(environ: Mapping[str, str]) -> int | None:
+    """``AXE_MAX_INPUT_TOKENS`` when set: the same cap as ``--max-input-tokens``.
+
+    Raises:
+        ConfigError: the variable is not a whole number of at least 1024.
+    """
+    text = environ.get("AXE_MAX_INPUT_TOKENS", "").strip()
+    if not text:
+        return None
+    if not text.isdecimal() or int(text) < MIN_INPUT_TOKENS:
+        raise ConfigError(
+            f"AXE_MAX_INPUT_TOKENS must be a whole number of tokens, at least "
+            f"{MIN_INPUT_TOKENS}, not {text!r}"
+        )
+    return int(text)
+
+
 def run_gc(
     agent: str | None,
     options: GcOptions,
@@ -160,8 +192,11 @@ def run_gc(
     stderr: BinaryIO,
     environ: Mapping[str, str] | None = None,
     json_lines: bool = False,
+    max_input_tokens: int | None = None,
 ) -> AgentResult | SweepResult:
     """``axe gc`` for one agent, or every agent when ``agent`` is None.
+
+    ``max_input_tokens`` (``--max-input-tokens``) wins over ``AXE_MAX_INPUT_TOKENS``.
 
     Raises:
         ConfigError: the agents directory cannot be listed, or a setting in the environment
@@ -171,7 +206,8 @@ def run_gc(
     _ignore_sigio()
     output = console_output(stdout, stderr, environ, json_lines=json_lines)
     timeout = http_timeout_from(environ)
-    with production_ports(environ, output, http_timeout=timeout) as ports:
+    cap = max_input_tokens or max_input_tokens_from(environ)
+    with production_ports(environ, output, http_timeout=timeout, max_input_tokens=cap) as ports:
         if agent is None:
             return collect_all_garbage(options, ports)
         return collect_garbage(agent, options, ports)

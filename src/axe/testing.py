@@ -128,7 +128,9 @@ class ScriptedLLM:
 
     ``reply`` is what every request gets: a text, a :class:`Completion` (to report usage),
     or an error to raise. ``script`` instead decides per request, e.g. by agent memory or
-    prompt, which is how a test makes one agent's analysis fail in ``--all``.
+    prompt, which is how a test makes one agent's analysis fail in ``--all``, or refuses a
+    request that is too long with ``PromptTooLargeError`` as a provider would. ``window``
+    is what :meth:`input_limit` reports, as a configured cap or an Ollama server would.
     """
 
     def __init__(
@@ -136,11 +138,16 @@ class ScriptedLLM:
         reply: Reply = "## Patterns Found\nNone.",
         *,
         script: Callable[[AnalysisRequest], Reply] | None = None,
+        window: int | None = None,
     ) -> None:
         self.reply = reply
         self.script = script
+        self.window = window
         self.requests: list[AnalysisRequest] = []
         self._lock = threading.Lock()
+
+    def input_limit(self, request: AnalysisRequest) -> int | None:
+        return self.window
 
     def complete(self, request: AnalysisRequest) -> Completion:
         with self._lock:

@@ -476,35 +476,140 @@ def test_redirects_are_not_followed(mock: respx.MockRouter, transport: HttpTrans
 
 
 @pytest.mark.parametrize(
-    "reply",
+    ("url", "provider", "reply", "tokens", "limit"),
     [
-        httpx.Response(
-            413,
-            json={
-                "error": {
-                    "type": "request_too_large",
-                    "message": "Request exceeds the maximum size",
-                }
-            },
+        (
+            ANTHROPIC_URL,
+            "anthropic",
+            httpx.Response(
+                400,
+                json={
+                    "type": "error",
+                    "error": {
+                        "type": "invalid_request_error",
+                        "message": "prompt is too long: 212230 tokens > 200000 maximum",
+                    },
+                },
+            ),
+            212230,
+            200000,
         ),
-        httpx.Response(
-            400,
-            json={
-                "error": {
-                    "type": "invalid_request_error",
-                    "message": "prompt is too long: 250000 tokens > 200000 maximum",
-                }
-            },
+        (
+            ANTHROPIC_URL,
+            "anthropic",
+            httpx.Response(
+                400,
+                json={
+                    "error": {
+                        "type": "invalid_request_error",
+                        "message": "input length and `max_tokens` exceed context limit: "
+                        "197626 + 4096 > 200000, decrease input length or `max_tokens` and "
+                        "try again",
+                    }
+                },
+            ),
+            197626,
+            195904,
+        ),
+        (
+            OPENAI_URL,
+            "openai",
+            httpx.Response(
+                400,
+                json={
+                    "error": {
+                        "message": "This model's maximum context length is 128000 tokens. "
+                        "However, your messages resulted in 130000 tokens. Please reduce the "
+                        "length of the messages.",
+                        "type": "invalid_request_error",
+                        "param": "messages",
+                        "code": "context_length_exceeded",
+                    }
+                },
+            ),
+            130000,
+            128000 - 4096,
+        ),
+        (
+            OPENAI_URL,
+            "openai",
+            httpx.Response(
+                400,
+                json={
+                    "error": {
+                        "message": "This model's maximum context length is 8192 tokens. "
+                        "However, you requested 9100 tokens (9000 in the messages, 100 in the "
+                        "completion). Please reduce the length of the messages or completion.",
+                        "type": "invalid_request_error",
+                        "code": "context_length_exceeded",
+                    }
+                },
+            ),
+            9000,
+            8092,
+        ),
+        (
+            OPENAI_URL,
+            "openai",
+            httpx.Response(
+                400,
+                json={
+                    "error": {
+                        "message": "Your input exceeds the context window of this model.",
+                        "type": "invalid_request_error",
+                        "code": "context_length_exceeded",
+                    }
+                },
+            ),
+            None,
+            None,
+        ),
+        (
+            ANTHROPIC_URL,
+            "anthropic",
+            httpx.Response(
+                413,
+                json={"error": {"type": "request_too_large", "message": "Request exceeds size"}},
+            ),
+            None,
+            None,
         ),
     ],
+    ids=["anthropic", "anthropic-window", "openai", "openai-completion", "openai-bare", "413"],
 )
-def test_log_too_large_points_to_the_offline_analyzer(
-    mock: respx.MockRouter, transport: HttpTransport, reply: httpx.Response
+def test_a_prompt_too_long_is_recognised_with_its_numbers(
+    mock: respx.MockRouter,
+    transport: HttpTransport,
+    url: str,
+    provider: str,
+    reply: httpx.Response,
+    tokens: int | None,
+    limit: int | None,
 ) -> None:
-    mock.post(ANTHROPIC_URL).mock(return_value=reply)
+    """Each provider's "too long" refusal is told apart from other errors, with the prompt's
+    size and the room for input when the provider says them, and is not retried."""
+    route = mock.post(url).mock(return_value=reply)
+    clients: dict[str, Callable[[HttpTransport, ProviderSettings], LLMClient]] = {
+        "anthropic": AnthropicClient,
+        "openai": OpenAIClient,
+    }
     with pytest.raises(PromptTooLargeError) as caught:
+        clients[provider](transport, settings()).complete(request("m", provider))
+    assert (caught.value.tokens, caught.value.limit) == (tokens, limit)
+    assert str(caught.value).startswith(f"{provider} API error (HTTP {reply.status_code} ")
+    assert route.call_count == 1
+
+
+def test_other_bad_requests_are_not_taken_for_too_long(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A 400 about something else stays an ordinary API error: nothing gets split for it."""
+    mock.post(ANTHROPIC_URL).respond(
+        400, json={"error": {"type": "invalid_request_error", "message": "temperature: 9 > 1"}}
+    )
+    with pytest.raises(ApiError) as caught:
         AnthropicClient(transport, settings()).complete(request())
-    assert str(caught.value).endswith("analyse and trim it offline with --model builtin/heuristic")
+    assert not isinstance(caught.value, PromptTooLargeError)
 
 
 def test_the_key_never_appears_in_an_error(

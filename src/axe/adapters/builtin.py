@@ -20,3 +20,7 @@ class HeuristicAnalyst:
                 f"unknown builtin model {quoted(request.model.name)} (available: heuristic)"
             )
         return Completion(analyse(request.content, request.memory_config))
+
+    def input_limit(self, request: AnalysisRequest) -> int | None:
+        """No window: the offline analyst reads a log of any size, so it is never split."""
+        return None

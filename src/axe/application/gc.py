@@ -8,11 +8,16 @@ by whoever listens to the events, and every run ends in a result value.
 
 from __future__ import annotations
 
-from attrs import field, frozen
+from collections.abc import Callable
 
-from axe.application.ports import AgentRepository, AnalysisRequest, LLMClient, MemoryStore, Output
+import attrs
+from attrs import Attribute, field, frozen
+
+from axe.application.analysis import PART_CONCURRENCY, LogAnalysis
+from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
+from axe.application.workers import StopSignal, run_in_order
 from axe.domain.entries import count_entries, plan_trim
-from axe.domain.errors import AxeError, ConfigError
+from axe.domain.errors import AgentError, AxeError, ConfigError
 from axe.domain.events import (
     AgentFinished,
     AgentSkipped,
@@ -21,11 +26,11 @@ from axe.domain.events import (
     AnalysisStarted,
     MemoryRead,
     SweepFinished,
+    SweepProgress,
     SweepStarted,
 )
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
-from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN_DETECTION_PROMPT
 from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult
 
 
@@ -37,17 +42,32 @@ def _model_override(value: ModelRef | str | None) -> ModelRef | None:
     return ModelRef.parse(value)
 
 
+def _at_least_one(what: str) -> Callable[[object, Attribute[int], int], None]:
+    def check(_instance: object, _attribute: Attribute[int], value: int) -> None:
+        if value < 1:
+            raise AgentError(f"{what} must be at least 1, not {value}")
+
+    return check
+
+
 @frozen(kw_only=True)
 class GcOptions:
-    """The choices a user makes per run (``--dry-run``, ``--model``, ``--archive``).
+    """The choices a user makes per run.
+
+    ``jobs`` is how many agents ``--all`` runs at once (1: one after another, as the spec
+    says); ``part_concurrency`` how many parts of one log too large for its model are
+    analysed at once.
 
     Raises:
-        AgentError: ``model_override`` is text that is not ``provider/model-name``.
+        AgentError: ``model_override`` is text that is not ``provider/model-name``, or a
+            count is below 1.
     """
 
     dry_run: bool = False
     model_override: ModelRef | None = field(default=None, converter=_model_override)
     archive: bool = False
+    jobs: int = field(default=1, validator=_at_least_one("--jobs"))
+    part_concurrency: int = field(default=PART_CONCURRENCY, validator=_at_least_one("parts"))
 
 
 @frozen(kw_only=True)
@@ -82,25 +102,45 @@ def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResul
 
 
 def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
-    """Run gc on every agent with memory enabled, one after another (``axe gc --all``).
+    """Run gc on every agent with memory enabled (``axe gc --all``), in name order.
 
-    A failing agent does not stop the others. Agent files that do not load are skipped
-    (an :class:`AgentSkipped` event each), as listing agents never fails on one bad file.
+    One after another, as the spec says; with ``options.jobs`` above 1, up to that many at
+    once, and the events still arrive exactly as the sequential run emits them (each
+    agent's whole, in name order), with :class:`SweepProgress` in between. A failing agent
+    does not stop the others. Agent files that do not load are skipped (an
+    :class:`AgentSkipped` event each), as listing agents never fails on one bad file.
 
     Raises:
         ConfigError: the agents directory cannot be listed.
     """
     agents = _memory_enabled_agents(ports)
     ports.output.emit(SweepStarted(tuple(agent.name for agent in agents)))
-    results = []
-    for agent in agents:
-        ports.output.emit(AgentStarted(agent.name, in_sweep=True))
-        result = _AgentGc(agent, options, ports).run()
-        ports.output.emit(AgentFinished(result))
-        results.append(result)
+    if options.jobs == 1 or len(agents) < 2:
+        results = [_sweep_one(agent, options, ports) for agent in agents]
+    else:
+        results = run_in_order(
+            agents,
+            lambda agent, buffer, stop: _sweep_one(
+                agent, options, attrs.evolve(ports, output=buffer), stop
+            ),
+            jobs=options.jobs,
+            output=ports.output,
+            progress=lambda done, running: SweepProgress(
+                done, len(agents), tuple(agent.name for agent in running)
+            ),
+        )
     sweep = SweepResult(tuple(results))
     ports.output.emit(SweepFinished(sweep))
     return sweep
+
+
+def _sweep_one(
+    agent: AgentConfig, options: GcOptions, ports: GcPorts, stop: StopSignal | None = None
+) -> AgentResult:
+    ports.output.emit(AgentStarted(agent.name, in_sweep=True))
+    result = _AgentGc(agent, options, ports, stop).run()
+    ports.output.emit(AgentFinished(result))
+    return result
 
 
 def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
@@ -123,10 +163,17 @@ class _AgentGc:
     failure at any step still yields a result that says how far gc got.
     """
 
-    def __init__(self, agent: AgentConfig, options: GcOptions, ports: GcPorts) -> None:
+    def __init__(
+        self,
+        agent: AgentConfig,
+        options: GcOptions,
+        ports: GcPorts,
+        stop: StopSignal | None = None,
+    ) -> None:
         self._agent = agent
         self._options = options
         self._ports = ports
+        self._stop = stop or StopSignal()
         self._entries: int | None = None
         self._model: ModelRef | None = None
         self._analysis: Analysis | None = None
@@ -147,6 +194,7 @@ class _AgentGc:
         self._ports.output.emit(MemoryRead(name, count, len(snapshot.content)))
 
         self._model = self._options.model_override or ModelRef.parse(self._agent.model)
+        self._stop.check()
         self._analysis = self._analyse(snapshot.content, self._model)
         self._ports.output.emit(AnalysisReady(name, self._analysis))
 
@@ -158,21 +206,21 @@ class _AgentGc:
         plan = plan_trim(snapshot.content, target, total=count)
         if not plan.changes_file:
             return self._result(AgentStatus.WITHIN_LIMIT, kept=count, limit=target)
+        self._stop.check()  # an interrupted run changes no file it has not started on
         self._ports.memory.trim(self._agent, snapshot, plan, archive=self._options.archive)
         return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target, limit=target)
 
     def _analyse(self, memory: bytes, model: ModelRef) -> Analysis:
-        request = AnalysisRequest(
-            model=model,
-            system_prompt=PATTERN_DETECTION_PROMPT,
-            content=memory,
-            temperature=ANALYSIS_TEMPERATURE,
-            max_tokens=ANALYSIS_MAX_TOKENS,
-            memory_config=self._agent.memory,
-        )
         self._ports.output.emit(AnalysisStarted(self._agent.name, model, self._entries or 0))
-        completion = self._ports.llm.complete(request)
-        return Analysis(text=completion.text, usage=completion.usage)
+        return LogAnalysis(
+            llm=self._ports.llm,
+            output=self._ports.output,
+            agent=self._agent.name,
+            model=model,
+            memory_config=self._agent.memory,
+            concurrency=self._options.part_concurrency,
+            stop=self._stop,
+        ).run(memory)
 
     def _result(
         self,

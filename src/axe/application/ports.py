@@ -87,6 +87,18 @@ class AnalysisRequest:
 class LLMClient(Protocol):
     """Something that answers one :class:`AnalysisRequest` with a report."""
 
+    def input_limit(self, request: AnalysisRequest) -> int | None:
+        """The most input tokens one request to ``request.model`` may carry, when that is
+        known before sending: a configured cap, or a window the server reports (Ollama).
+
+        None means unknown: the request is sent whole, and a too-long refusal says so.
+
+        Raises:
+            AgentError: the provider is unknown.
+            ApiError: asking the server failed.
+        """
+        ...
+
     def complete(self, request: AnalysisRequest) -> Completion:
         """The reply text and, where the provider reports it, the tokens it used.
 

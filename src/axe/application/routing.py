@@ -23,7 +23,12 @@ class ProviderRouter:
         self._clients: dict[str, LLMClient] = {}
 
     def complete(self, request: AnalysisRequest) -> Completion:
-        provider = request.model.provider
+        return self._client(request.model.provider).complete(request)
+
+    def input_limit(self, request: AnalysisRequest) -> int | None:
+        return self._client(request.model.provider).input_limit(request)
+
+    def _client(self, provider: str) -> LLMClient:
         client = self._clients.get(provider)
         if client is None:
             factory = self._factories.get(provider)
@@ -31,4 +36,4 @@ class ProviderRouter:
                 known = ", ".join(sorted(self._factories))
                 raise AgentError(f"unsupported provider {quoted(provider)} (supported: {known})")
             client = self._clients[provider] = factory()
-        return client.complete(request)
+        return client

@@ -56,6 +56,34 @@ class AnalysisStarted:
 
 
 @frozen
+class AnalysisSplit:
+    """The log does not fit the model: it is analysed in ``parts`` parts, then merged.
+
+    Emitted again with the new count when a part is refused and split further.
+    """
+
+    agent: str
+    parts: int
+
+
+@frozen
+class PartAnalysed:
+    """``done`` of the ``parts`` parts have their report."""
+
+    agent: str
+    done: int
+    parts: int
+
+
+@frozen
+class MergeStarted:
+    """``reports`` part reports are being merged into one (in rounds, if they do not fit)."""
+
+    agent: str
+    reports: int
+
+
+@frozen
 class AnalysisReady:
     """The report is in (merged from parts, if the log had to be split)."""
 
@@ -71,6 +99,18 @@ class AgentFinished:
 
 
 @frozen
+class SweepProgress:
+    """With ``--jobs``: ``done`` of ``total`` agents reported, these ones at work now.
+
+    Only a live display needs it; the agents' own events follow in name order.
+    """
+
+    done: int
+    total: int
+    running: tuple[str, ...]
+
+
+@frozen
 class SweepFinished:
     """``--all`` is done with every agent."""
 
@@ -83,7 +123,11 @@ Event = (
     | AgentStarted
     | MemoryRead
     | AnalysisStarted
+    | AnalysisSplit
+    | PartAnalysed
+    | MergeStarted
     | AnalysisReady
     | AgentFinished
+    | SweepProgress
     | SweepFinished
 )

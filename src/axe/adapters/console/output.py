@@ -20,9 +20,15 @@ from axe.adapters.console.status import StatusLine
 from axe.domain.events import (
     AgentFinished,
     AnalysisReady,
+    AnalysisSplit,
     AnalysisStarted,
     Event,
+    MergeStarted,
+    PartAnalysed,
+    SweepFinished,
+    SweepProgress,
 )
+from axe.domain.model import ModelRef
 
 
 class ConsoleOutput:
@@ -44,6 +50,8 @@ class ConsoleOutput:
         self._json = json_lines
         self._text = TextLines()
         self._lock = threading.Lock()
+        self._model: ModelRef | None = None  # of the analysis under way, for the status
+        self._sweeping = False  # --jobs: the status line follows the sweep, not one agent
         self._status = (
             StatusLine(
                 stderr,
@@ -74,12 +82,31 @@ class ConsoleOutput:
             lines.append(Line(Stream.OUT, result_line(event.result)))
         return lines
 
-    @staticmethod
-    def _follow(status: StatusLine, event: Event) -> None:
+    def _follow(self, status: StatusLine, event: Event) -> None:
         """Start, change or stop the status line as the run moves on."""
         match event:
+            case SweepProgress(done=done, total=total, running=running):
+                self._sweeping = True
+                status.update(
+                    f"gc --all: {done}/{total} agents done; at work: {', '.join(running)}"
+                )
+            case SweepFinished():
+                self._sweeping = False
+                status.hide()
+            case _ if not self._sweeping:  # under --jobs, agents' events are replays
+                self._follow_analysis(status, event)
+
+    def _follow_analysis(self, status: StatusLine, event: Event) -> None:
+        match event:
             case AnalysisStarted(agent=agent, model=model, entries=entries):
+                self._model = model
                 status.show(f"Analysing {agent}: {entries} entries with {model}")
+            case AnalysisSplit(agent=agent, parts=parts):
+                status.update(f"Analysing {agent}: {parts} parts with {self._model}")
+            case PartAnalysed(agent=agent, done=done, parts=parts):
+                status.update(f"Analysing {agent}: part {done}/{parts} done with {self._model}")
+            case MergeStarted(agent=agent, reports=reports):
+                status.update(f"Merging {agent}'s {reports} part reports with {self._model}")
             case AnalysisReady() | AgentFinished():
                 status.hide()
 

@@ -122,18 +122,21 @@ def escaped_slices(data: bytes, slices: list[_Slice]) -> Iterator[bytes]:
 
 
 class JsonBody:
-    """``payload`` as JSON, with ``memory`` (bytes) as the value where ``MEMORY`` stands."""
+    """``payload`` as JSON, with ``memory`` (bytes) as the value where ``MEMORY`` stands;
+    without ``memory``, just ``payload`` (a small request such as Ollama's ``/api/show``)."""
 
-    def __init__(self, payload: dict[str, Any], memory: bytes, slice_size: int = SLICE_BYTES):
+    def __init__(
+        self, payload: dict[str, Any], memory: bytes | None = None, slice_size: int = SLICE_BYTES
+    ):
         self.marker = f"@@axe-memory-{os.urandom(8).hex()}@@"
         text = json.dumps(_substitute(payload, self.marker), ensure_ascii=False)
         head, found, tail = text.partition(self.marker)
-        if not found:
-            raise ValueError("payload has no MEMORY placeholder")
+        if bool(found) != (memory is not None):
+            raise ValueError("MEMORY must stand in the payload exactly when memory is given")
         self._head = head.encode("utf-8")
         self._tail = tail.encode("utf-8")
-        self._memory = memory
-        self._slices, escaped_length = plan_slices(memory, slice_size)
+        self._memory = memory or b""
+        self._slices, escaped_length = plan_slices(self._memory, slice_size)
         self.length = len(self._head) + escaped_length + len(self._tail)
 
     def __iter__(self) -> Iterator[bytes]:

@@ -18,11 +18,13 @@ from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError
 from axe.domain.model import quoted
 from axe.domain.results import Completion, Usage
+from axe.domain.tokens import estimate_tokens
 
 ANTHROPIC_VERSION = "2023-06-01"
 _REASONING_MODEL = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-5")
 _BYTES_PER_TOKEN_LOWER_BOUND = 3
 _OLLAMA_MIN_CONTEXT = 8192
+_FITS_EVERY_MODEL = 2048  # tokens: a prompt estimated below this fits any model's window
 
 
 def _base(settings: ProviderSettings, default: str) -> str:
@@ -46,6 +48,11 @@ class AnthropicClient:
         self._transport = transport
         self._key = require_key("anthropic", settings)
         self._url = _base(settings, "https://api.anthropic.com") + "/v1/messages"
+        self._cap = settings.max_input_tokens
+
+    def input_limit(self, request: AnalysisRequest) -> int | None:
+        """The cap, if any: the window is learnt from a refusal, which gives its size."""
+        return self._cap
 
     def complete(self, request: AnalysisRequest) -> Completion:
         payload = {
@@ -89,6 +96,11 @@ class OpenAIClient:
         self._transport = transport
         self._key = require_key("openai", settings)
         self._url = _base(settings, "https://api.openai.com") + "/v1/chat/completions"
+        self._cap = settings.max_input_tokens
+
+    def input_limit(self, request: AnalysisRequest) -> int | None:
+        """The cap, if any: the window is learnt from a refusal, which gives its size."""
+        return self._cap
 
     def complete(self, request: AnalysisRequest) -> Completion:
         payload: dict[str, Any] = {
@@ -109,6 +121,7 @@ class OpenAIClient:
             body=JsonBody(payload, request.content),
             provider="openai",
             secret=self._key,
+            reply_tokens=request.max_tokens,
         )
         choices = _field(reply, "choices", list, "openai")
         if not choices or not isinstance(choices[0], dict):
@@ -134,13 +147,35 @@ def ollama_context_size(request: AnalysisRequest) -> int:
 
 
 class OllamaClient:
-    """``POST /api/chat`` with ``stream: false``; no key; the reply is ``message.content``."""
+    """``POST /api/chat`` with ``stream: false``; no key; the reply is ``message.content``.
+
+    Ollama never refuses a prompt that is too long: it drops its oldest part. So a log that
+    might not fit (estimated at 2,048 tokens or more) is measured against the model's own
+    window first, asked once per model with ``POST /api/show``, and ``num_ctx`` never
+    exceeds that window. A smaller log goes straight to ``/api/chat``, as it always did.
+    """
 
     def __init__(self, transport: HttpTransport, settings: ProviderSettings) -> None:
         self._transport = transport
-        self._url = _base(settings, "http://localhost:11434") + "/api/chat"
+        base = _base(settings, "http://localhost:11434")
+        self._url = base + "/api/chat"
+        self._show_url = base + "/api/show"
+        self._cap = settings.max_input_tokens
+        self._windows: dict[str, int | None] = {}
+
+    def input_limit(self, request: AnalysisRequest) -> int | None:
+        prompt = estimate_tokens(request.system_prompt.encode()) + estimate_tokens(request.content)
+        if prompt < _FITS_EVERY_MODEL:
+            return self._cap
+        window = self._window(request.model.name)
+        if window is None:
+            return self._cap
+        room = window - min(request.max_tokens, window // 2)
+        return room if self._cap is None else min(room, self._cap)
 
     def complete(self, request: AnalysisRequest) -> Completion:
+        context = ollama_context_size(request)
+        window = self._windows.get(request.model.name)
         payload = {
             "model": request.model.name,
             "messages": [
@@ -151,7 +186,7 @@ class OllamaClient:
             "options": {
                 "temperature": request.temperature,
                 "num_predict": request.max_tokens,
-                "num_ctx": ollama_context_size(request),
+                "num_ctx": context if window is None else min(context, window),
             },
         }
         reply = self._transport.post_json(
@@ -162,6 +197,28 @@ class OllamaClient:
         if not isinstance(content, str):
             raise _shape_error("ollama", "message content is missing")
         return Completion(content, _usage(reply, "prompt_eval_count", "eval_count"))
+
+    def _window(self, model: str) -> int | None:
+        """The model's context length from ``/api/show``, asked once per model per run."""
+        if model not in self._windows:
+            reply = self._transport.post_json(
+                self._show_url, headers={}, body=JsonBody({"model": model}), provider="ollama"
+            )
+            self._windows[model] = context_length(reply)
+        return self._windows[model]
+
+
+def context_length(show: Any) -> int | None:
+    """``model_info["<architecture>.context_length"]`` from an ``/api/show`` reply."""
+    info = show.get("model_info") if isinstance(show, dict) else None
+    if not isinstance(info, dict):
+        return None
+    architecture = info.get("general.architecture")
+    length = info.get(f"{architecture}.context_length")
+    if type(length) is not int:
+        found = [v for k, v in info.items() if k.endswith(".context_length") and type(v) is int]
+        length = found[0] if found else None
+    return length if length and length > 0 else None
 
 
 _ANTHROPIC_CACHE_INPUT = ("cache_creation_input_tokens", "cache_read_input_tokens")

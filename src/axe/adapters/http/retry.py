@@ -38,11 +38,18 @@ class RetryPolicy:
 
     def delay(self, retry: int, headers: Mapping[str, str], *, now: float | None = None) -> float:
         """Seconds to wait before retry number ``retry`` (0-based)."""
-        server = _server_delay(headers, time.time() if now is None else now)
-        if server is not None and 0 <= server <= _MAX_SERVER_DELAY:
+        server = self.server_delay(headers, now=now)
+        if server is not None:
             return server
         base = min(self.initial_delay * 2.0**retry, self.max_delay)
         return base * (1 - 0.25 * self.jitter())
+
+    @staticmethod
+    def server_delay(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+        """The wait the server asked for (``retry-after-ms`` / ``retry-after``), if it is
+        one worth obeying (up to a minute)."""
+        server = _server_delay(headers, time.time() if now is None else now)
+        return server if server is not None and 0 <= server <= _MAX_SERVER_DELAY else None
 
 
 def _server_delay(headers: Mapping[str, str], now: float) -> float | None:

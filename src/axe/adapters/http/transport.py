@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from axe.adapters.http.body import JsonBody
+from axe.adapters.http.pauses import SharedPauses
+from axe.adapters.http.refusals import too_long
 from axe.adapters.http.retry import RetryPolicy
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 
@@ -27,20 +29,7 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT_SECONDS = 120.0
 _MAX_REPLY_BYTES = 32 * 1024 * 1024
 _MAX_MESSAGE_CHARS = 300
-_TOO_LARGE_HINTS = (
-    "prompt is too long",
-    "too many tokens",
-    "context length",
-    "context_length",
-    "maximum context",
-    "context window",
-    "request too large",
-    "too large",
-)
-OFFLINE_HINT = (
-    "the memory log is too large for this model; analyse and trim it offline with "
-    "--model builtin/heuristic"
-)
+_RATE_LIMITED = 429
 
 
 class HttpTransport:
@@ -61,8 +50,13 @@ class HttpTransport:
         self._clock = clock or time.monotonic
         self._user_agent = user_agent
         self._client: httpx.Client | None = None
+        self._pauses = SharedPauses(clock=self._clock, sleep=self._sleep)
+        self._closed = False
 
     def close(self) -> None:
+        """Close the shared client. Requests still in flight on other threads (parts or
+        agents of an interrupted run) fail at once, and none is retried or started after."""
+        self._closed = True
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -75,27 +69,39 @@ class HttpTransport:
         body: JsonBody,
         provider: str,
         secret: str = "",
+        reply_tokens: int = 0,
     ) -> Any:
         """POST ``body`` to ``url`` and return the decoded JSON reply.
 
+        ``reply_tokens`` (the request's ``max_tokens``) sizes a too-long refusal from a
+        provider whose window holds the reply too.
+
         Raises:
-            ApiError: any failure; ``PromptTooLargeError`` when the log does not fit.
+            ApiError: any failure; ``PromptTooLargeError`` when the prompt does not fit.
             ConfigError: the base URL is not a usable http(s) URL.
         """
         try:
-            return self._post_with_retries(url, headers, body, provider)
+            return self._post_with_retries(url, headers, body, provider, reply_tokens)
         except (ApiError, ConfigError) as error:
-            raise type(error)(redact(str(error), secret)) from None
+            raise _redacted(error, secret) from None
 
     def _post_with_retries(
-        self, url: str, headers: Mapping[str, str], body: JsonBody, provider: str
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        body: JsonBody,
+        provider: str,
+        reply_tokens: int,
     ) -> Any:
         import httpx  # noqa: PLC0415  (imported only when a request is made)
 
         deadline = self._clock() + self._timeout
         where = f"{provider} at {display_url(url)}"
+        paused_as = f"{provider} {urlsplit(url).netloc}"
         retry = 0
         while True:  # a retry starts only while time remains (checked before sleeping)
+            if not self._pauses.wait(paused_as, deadline=deadline):
+                raise ApiError(f"{where} asked to slow down past the {self._timeout:g}s limit")
             remaining = deadline - self._clock()
             try:
                 status, reply_headers, raw = self._attempt(url, headers, body, remaining, deadline)
@@ -114,11 +120,14 @@ class HttpTransport:
             else:
                 if 200 <= status < 300:
                     return _decode_reply(raw, provider)
-                failure = _http_failure(status, reply_headers, raw, provider)
+                failure = _http_failure(status, reply_headers, raw, provider, reply_tokens)
                 retryable = status >= 400 and self._retry.should_retry(
                     status, reply_headers, raw.decode("utf-8", "replace")
                 )
-            if not retryable or retry >= self._retry.max_retries:
+                server_pause = self._retry.server_delay(reply_headers)
+                if status == _RATE_LIMITED and server_pause is not None:
+                    self._pauses.hold(paused_as, server_pause)
+            if not retryable or retry >= self._retry.max_retries or self._closed:
                 raise failure
             pause = self._retry.delay(retry, reply_headers)
             if self._clock() + pause >= deadline:
@@ -175,6 +184,8 @@ class HttpTransport:
         return response.status_code, {k.lower(): v for k, v in response.headers.items()}, raw
 
     def _shared_client(self) -> httpx.Client:
+        if self._closed:
+            raise ApiError("request not sent: the run is over")
         if self._client is None:
             import httpx  # noqa: PLC0415
 
@@ -236,36 +247,47 @@ def _decode_reply(raw: bytes, provider: str) -> Any:
         raise ApiError(f"{provider} returned a reply that is not JSON: {_snippet(raw)}") from None
 
 
-def _http_failure(status: int, headers: Mapping[str, str], raw: bytes, provider: str) -> ApiError:
+def _http_failure(
+    status: int, headers: Mapping[str, str], raw: bytes, provider: str, reply_tokens: int
+) -> ApiError:
     if 300 <= status < 400:
         location = display_url(headers.get("location", "")) or "nowhere"
         return ApiError(
             f"{provider} answered HTTP {status} (redirect to {location}); redirects are not "
             "followed, check the base URL"
         )
-    kind, message = _error_details(raw)
-    label = f"HTTP {status}" + (f" {kind}" if kind else "")
+    kind, code, message = _error_details(raw)
+    label = f"HTTP {status}" + (f" {kind or code}" if kind or code else "")
     text = f"{provider} API error ({label}): {message}"
-    lowered = message.lower()
-    if status == 413 or (status == 400 and any(h in lowered for h in _TOO_LARGE_HINTS)):
-        return PromptTooLargeError(f"{text}; {OFFLINE_HINT}")
+    refusal = too_long(status, code, message, reply_tokens=reply_tokens)
+    if refusal is not None:
+        return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit)
     return ApiError(text)
 
 
-def _error_details(raw: bytes) -> tuple[str, str]:
-    """``(type, message)`` from ``{"error": {"type", "message"}}`` or ``{"error": "..."}``."""
+def _error_details(raw: bytes) -> tuple[str, str, str]:
+    """``(type, code, message)`` from ``{"error": {"type", "code", "message"}}`` or
+    ``{"error": "..."}``; whatever is missing is empty."""
     try:
         document = json.loads(raw)
     except (ValueError, RecursionError):
-        return "", _snippet(raw) if raw.strip() else "empty reply body"
+        return "", "", _snippet(raw) if raw.strip() else "empty reply body"
     error = document.get("error") if isinstance(document, dict) else None
     if isinstance(error, dict):
-        kind = error.get("type") or error.get("code") or ""
+        kind, code = (_one_line(str(error.get(key) or "")) for key in ("type", "code"))
         message = error.get("message") or ""
-        return _one_line(str(kind)), _one_line(str(message)) or "no message"
+        return kind, code, _one_line(str(message)) or "no message"
     if isinstance(error, str):
-        return "", _one_line(error) or "no message"
-    return "", _snippet(raw)
+        return "", "", _one_line(error) or "no message"
+    return "", "", _snippet(raw)
+
+
+def _redacted(error: ApiError | ConfigError, secret: str) -> ApiError | ConfigError:
+    """``error`` again with ``secret`` out of its message, its numbers kept."""
+    message = redact(str(error), secret)
+    if isinstance(error, PromptTooLargeError):
+        return PromptTooLargeError(message, tokens=error.tokens, limit=error.limit)
+    return type(error)(message)
 
 
 def _snippet(raw: bytes) -> str:

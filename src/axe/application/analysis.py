@@ -1,0 +1,335 @@
+"""Analysing one agent's memory log: one request when it fits, parts and a merge when not.
+
+A log that fits is one request with the fixed prompt and the whole log (gc-spec §3.7), and
+nothing here adds a request, a byte or an event to that path. A log that does not fit,
+known up front (a window or cap the client reports) or from the provider's refusal, is
+split into parts at entry boundaries; the parts are analysed concurrently, a bounded few at
+a time over the one shared client, and their reports merged into one report with the same
+three sections (in rounds, if the reports themselves do not fit one request).
+
+Refusals are sized from the provider's own numbers when it gives them ("prompt is too
+long: N tokens > M maximum"): the estimate is scaled to the provider's count and the parts
+planned to fit M. Without numbers, the refused span is halved. Either way a refused part is
+split again, so the analysis finishes on any log with any model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import Generic, TypeVar
+
+from attrs import frozen
+
+from axe.application.ports import AnalysisRequest, LLMClient, Output
+from axe.application.workers import StopSignal, worker_pool
+from axe.domain.errors import AgentError, ApiError, AxeError, PromptTooLargeError
+from axe.domain.events import AnalysisSplit, MergeStarted, PartAnalysed
+from axe.domain.model import MemoryConfig, ModelRef
+from axe.domain.parts import LogLayout, Part, halve, plan_parts
+from axe.domain.prompt import (
+    ANALYSIS_MAX_TOKENS,
+    ANALYSIS_TEMPERATURE,
+    MERGE_PROMPT,
+    PATTERN_DETECTION_PROMPT,
+    merge_content,
+)
+from axe.domain.results import Analysis, Completion, Usage, total_usage
+from axe.domain.tokens import TokenBudget, estimate_tokens
+
+PART_CONCURRENCY = 4
+_FRAMING_TOKENS = 16  # role markers and message framing around the two texts
+_CALIBRATED_MARGIN = 0.95  # estimates scaled to a provider's count are exact on average only
+_SMALLEST_PART = 64  # bytes; a refusal below this means the window cannot hold the prompt
+
+T = TypeVar("T")
+
+
+def prompt_cost(system_prompt: str, content: bytes) -> int:
+    """Estimated input tokens of one request: instructions, user message and framing."""
+    return estimate_tokens(system_prompt.encode()) + estimate_tokens(content) + _FRAMING_TOKENS
+
+
+@frozen
+class _Sizing:
+    """How large a request may be: a token budget, or None to halve on every refusal."""
+
+    budget: TokenBudget | None
+
+    def room(self, system_prompt: str) -> int | None:
+        if self.budget is None:
+            return None
+        return self.budget.room() - prompt_cost(system_prompt, b"")
+
+    def after(self, refusal: PromptTooLargeError, cost: int, cap: int | None) -> _Sizing:
+        """Sizing learnt from a refusal of a request estimated at ``cost`` tokens."""
+        if not (refusal.tokens and refusal.limit):
+            return self
+        limit = refusal.limit if cap is None else min(refusal.limit, cap)
+        return _Sizing(TokenBudget(limit, refusal.tokens / max(cost, 1), _CALIBRATED_MARGIN))
+
+    def split(self, layout: LogLayout, part: Part) -> list[Part]:
+        """``part`` in pieces that fit (or halves, when nothing is known); always progress."""
+        room = self.room(PATTERN_DETECTION_PROMPT)
+        if room is None:
+            return halve(layout, part)
+        if room < _SMALLEST_PART // 4:
+            raise _window_too_small()
+        pieces = plan_parts(layout, room, part.start, part.end)
+        return pieces if pieces != [part] else halve(layout, part)
+
+
+def _window_too_small() -> ApiError:
+    return ApiError("the model's context window is too small to hold gc's instructions")
+
+
+class _Slot(Generic[T]):
+    """One item of an ordered batch of requests and, once answered, its completion."""
+
+    def __init__(self, item: T) -> None:
+        self.item = item
+        self.completion: Completion | None = None
+
+
+class LogAnalysis:
+    """The analysis of one agent's log with one model; emits progress for that agent."""
+
+    def __init__(
+        self,
+        *,
+        llm: LLMClient,
+        output: Output,
+        agent: str,
+        model: ModelRef,
+        memory_config: MemoryConfig,
+        concurrency: int = PART_CONCURRENCY,
+        stop: StopSignal | None = None,
+    ) -> None:
+        self._llm = llm
+        self._output = output
+        self._agent = agent
+        self._model = model
+        self._memory_config = memory_config
+        self._concurrency = concurrency
+        self._stop = stop or StopSignal()
+        self._requests = 0
+        self._usages: list[Usage | None] = []
+
+    def run(self, memory: bytes) -> Analysis:
+        """The report on ``memory``.
+
+        Raises:
+            ApiError: a request failed for another reason than its size; the message says
+                which part or merge, when the log was split.
+            AgentError: the provider is unknown.
+        """
+        request = self._request(PATTERN_DETECTION_PROMPT, memory)
+        cap = self._llm.input_limit(request)
+        sizing = _Sizing(TokenBudget(cap) if cap is not None else None)
+        if (
+            cap is None
+            or sizing.budget is None
+            or sizing.budget.fits(prompt_cost(PATTERN_DETECTION_PROMPT, memory))
+        ):
+            try:
+                completion = self._send(request)
+            except PromptTooLargeError as refusal:
+                cost = prompt_cost(PATTERN_DETECTION_PROMPT, memory)
+                return self._split(memory, sizing.after(refusal, cost, cap), cap)
+            return self._analysis(completion.text, parts=1)
+        return self._split(memory, sizing, cap)
+
+    def _split(self, memory: bytes, sizing: _Sizing, cap: int | None) -> Analysis:
+        layout = LogLayout(memory)
+        parts = sizing.split(layout, layout.part(0, len(memory)))
+        reports = self._analyse_parts(layout, parts, sizing, cap)
+        if len(reports) == 1:
+            return self._analysis(reports[0].text, parts=1)
+        return self._analysis(self._merge(layout, reports, sizing, cap), parts=len(reports))
+
+    def _analyse_parts(
+        self, layout: LogLayout, parts: list[Part], sizing: _Sizing, cap: int | None
+    ) -> list[_Report]:
+        slots = [_Slot(part) for part in parts]
+        self._output.emit(AnalysisSplit(self._agent, len(slots)))
+
+        def request(part: Part) -> AnalysisRequest:
+            return self._request(PATTERN_DETECTION_PROMPT, part.content(layout.log))
+
+        def refused(slot: _Slot[Part], refusal: PromptTooLargeError) -> list[_Slot[Part]]:
+            nonlocal sizing
+            content = slot.item.content(layout.log)
+            if len(content) <= _SMALLEST_PART:
+                raise _window_too_small() from refusal
+            sizing = sizing.after(refusal, prompt_cost(PATTERN_DETECTION_PROMPT, content), cap)
+            pieces = [_Slot(piece) for piece in sizing.split(layout, slot.item)]
+            self._output.emit(AnalysisSplit(self._agent, len(slots) - 1 + len(pieces)))
+            return pieces
+
+        def answered(done: int, total: int) -> None:
+            self._output.emit(PartAnalysed(self._agent, done, total))
+
+        def failed(error: AxeError, index: int, total: int) -> AxeError:
+            return _in_context(error, f"analysis of part {index} of {total} failed")
+
+        self._run(slots, request, refused, answered, failed)
+        return [_Report(slot.item, slot.item, _text(slot)) for slot in slots]
+
+    def _merge(
+        self, layout: LogLayout, reports: list[_Report], sizing: _Sizing, cap: int | None
+    ) -> str:
+        """Merge reports in rounds until one is left: each round merges consecutive groups
+        that fit one request; a refused group is split in two and each half merged."""
+        while len(reports) > 1:
+            self._output.emit(MergeStarted(self._agent, len(reports)))
+            groups = _groups(layout, reports, sizing.room(MERGE_PROMPT))
+            reports = self._merge_round(layout, groups, sizing, cap)
+        return reports[0].text
+
+    def _merge_round(
+        self, layout: LogLayout, groups: list[list[_Report]], sizing: _Sizing, cap: int | None
+    ) -> list[_Report]:
+        slots = [_Slot(group) for group in groups]
+        for slot in slots:
+            if len(slot.item) == 1:  # a lone report goes on to the next round as it is
+                slot.completion = Completion(slot.item[0].text)
+
+        def request(group: list[_Report]) -> AnalysisRequest:
+            return self._request(MERGE_PROMPT, _merge_content(layout, group))
+
+        def refused(
+            slot: _Slot[list[_Report]], refusal: PromptTooLargeError
+        ) -> list[_Slot[list[_Report]]]:
+            nonlocal sizing
+            cost = prompt_cost(MERGE_PROMPT, _merge_content(layout, slot.item))
+            sizing = sizing.after(refusal, cost, cap)
+            group = slot.item
+            if len(group) == 2:  # two reports too large together: each is cut to half
+                return [_Slot([report.shortened() for report in group])]
+            middle = len(group) // 2
+            return [_Slot(group[:middle]), _Slot(group[middle:])]
+
+        def failed(error: AxeError, index: int, total: int) -> AxeError:
+            count = sum(len(group) for group in groups)
+            return _in_context(error, f"merging the {count} part reports failed")
+
+        self._run(slots, request, refused, lambda done, total: None, failed)
+        return [_Report(slot.item[0].first, slot.item[-1].last, _text(slot)) for slot in slots]
+
+    def _run(
+        self,
+        slots: list[_Slot[T]],
+        request: Callable[[T], AnalysisRequest],
+        refused: Callable[[_Slot[T], PromptTooLargeError], list[_Slot[T]]],
+        answered: Callable[[int, int], None],
+        failed: Callable[[AxeError, int, int], AxeError],
+    ) -> None:
+        """Send every slot's request, a few at a time; a refused slot is replaced, in
+        place, by the slots ``refused`` returns, which are sent in turn. Fills ``slots``.
+
+        On a failure nothing more is sent and what has not started is cancelled; requests
+        in flight (all for earlier slots, as work starts in order) are waited for, so the
+        earliest failing slot is the one reported, whatever the timing.
+        """
+        failures: list[tuple[_Slot[T], AxeError]] = []
+        with worker_pool(self._concurrency, "axe-request") as pool:
+
+            def send(slot: _Slot[T]) -> Future[Completion]:
+                return pool.submit(self._llm.complete, request(slot.item))
+
+            running = {send(slot): slot for slot in slots if slot.completion is None}
+            while running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    slot = running.pop(future)
+                    if future.cancelled():
+                        continue
+                    self._requests += 1
+                    try:
+                        slot.completion = future.result()
+                    except PromptTooLargeError as refusal:
+                        if not failures:
+                            pieces = refused(slot, refusal)
+                            at = slots.index(slot)
+                            slots[at : at + 1] = pieces
+                            running.update((send(piece), piece) for piece in pieces)
+                        continue
+                    except AxeError as error:
+                        failures.append((slot, error))
+                        for waiting in running:
+                            waiting.cancel()  # only those not yet started are cancelled
+                        continue
+                    self._usages.append(slot.completion.usage)
+                    answered(sum(s.completion is not None for s in slots), len(slots))
+                self._stop.check()
+        if failures:
+            first, cause = min(failures, key=lambda failure: slots.index(failure[0]))
+            raise failed(cause, slots.index(first) + 1, len(slots)) from cause
+
+    def _send(self, request: AnalysisRequest) -> Completion:
+        self._requests += 1
+        completion = self._llm.complete(request)
+        self._usages.append(completion.usage)
+        return completion
+
+    def _request(self, system_prompt: str, content: bytes) -> AnalysisRequest:
+        return AnalysisRequest(
+            model=self._model,
+            system_prompt=system_prompt,
+            content=content,
+            temperature=ANALYSIS_TEMPERATURE,
+            max_tokens=ANALYSIS_MAX_TOKENS,
+            memory_config=self._memory_config,
+        )
+
+    def _analysis(self, text: str, *, parts: int) -> Analysis:
+        return Analysis(
+            text=text, usage=total_usage(self._usages), parts=parts, requests=self._requests
+        )
+
+
+@frozen
+class _Report:
+    """A report and the parts it covers (one part, or a run of merged ones)."""
+
+    first: Part
+    last: Part
+    text: str
+
+    def shortened(self) -> _Report:
+        half = self.text[: max(len(self.text) // 2, 1)]
+        return _Report(self.first, self.last, half + "\n[... rest of this report left out ...]")
+
+
+def _merge_content(layout: LogLayout, group: list[_Report]) -> bytes:
+    labelled = [
+        (layout.part(report.first.start, report.last.end).label(layout.log), report.text)
+        for report in group
+    ]
+    return merge_content(labelled, len(group))
+
+
+def _groups(layout: LogLayout, reports: list[_Report], room: int | None) -> list[list[_Report]]:
+    """Consecutive groups of reports that fit one merge request; never a lone report while
+    another could join it, so every round makes progress."""
+    if room is None:
+        return [reports]
+    groups: list[list[_Report]] = [[]]
+    for report in reports:
+        candidate = [*groups[-1], report]
+        if len(candidate) > 2 and estimate_tokens(_merge_content(layout, candidate)) > room:
+            groups.append([report])
+        else:
+            groups[-1] = candidate
+    return groups
+
+
+def _text(slot: _Slot[T]) -> str:
+    assert slot.completion is not None  # _run fills every slot or raises
+    return slot.completion.text
+
+
+def _in_context(error: AxeError, what: str) -> AxeError:
+    """``error`` with what failed in front; an API failure stays one (exit 3)."""
+    kind = ApiError if isinstance(error, ApiError) else AgentError
+    return kind(f"{what}: {error}")

@@ -1,0 +1,210 @@
+"""Splitting a memory log that does not fit one request into parts that do.
+
+A part is a run of consecutive entries, in log order, cut only where an entry begins (a
+line starting ``## ``); together the parts cover the log exactly once. Text before the
+first entry travels with the first part. An entry that alone exceeds a part is sent cut,
+with a marker saying how many bytes were left out: that changes the prompt, never the file.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+
+from attrs import frozen
+
+from axe.domain.entries import entry_starts
+from axe.domain.tokens import estimate_tokens
+
+Estimate = Callable[[memoryview], int]
+_MARKER = (
+    "\n[... axe gc left out the last {omitted:,} bytes of this entry here: the entry alone "
+    "is larger than the model's context window allows ...]\n"
+)
+_MIN_KEPT = 64  # bytes of a cut entry always sent: at least its header line, in practice
+
+
+@frozen
+class Part:
+    """Bytes ``start:end`` of the log, holding entries ``first_entry`` (1-based) onward.
+
+    ``sent_bytes`` is None when the part is sent whole; otherwise it is one entry of which
+    only the first ``sent_bytes`` go out, followed by the marker.
+    """
+
+    start: int
+    end: int
+    first_entry: int
+    entries: int
+    sent_bytes: int | None = None
+
+    @property
+    def is_cut(self) -> bool:
+        return self.sent_bytes is not None
+
+    def content(self, log: bytes) -> bytes:
+        """What is sent for this part."""
+        if self.sent_bytes is None:
+            return log[self.start : self.end]
+        omitted = self.end - self.start - self.sent_bytes
+        marker = _MARKER.format(omitted=omitted).encode()
+        return log[self.start : self.start + self.sent_bytes] + marker
+
+    def label(self, log: bytes) -> str:
+        """Which entries and timestamps the part covers, for the merge request."""
+        last = self.first_entry + self.entries - 1
+        span = (
+            f"entry {self.first_entry}"
+            if self.entries == 1
+            else (f"entries {self.first_entry}-{last}")
+        )
+        first_header = _header(log, _first_entry_start(log, self.start, self.end))
+        last_header = _header(log, _last_entry_start(log, self.start, self.end))
+        if first_header and last_header and first_header != last_header:
+            return f"{span}, {first_header} to {last_header}"
+        return f"{span}, {first_header}" if first_header else span
+
+
+def _header(log: bytes, at: int) -> str:
+    if not log.startswith(b"## ", at):
+        return ""
+    end = log.find(b"\n", at, at + 200)
+    return log[at + 3 : end if end != -1 else at + 200].decode("utf-8", "replace").strip()
+
+
+def _first_entry_start(log: bytes, start: int, end: int) -> int:
+    if log.startswith(b"## ", start):
+        return start
+    at = log.find(b"\n## ", start, end)
+    return at + 1 if at != -1 else start
+
+
+def _last_entry_start(log: bytes, start: int, end: int) -> int:
+    at = log.rfind(b"\n## ", start, end - 1)
+    return at + 1 if at != -1 else start
+
+
+class LogLayout:
+    """Where the entries of one log begin, found once and shared by every split of it."""
+
+    def __init__(self, log: bytes, estimate: Estimate = estimate_tokens) -> None:
+        self.log = log
+        self._view = memoryview(log)
+        self._estimate = estimate
+        starts = entry_starts(log)
+        self._entry_starts = starts
+        # Unit boundaries: each entry, and the pre-header text as a unit of its own.
+        self.bounds = [*sorted({0, *starts}), len(log)] if log else [0]
+
+    def cost(self, start: int, end: int) -> int:
+        return self._estimate(self._view[start:end])
+
+    def entry_number(self, offset: int) -> int:
+        """1-based number of the first entry at or after ``offset``."""
+        return bisect.bisect_left(self._entry_starts, offset) + 1
+
+    def entries_between(self, start: int, end: int) -> int:
+        return bisect.bisect_left(self._entry_starts, end) - bisect.bisect_left(
+            self._entry_starts, start
+        )
+
+    def part(self, start: int, end: int) -> Part:
+        return Part(start, end, self.entry_number(start), self.entries_between(start, end))
+
+    def bounds_between(self, start: int, end: int) -> list[int]:
+        """The unit boundaries from ``start`` to ``end``, both included."""
+        low = bisect.bisect_left(self.bounds, start)
+        high = bisect.bisect_right(self.bounds, end)
+        inside = self.bounds[low:high]
+        return (
+            [start] * (not inside or inside[0] != start) + inside + [end] * (inside[-1:] != [end])
+        )
+
+
+def plan_parts(layout: LogLayout, room: int, start: int = 0, end: int | None = None) -> list[Part]:
+    """Consecutive parts of ``start:end`` (the whole log by default), each estimated at
+    most ``room`` tokens, as few as a greedy fill from the start gives.
+
+    Raises:
+        ValueError: ``room`` is not positive.
+    """
+    if room <= 0:
+        raise ValueError("a part must have room for at least one token")
+    end = len(layout.log) if end is None else end
+    bounds = layout.bounds_between(start, end)
+    density = max(layout.cost(start, end), 1) / max(end - start, 1)
+    parts: list[Part] = []
+    first = 0
+    while first < len(bounds) - 1:
+        last = _furthest_fit(layout, bounds, first, room, density)
+        if last == first:  # one unit alone is too big: send it cut
+            parts.append(_cut(layout, bounds[first], bounds[first + 1], room))
+            first += 1
+        else:
+            parts.append(layout.part(bounds[first], bounds[last]))
+            first = last
+    return parts
+
+
+def _furthest_fit(
+    layout: LogLayout, bounds: list[int], first: int, room: int, density: float
+) -> int:
+    """The furthest boundary index ``last > first`` whose span fits ``room``, or ``first``
+    if even one unit does not. Guesses from the log's density and corrects a few times,
+    so each part costs a few estimates of its own size rather than one per entry."""
+    start = bounds[first]
+    fitting, too_far = first, len(bounds)
+    guess = start + room / density
+    for _ in range(8):
+        index = max(fitting + 1, min(bisect.bisect_right(bounds, guess) - 1, too_far - 1))
+        if index <= fitting or index >= too_far:
+            break
+        cost = layout.cost(start, bounds[index])
+        if cost <= room:
+            fitting = index
+            guess = start + (bounds[index] - start) * room / max(cost, 1) * 1.02
+        else:
+            too_far = index
+            guess = start + (bounds[index] - start) * room / cost * 0.97
+    while fitting + 1 < too_far and layout.cost(start, bounds[fitting + 1]) <= room:
+        fitting += 1  # rarely more than a step or two: the guesses land close
+    return fitting
+
+
+def _cut(layout: LogLayout, start: int, end: int, room: int) -> Part:
+    """One unit too big for ``room``: the longest head (ending on a line, where possible)
+    that fits with the marker."""
+    marker_cost = estimate_tokens(_MARKER.format(omitted=end - start).encode())
+    budget = max(room - marker_cost, 1)
+    low, high = min(_MIN_KEPT, end - start), end - start
+    while low < high:  # the longest head whose estimate fits
+        middle = (low + high + 1) // 2
+        if layout.cost(start, start + middle) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    newline = layout.log.rfind(b"\n", start, start + low)
+    kept = newline + 1 - start if newline > start + low // 2 else _char_boundary(layout, start, low)
+    whole = layout.part(start, end)
+    return Part(start, end, whole.first_entry, whole.entries, sent_bytes=kept)
+
+
+def _char_boundary(layout: LogLayout, start: int, length: int) -> int:
+    """``length`` moved back off the middle of a UTF-8 sequence (to its lead byte)."""
+    log = layout.log
+    while length > 1 and start + length < len(log) and 0x80 <= log[start + length] < 0xC0:
+        length -= 1
+    return length
+
+
+def halve(layout: LogLayout, part: Part) -> list[Part]:
+    """Two parts of about equal size, for a refusal that did not say by how much; a part
+    that is a single entry (or pre-header text) is cut to half of what it sent instead."""
+    inside = layout.bounds_between(part.start, part.end)[1:-1]
+    if inside:
+        middle = (part.start + part.end) // 2
+        split = min(inside, key=lambda bound: abs(bound - middle))
+        return [layout.part(part.start, split), layout.part(split, part.end)]
+    sent = part.sent_bytes if part.sent_bytes is not None else part.end - part.start
+    kept = _char_boundary(layout, part.start, max(sent // 2, 1))
+    return [Part(part.start, part.end, part.first_entry, part.entries, sent_bytes=kept)]

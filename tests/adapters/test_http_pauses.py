@@ -1,0 +1,129 @@
+"""A provider's 429 retry-after slows every worker talking to it, not only the one told."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+import respx
+
+from axe.adapters.http.pauses import SharedPauses
+from axe.adapters.http.providers import AnthropicClient, OpenAIClient
+from axe.adapters.http.retry import RetryPolicy
+from axe.adapters.http.settings import ProviderSettings
+from axe.adapters.http.transport import HttpTransport
+from axe.application.ports import AnalysisRequest, LLMClient
+from axe.domain.errors import ApiError
+from axe.domain.model import ModelRef
+
+ANTHROPIC = "https://api.anthropic.com/v1/messages"
+OPENAI = "https://api.openai.com/v1/chat/completions"
+OK = {"content": [{"type": "text", "text": "r"}]}
+OPENAI_OK = {"choices": [{"message": {"content": "r"}}]}
+SETTINGS = ProviderSettings(api_key="k", base_url="", key_variable="K")
+
+
+class Clock:
+    """Time that moves only when someone sleeps; ``during_first_sleep`` runs, once, at the
+    moment the first sleeper starts waiting: another worker's turn."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.during_first_sleep: Callable[[], None] | None = None
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        other, self.during_first_sleep = self.during_first_sleep, None
+        if other is not None:
+            other()
+        self.now = max(self.now, self.now + seconds)
+
+
+def request(provider: str) -> AnalysisRequest:
+    return AnalysisRequest(
+        model=ModelRef(provider, "m"),
+        system_prompt="p",
+        content=b"## x\n",
+        temperature=0.3,
+        max_tokens=10,
+    )
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def transport(clock: Clock) -> Iterator[HttpTransport]:
+    http = HttpTransport(clock=clock, sleep=clock.sleep, retry=RetryPolicy(jitter=lambda: 0.0))
+    yield http
+    http.close()
+
+
+def send(client: LLMClient, provider: str) -> None:
+    client.complete(request(provider))
+
+
+def recording(clock: Clock, times: list[float], replies: list[httpx.Response]):
+    def answer(_: httpx.Request) -> httpx.Response:
+        times.append(clock.now)
+        return replies.pop(0)
+
+    return answer
+
+
+def test_a_retry_after_holds_back_the_other_workers_of_that_provider(
+    clock: Clock, transport: HttpTransport
+) -> None:
+    """Worker B, starting while worker A waits out a 429's retry-after, waits too instead
+    of spending a request on a limit the provider has already announced."""
+    times: list[float] = []
+    replies = [httpx.Response(429, headers={"retry-after": "2"}), httpx.Response(200, json=OK)]
+    replies.append(httpx.Response(200, json=OK))
+    client: LLMClient = AnthropicClient(transport, SETTINGS)
+    clock.during_first_sleep = lambda: send(client, "anthropic")
+    with respx.mock() as mock:
+        mock.post(ANTHROPIC).mock(side_effect=recording(clock, times, replies))
+        client.complete(request("anthropic"))
+    assert times == [0.0, 2.0, 4.0]  # A refused; B after the pause; A's own retry
+
+
+def test_another_provider_is_not_held_back(clock: Clock, transport: HttpTransport) -> None:
+    """One provider's rate limit does not delay requests to another."""
+    times: list[float] = []
+    openai_times: list[float] = []
+    replies = [httpx.Response(429, headers={"retry-after": "2"}), httpx.Response(200, json=OK)]
+    other: LLMClient = OpenAIClient(transport, SETTINGS)
+    clock.during_first_sleep = lambda: send(other, "openai")
+    with respx.mock() as mock:
+        mock.post(ANTHROPIC).mock(side_effect=recording(clock, times, replies))
+        mock.post(OPENAI).mock(
+            side_effect=recording(clock, openai_times, [httpx.Response(200, json=OPENAI_OK)])
+        )
+        AnthropicClient(transport, SETTINGS).complete(request("anthropic"))
+    assert openai_times == [0.0]
+
+
+def test_a_pause_longer_than_the_deadline_is_reported_not_slept() -> None:
+    """A pause that outlasts the request's time limit fails at once, saying why."""
+    clock = Clock()
+    pauses = SharedPauses(clock=clock, sleep=clock.sleep)
+    pauses.hold("anthropic api.anthropic.com", 50)
+    assert not pauses.wait("anthropic api.anthropic.com", deadline=30)
+    assert clock.now == 0.0
+    assert pauses.wait("openai api.openai.com", deadline=30)
+
+
+def test_a_closed_transport_sends_nothing_more(transport: HttpTransport) -> None:
+    """After an interrupted run closes the client, stragglers neither send nor retry."""
+    transport.close()
+    client = AnthropicClient(transport, SETTINGS)
+    with respx.mock(assert_all_called=False) as mock:
+        route = mock.post(ANTHROPIC).respond(200, json=OK)
+        with pytest.raises(ApiError, match="run is over"):
+            client.complete(request("anthropic"))
+    assert not route.called

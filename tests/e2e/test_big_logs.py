@@ -1,0 +1,176 @@
+"""Logs larger than the model's window, end to end: real ``axe`` processes against
+loopback providers that have a context window and answer as the real ones do."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from axe.domain.entries import count_entries
+from tests.e2e.loopback import LoopbackLLM, Prompt, loopback_llm
+from tests.support import AxeHome, entries
+
+AXE = Path(sys.executable).with_name("axe")
+WINDOW = 12_000  # holds the 4,096-token reply too, as OpenAI and Ollama count it
+ENTRIES = 3600  # about ten windows
+MERGED = "## Patterns Found\nmerged\n\n## Repeated Work\nNone.\n\n## Recommendations\nNone."
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackLLM]:
+    with loopback_llm() as llm:
+        llm.window = WINDOW
+        llm.reply_for = lambda prompt: MERGED if prompt.merge else "part report"
+        yield llm
+
+
+def axe(home: AxeHome, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {"PATH": os.environ.get("PATH", ""), **home.env, **env}
+    return subprocess.run(
+        [str(AXE), *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
+
+
+PROVIDERS = {
+    "anthropic": {"ANTHROPIC_API_KEY": "k", "model": "anthropic/claude-3"},
+    "openai": {"OPENAI_API_KEY": "k", "model": "openai/gpt-4o"},
+    "ollama": {"model": "ollama/llama3"},
+}
+
+
+def run_big_log(home: AxeHome, server: LoopbackLLM, provider: str, *args: str):
+    settings = dict(PROVIDERS[provider])
+    model = settings.pop("model")
+    home.add_agent("diary", model=model, last_n=10)
+    memory = entries(ENTRIES)
+    home.write_memory("diary", memory)
+    done = axe(
+        home,
+        "gc",
+        "diary",
+        *args,
+        **settings,
+        **{f"AXE_{provider.upper()}_BASE_URL": server.url},
+    )
+    return done, memory
+
+
+def parts_of(server: LoopbackLLM) -> list[Prompt]:
+    return [p for p in server.analyses if not p.merge]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "ollama"])
+def test_a_log_ten_times_the_window_is_analysed_and_trimmed(
+    home: AxeHome, server: LoopbackLLM, provider: str
+) -> None:
+    """Whatever the wire format, a log far beyond the window is analysed in parts, merged,
+    printed as one report, and trimmed; stdout has the usual shape."""
+    done, _ = run_big_log(home, server, provider)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        f"Agent: diary\nEntries: {ENTRIES}\n--- Analysis ---\n{MERGED}\n"
+        f"Trimmed: {ENTRIES - 10} entries removed, 10 entries kept.\n"
+    )
+    assert home.memory_path("diary").read_bytes() == entries(10, start=ENTRIES - 10)
+    parts = parts_of(server)
+    assert len(parts) >= 10
+    assert sum(count_entries(p.user.encode()) for p in parts) == ENTRIES
+    assert any(p.merge for p in server.analyses)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_after_the_refusal_every_request_fits(
+    home: AxeHome, server: LoopbackLLM, provider: str
+) -> None:
+    """Providers that refuse: one refusal of the whole log, then parts sized from its
+    numbers, none refused again."""
+    done, _ = run_big_log(home, server, provider)
+    assert done.returncode == 0, done.stderr
+    refused = [p for p in server.prompts if p.refused]
+    assert len(refused) == 1
+    assert count_entries(refused[0].user.encode()) == ENTRIES
+
+
+def test_ollama_is_asked_its_window_once_and_never_truncates(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """Ollama never refuses, it drops text: gc asks /api/show once, splits up front, and
+    no request's prompt exceeds num_ctx, nor num_ctx the window."""
+    done, _ = run_big_log(home, server, "ollama")
+    assert done.returncode == 0, done.stderr
+    assert [path for path, _, _ in server.requests].count("/api/show") == 1
+    assert server.truncated() == []
+    assert all(p.num_ctx is not None and p.num_ctx <= WINDOW for p in server.prompts)
+
+
+def test_a_small_log_goes_straight_to_ollama_chat(home: AxeHome, server: LoopbackLLM) -> None:
+    """A log certainly inside every window is one /api/chat request, nothing else."""
+    home.add_agent("small", model="ollama/llama3", last_n=2)
+    home.write_memory("small", entries(5))
+    done = axe(home, "gc", "small", AXE_OLLAMA_BASE_URL=server.url)
+    assert done.returncode == 0, done.stderr
+    assert [path for path, _, _ in server.requests] == ["/api/chat"]
+
+
+def test_max_input_tokens_caps_every_request_so_none_is_refused(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """--max-input-tokens below the window: split up front, not one refused request, and
+    every prompt within the cap."""
+    done, _ = run_big_log(home, server, "anthropic", "--max-input-tokens", "9000")
+    assert done.returncode == 0, done.stderr
+    assert not any(p.refused for p in server.prompts)
+    assert max(p.tokens for p in server.prompts) <= 9000
+
+
+def test_the_same_cap_comes_from_the_environment(home: AxeHome, server: LoopbackLLM) -> None:
+    """AXE_MAX_INPUT_TOKENS works like the option, for cron lines and wrappers."""
+    home.add_agent("diary", last_n=10)
+    home.write_memory("diary", entries(ENTRIES))
+    done = axe(
+        home,
+        "gc",
+        "diary",
+        ANTHROPIC_API_KEY="k",
+        AXE_ANTHROPIC_BASE_URL=server.url,
+        AXE_MAX_INPUT_TOKENS="9000",
+    )
+    assert done.returncode == 0, done.stderr
+    assert not any(p.refused for p in server.prompts)
+
+
+def test_json_reports_parts_requests_and_total_usage(home: AxeHome, server: LoopbackLLM) -> None:
+    """--json carries how many parts and requests the analysis took, and the usage summed
+    over every request."""
+    done, _ = run_big_log(home, server, "anthropic", "--json")
+    assert done.returncode == 0, done.stderr
+    (report,) = [json.loads(line) for line in done.stdout.splitlines()]
+    answered = server.analyses
+    assert report["parts"] == len(parts_of(server))
+    assert report["requests"] == len(server.prompts)
+    assert report["usage"]["input_tokens"] == sum(p.tokens for p in answered)
+
+
+def test_a_part_that_fails_fails_the_agent_and_trims_nothing(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """A part failing after retries: exit 3, one stderr line naming the part, no trim."""
+    server.reply_for = None
+    server.status = 400  # every answered request fails; refusals still come first
+    done, memory = run_big_log(home, server, "anthropic", "--max-input-tokens", "9000")
+    assert done.returncode == 3
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("analysis of part 1 of ")
+    assert "anthropic API error (HTTP 400)" in line
+    assert home.memory_path("diary").read_bytes() == memory

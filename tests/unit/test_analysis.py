@@ -1,0 +1,263 @@
+"""Logs larger than the model's window: split, analysed in parts, merged (issue 9).
+
+The provider is a fake with a context window that counts tokens like a byte-pair tokenizer
+and refuses what does not fit, with or without its numbers, as the real ones do.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from axe.application.gc import GcOptions, GcPorts, collect_garbage
+from axe.application.ports import AnalysisRequest
+from axe.domain.entries import count_entries
+from axe.domain.errors import ApiError, PromptTooLargeError
+from axe.domain.events import AnalysisSplit, MergeStarted, PartAnalysed
+from axe.domain.prompt import MERGE_PROMPT, PATTERN_DETECTION_PROMPT
+from axe.domain.results import AgentResult, AgentStatus, Completion, Usage
+from axe.testing import (
+    FakeAgentRepository,
+    FakeMemoryStore,
+    RecordingOutput,
+    ScriptedLLM,
+    make_agent,
+)
+from tests.support import entries, entry
+from tests.tokenizer import count_tokens
+
+
+def tokens(request: AnalysisRequest) -> int:
+    content = request.content.decode("utf-8", "replace")
+    return count_tokens(request.system_prompt) + count_tokens(content) + 8
+
+
+def first_header(request: AnalysisRequest) -> str:
+    text = request.content.decode("utf-8", "replace")
+    start = text.find("## ")
+    return text[start + 3 : text.find("\n", start)] if start != -1 else "?"
+
+
+class Window:
+    """A provider whose window holds ``size`` tokens; refusals carry numbers unless
+    ``numbers`` is False (a 413, or OpenAI's newer wording)."""
+
+    def __init__(self, size: int, *, numbers: bool = True, fail: str | None = None) -> None:
+        self.size = size
+        self.numbers = numbers
+        self.fail = fail
+
+    def __call__(self, request: AnalysisRequest) -> Completion | ApiError:
+        used = tokens(request)
+        if used > self.size:
+            return PromptTooLargeError(
+                f"prompt is too long: {used} tokens > {self.size} maximum",
+                tokens=used if self.numbers else None,
+                limit=self.size if self.numbers else None,
+            )
+        merge = request.system_prompt == MERGE_PROMPT
+        if self.fail and (self.fail == "merge") == merge and self.fail in ("merge", "part"):
+            return ApiError("boom")
+        if merge:
+            return Completion("## Patterns Found\nmerged", Usage(used, 3))
+        return Completion(f"report from {first_header(request)}", Usage(used, 5))
+
+
+def run(
+    memory: bytes, llm: ScriptedLLM, *, dry_run: bool = False
+) -> tuple[AgentResult, RecordingOutput, FakeMemoryStore]:
+    output, store = RecordingOutput(), FakeMemoryStore({"a": memory})
+    ports = GcPorts(
+        agents=FakeAgentRepository(make_agent("a", last_n=2)),
+        memory=store,
+        llm=llm,
+        output=output,
+    )
+    return collect_garbage("a", GcOptions(dry_run=dry_run), ports), output, store
+
+
+def parts_sent(llm: ScriptedLLM) -> list[AnalysisRequest]:
+    return [r for r in llm.requests if r.system_prompt == PATTERN_DETECTION_PROMPT]
+
+
+def answered(llm: ScriptedLLM, window: int) -> list[AnalysisRequest]:
+    return [r for r in llm.requests if tokens(r) <= window]
+
+
+def test_a_log_that_fits_is_one_request_exactly_as_the_spec_says() -> None:
+    """Nothing is added to a log that fits: one request, the fixed prompt, the whole log,
+    no split or merge events."""
+    llm = ScriptedLLM(script=Window(100_000))
+    _, output, _ = run(entries(20), llm)
+    (request,) = llm.requests
+    assert (request.system_prompt, request.content) == (PATTERN_DETECTION_PROMPT, entries(20))
+    assert not output.of_type(AnalysisSplit)
+    assert not output.of_type(MergeStarted)
+
+
+def test_a_refused_log_is_split_at_entries_and_every_part_fits() -> None:
+    """After "prompt is too long: N > M", parts sized from N and M each fit the window,
+    carry every entry once in log order, and their reports are merged into one."""
+    memory = entries(400)
+    window = 3000
+    llm = ScriptedLLM(script=Window(window))
+    result, _, store = run(memory, llm)
+    (refused, *rest) = llm.requests
+    assert refused.content == memory
+    parts = parts_sent(llm)[1:]
+    assert len(parts) >= 2
+    assert all(tokens(r) <= window for r in rest)
+    assert b"".join(p.content for p in parts) == memory
+    merges = [r for r in rest if r.system_prompt == MERGE_PROMPT]
+    assert merges
+    reported = re.findall(r"report from (\S+)", merges[0].content.decode())
+    assert len(reported) >= 2
+    assert reported == sorted(reported)  # the reports reach the merge in log order
+    assert result.status is AgentStatus.TRIMMED
+    assert result.analysis is not None
+    assert result.analysis.text == "## Patterns Found\nmerged"
+    assert result.analysis.parts == len(parts)
+    assert result.analysis.requests == len(llm.requests)
+    assert result.analysis.usage is not None
+    assert store.files["a"] == entries(2, start=398)
+
+
+def test_parts_are_not_much_more_than_the_ideal() -> None:
+    """Sized from the provider's own numbers, the parts number close to ceil(N / M)."""
+    memory = entries(1000)
+    llm = ScriptedLLM(script=Window(5000))
+    run(memory, llm)
+    full = tokens(llm.requests[0])
+    ideal = -(-full // 5000)
+    assert len(parts_sent(llm)) - 1 <= ideal + 2
+
+
+def test_a_refusal_without_numbers_halves_the_log() -> None:
+    """A 413 says nothing about sizes: the log is halved, and halved again if still refused."""
+    memory = entries(64)
+    window = tokens_of(entries(20)) + 400
+    llm = ScriptedLLM(script=Window(window, numbers=False))
+    run(memory, llm)
+    answered_parts = [r for r in parts_sent(llm) if tokens(r) <= window]
+    assert [count_entries(r.content) for r in answered_parts] == [16, 16, 16, 16]
+
+
+def tokens_of(memory: bytes) -> int:
+    return count_tokens(memory.decode())
+
+
+def test_a_known_window_splits_up_front_without_a_refused_request() -> None:
+    """With --max-input-tokens (or Ollama's reported window) no request is ever refused."""
+    window = 2500
+    llm = ScriptedLLM(script=Window(window), window=window)
+    run(entries(300), llm)
+    assert all(tokens(r) <= window for r in llm.requests)
+    assert len(parts_sent(llm)) >= 2
+
+
+def test_reports_too_many_for_one_merge_are_merged_in_rounds() -> None:
+    """When the part reports themselves do not fit one request, they are merged in rounds."""
+    window = 1200
+    llm = ScriptedLLM(script=Window(window), window=window)
+    _, output, _ = run(entries(600), llm)
+    rounds = output.of_type(MergeStarted)
+    assert len(rounds) >= 2
+    assert rounds[0].reports > rounds[-1].reports >= 2
+    assert all(tokens(r) <= window for r in llm.requests)
+
+
+def test_progress_events_count_the_parts() -> None:
+    """A frontend sees how many parts there are and how many are done."""
+    llm = ScriptedLLM(script=Window(3000), window=3000)
+    _, output, _ = run(entries(300), llm)
+    (split,) = output.of_type(AnalysisSplit)
+    done = [e.done for e in output.of_type(PartAnalysed)]
+    assert done == list(range(1, split.parts + 1))
+    assert {e.parts for e in output.of_type(PartAnalysed)} == {split.parts}
+
+
+def test_an_entry_larger_than_a_part_is_sent_cut_with_a_marker() -> None:
+    """One huge entry is cut to fit, with a marker saying how much was left out; the file
+    keeps it whole."""
+    huge = entry(5, result="word " * 20_000)
+    memory = entries(5) + huge + entries(5, start=6)
+    llm = ScriptedLLM(script=Window(4000))
+    _, _, store = run(memory, llm, dry_run=True)
+    (cut,) = [r for r in parts_sent(llm) if b"axe gc left out the last" in r.content]
+    assert cut.content.startswith(huge[:60])
+    assert tokens(cut) <= 4000
+    assert store.files["a"] == memory
+
+
+@pytest.mark.parametrize(
+    ("fail", "message"),
+    [("part", "analysis of part 1 of "), ("merge", "merging the ")],
+)
+def test_a_failing_part_or_merge_fails_the_agent_and_trims_nothing(fail: str, message: str) -> None:
+    """Any part or merge failing is exit 3 with one line saying which, and no trim."""
+    memory = entries(300)
+    llm = ScriptedLLM(script=Window(2500, fail=fail), window=2500)
+    result, _, store = run(memory, llm)
+    assert (result.status, result.exit_code) == (AgentStatus.FAILED, 3)
+    assert str(result.error).startswith(message)
+    assert str(result.error).endswith("failed: boom")
+    assert store.files["a"] == memory
+
+
+_BODIES = st.tuples(st.integers(min_value=0, max_value=400), st.sampled_from(["w ", "日", "x"]))
+
+
+def numbered_log(bodies: list[tuple[int, str]]) -> bytes:
+    """Entries numbered in their headers, so each part can be placed in the log."""
+    return b"".join(
+        f"## {index:05d}\n**Task:** {word * size}\n\n".encode()
+        for index, (size, word) in enumerate(bodies)
+    )
+
+
+def assert_parts_carry_every_entry_once_in_order(
+    memory: bytes, llm: ScriptedLLM, window: int
+) -> None:
+    kept = sorted(
+        (r.content for r in parts_sent(llm) if tokens(r) <= window and r.content != memory),
+        key=first_number,
+    )
+    if not any(b"axe gc left out the last" in content for content in kept):
+        assert b"".join(kept) == memory
+    assert sum(count_entries(content) for content in kept) == count_entries(memory)
+
+
+@settings(max_examples=60)
+@given(st.lists(_BODIES, min_size=1, max_size=40).map(numbered_log), st.integers(900, 6000))
+def test_with_a_known_window_every_request_fits(memory: bytes, window: int) -> None:
+    """A cap (or Ollama's window) is a hard limit: not one request exceeds it, whatever the
+    log; the parts carry every entry once, in log order, and one report comes out."""
+    llm = ScriptedLLM(script=Window(window), window=window)
+    result, _, _ = run(memory, llm, dry_run=True)
+    assert result.status is AgentStatus.DRY_RUN
+    assert max(tokens(r) for r in llm.requests) <= window
+    if len(llm.requests) > 1:
+        assert_parts_carry_every_entry_once_in_order(memory, llm, window)
+
+
+@settings(max_examples=60)
+@given(st.lists(_BODIES, min_size=1, max_size=40).map(numbered_log), st.integers(900, 6000))
+def test_with_a_window_known_only_from_refusals_the_analysis_finishes(
+    memory: bytes, window: int
+) -> None:
+    """Learning the window from "too long" answers, gc still ends with one report, every
+    entry analysed once, in log order, whatever the log and the window."""
+    llm = ScriptedLLM(script=Window(window))
+    result, _, _ = run(memory, llm, dry_run=True)
+    assert result.status is AgentStatus.DRY_RUN
+    if tokens(llm.requests[0]) > window:
+        assert_parts_carry_every_entry_once_in_order(memory, llm, window)
+    else:
+        assert len(llm.requests) == 1
+
+
+def first_number(content: bytes) -> int:
+    return int(content[3:8])

@@ -1,0 +1,76 @@
+"""The token estimate: above what a byte-pair tokenizer counts, linear, and additive."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from axe.domain import tokens
+from axe.domain.tokens import TokenBudget, estimate_tokens
+from tests.tokenizer import count_tokens
+
+log_like_text = st.lists(
+    st.sampled_from(
+        [
+            "## 2026-02-27T03:15:00Z\n",
+            "**Task:** ",
+            "**Result:** ",
+            "Review PR #4411",
+            " the retry loop swallows cancellation;",
+            "  ",
+            "\n\n",
+            "\r\n",
+            "café ✓ 日本語",
+            "0x3f9a2c7b",
+            "a b c d e",
+            "1 2 3 4 5",
+            "...",
+            "\t",
+            " ",
+        ]
+    )
+    | st.text(max_size=12),
+    max_size=40,
+).map("".join)
+
+
+@given(log_like_text | st.text())
+def test_the_estimate_is_never_below_a_tokenizers_count(text: str) -> None:
+    """A request sized by the estimate never exceeds a window counted by the tokenizer."""
+    assert estimate_tokens(text.encode()) >= count_tokens(text)
+
+
+@given(st.binary(), st.binary())
+def test_the_estimate_is_additive_at_entry_boundaries(first: bytes, second: bytes) -> None:
+    """Two pieces cost what they cost apart when the second starts a line ('## ...'), so
+    parts can be sized from their entries' costs."""
+    second = b"## " + second
+    first = first + b"\n"
+    together = estimate_tokens(first + second)
+    assert together <= estimate_tokens(first) + estimate_tokens(second)
+    assert together >= estimate_tokens(first) + estimate_tokens(second) - 2
+
+
+@pytest.mark.parametrize("tail", [b"abcdef 12345", b"123456 abc", b"  - x"])
+def test_slices_of_a_large_log_cost_what_one_pass_costs(
+    tail: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log estimated in 1 MiB slices costs exactly what one pass costs: a word, a number
+    or a run of spaces across a slice boundary is not counted twice."""
+    for filler in (b"x", b"7", b" "):
+        data = filler * ((1 << 20) - 3) + tail
+        sliced = estimate_tokens(data)
+        monkeypatch.setattr(tokens, "_SLICE", 1 << 30)
+        assert estimate_tokens(data) == sliced
+        monkeypatch.undo()
+
+
+def test_a_budget_scaled_to_a_providers_count_admits_more() -> None:
+    """Once a provider has said the estimate runs at half its count, twice as much fits."""
+    conservative = TokenBudget(1000)
+    calibrated = TokenBudget(1000, scale=0.5)
+    assert conservative.room() == 1000
+    assert calibrated.room() == 2000
+    assert calibrated.fits(1999)
+    assert not conservative.fits(1001)
