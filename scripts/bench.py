@@ -30,6 +30,9 @@ from pathlib import Path
 
 from attrs import frozen
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_big_logs
+
 PYTHON = sys.executable
 AXE = str(Path(sys.executable).with_name("axe"))
 MIB = 1024 * 1024
@@ -245,6 +248,7 @@ def main() -> None:
     try:
         with instant_llm() as url:
             report(root, url, runs=runs, big_bytes=big_bytes, fleet=fleet, smoke=options.smoke)
+        bench_big_logs.report(root / "big-logs", smoke=options.smoke)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
