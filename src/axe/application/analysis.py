@@ -16,8 +16,7 @@ split again, so the analysis finishes on any log with any model.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from attrs import frozen
 
@@ -37,7 +36,8 @@ from axe.domain.prompt import (
 from axe.domain.results import Analysis, Completion, Usage, total_usage
 from axe.domain.tokens import TokenBudget, estimate_tokens
 
-PART_CONCURRENCY = 4
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 _FRAMING_TOKENS = 16  # role markers and message framing around the two texts
 _CALIBRATED_MARGIN = 0.95  # estimates scaled to a provider's count are exact on average only
 _SMALLEST_PART = 64  # bytes; a refusal below this means the window cannot hold the prompt
@@ -102,7 +102,7 @@ class LogAnalysis:
         agent: str,
         model: ModelRef,
         memory_config: MemoryConfig,
-        concurrency: int = PART_CONCURRENCY,
+        concurrency: int,
         stop: StopSignal | None = None,
     ) -> None:
         self._llm = llm
@@ -231,6 +231,8 @@ class LogAnalysis:
         in flight (all for earlier slots, as work starts in order) are waited for, so the
         earliest failing slot is the one reported, whatever the timing.
         """
+        from concurrent.futures import FIRST_COMPLETED, wait  # noqa: PLC0415  (split logs only)
+
         failures: list[tuple[_Slot[T], AxeError]] = []
         with worker_pool(self._concurrency, "axe-request") as pool:
 

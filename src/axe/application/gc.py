@@ -13,7 +13,6 @@ from collections.abc import Callable
 import attrs
 from attrs import Attribute, field, frozen
 
-from axe.application.analysis import PART_CONCURRENCY, LogAnalysis
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
 from axe.domain.entries import count_entries, plan_trim
@@ -40,6 +39,9 @@ def _model_override(value: ModelRef | str | None) -> ModelRef | None:
     if value is None or isinstance(value, ModelRef):
         return value
     return ModelRef.parse(value)
+
+
+PART_CONCURRENCY = 4  # parts of one log analysed at once: gentle on providers' rate limits
 
 
 def _at_least_one(what: str) -> Callable[[object, Attribute[int], int], None]:
@@ -211,6 +213,10 @@ class _AgentGc:
         return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target, limit=target)
 
     def _analyse(self, memory: bytes, model: ModelRef) -> Analysis:
+        # Imported here: runs that never analyse (memory disabled, no entries, a missing
+        # agent) start faster without the analysis machinery.
+        from axe.application.analysis import LogAnalysis  # noqa: PLC0415
+
         self._ports.output.emit(AnalysisStarted(self._agent.name, model, self._entries or 0))
         return LogAnalysis(
             llm=self._ports.llm,

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from axe.application.ports import Output
 from axe.domain.events import Event
+
+if TYPE_CHECKING:  # concurrent.futures (and the logging it loads) only when work is shared
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -41,6 +43,8 @@ class StopSignal:
 def worker_pool(size: int, name: str) -> Iterator[ThreadPoolExecutor]:
     """Up to ``size`` worker threads. On an exception (a failure, Ctrl-C) queued work is
     cancelled and running work is not waited for."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
     pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix=name)
     try:
         yield pool
@@ -74,6 +78,8 @@ def run_in_order(
     every one before it are done; between replays, ``progress(done, running_items)``
     events report what is under way. Returns the results in item order.
     """
+    from concurrent.futures import FIRST_COMPLETED, wait  # noqa: PLC0415
+
     stop = StopSignal()
     buffers = [EventBuffer() for _ in items]
     results: list[R] = []
