@@ -1,4 +1,9 @@
-"""Every test runs with provider keys and axe variables removed from the environment."""
+"""Every test runs with provider keys, axe, proxy and CA variables removed from the environment.
+
+A developer's or CI machine's ``HTTPS_PROXY``/``NO_PROXY`` or ``SSL_CERT_FILE`` would
+otherwise route the loopback tests through a real proxy or change which certificates are
+trusted; the tests that need one of them set it themselves.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +22,19 @@ settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
+_CA_VARIABLES = frozenset({"SSL_CERT_FILE", "SSL_CERT_DIR"})
+
+
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
-        if name.endswith("_API_KEY") or name.startswith(("AXE_", "XDG_")) or name == "NO_COLOR":
+        if (
+            name.endswith("_API_KEY")
+            or name.startswith(("AXE_", "XDG_"))
+            or name == "NO_COLOR"
+            or name.lower().endswith("_proxy")  # what urllib reads: HTTP_PROXY, no_proxy, ...
+            or name in _CA_VARIABLES
+        ):
             monkeypatch.delenv(name)
 
 
