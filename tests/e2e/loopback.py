@@ -1,12 +1,15 @@
 """A loopback stand-in for the three providers, for runs of the real ``axe`` process.
 
 It answers each provider's path with its wire format, records what it received, and can be
-told to fail with a status, send garbage, or accept a request and never answer.
+told to fail with a status, send garbage, or accept a request and never answer. Given a TLS
+context it serves https (the proxy tests use the test CA's certificate).
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,21 +37,29 @@ class LoopbackLLM:
         self.hang = threading.Event()
         self.release = threading.Event()
         self.server: ThreadingHTTPServer | None = None
+        self.scheme = "http"
 
     @property
     def url(self) -> str:
         assert self.server is not None
         host, port = self.server.server_address[:2]
         assert isinstance(host, str)
-        return f"http://{host}:{port}"
+        return f"{self.scheme}://{host}:{port}"
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.server_address[1])
 
     def bodies(self) -> list[Any]:
         return [json.loads(body) for _, _, body in self.requests]
 
 
 @contextmanager
-def loopback_llm() -> Iterator[LoopbackLLM]:
+def loopback_llm(tls: ssl.SSLContext | None = None) -> Iterator[LoopbackLLM]:
     state = LoopbackLLM()
+    if tls is not None:
+        state.scheme = "https"
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -79,9 +90,18 @@ def loopback_llm() -> Iterator[LoopbackLLM]:
         def handle_error(self, request: object, client_address: object) -> None:
             """A client killed mid-request (the durability tests do that) is not news."""
 
+        def get_request(self) -> tuple[socket.socket, object]:
+            """With TLS, the handshake happens in the handler's thread, on the first read."""
+            connection, address = super().get_request()
+            if tls is not None:
+                connection = tls.wrap_socket(
+                    connection, server_side=True, do_handshake_on_connect=False
+                )
+            return connection, address
+
     server = QuietServer(("127.0.0.1", 0), Handler)
     state.server = server
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield state
