@@ -348,6 +348,23 @@ def test_https_goes_through_a_connect_tunnel_to_a_provider_signed_by_a_custom_ca
     assert tls_llm.requests[0][0] == "/api/chat"
 
 
+@pytest.mark.parametrize("trust", ["SSL_CERT_FILE", "SSL_CERT_DIR"])
+def test_a_provider_signed_by_a_custom_ca_is_trusted_without_a_proxy(
+    monkeypatch: pytest.MonkeyPatch, transport: HttpTransport, tls_llm: LoopbackLLM, trust: str
+) -> None:
+    """SSL_CERT_FILE and SSL_CERT_DIR still apply to direct https requests."""
+    monkeypatch.setenv(trust, str(CA_FILE if trust == "SSL_CERT_FILE" else CA_DIR))
+    assert post(transport, f"{tls_llm.url}/api/chat") == REPLY
+
+
+def test_an_untrusted_provider_certificate_says_what_to_trust(
+    transport: HttpTransport, tls_llm: LoopbackLLM
+) -> None:
+    """Without the CA, the one line has OpenSSL's reason (no build noise) and the fix."""
+    url = f"{tls_llm.url}/api/chat"
+    assert failure(transport, url) == f"cannot reach ollama at {url}: {UNKNOWN_ISSUER}"
+
+
 def test_the_tunnel_checks_the_certificate_against_the_provider_name(
     monkeypatch: pytest.MonkeyPatch,
     transport: HttpTransport,
