@@ -8,11 +8,15 @@ trusted; the tests that need one of them set it themselves.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.e2e.loopback import LoopbackLLM, loopback_llm
+from tests.e2e.loopback_proxy import LoopbackProxy, loopback_proxy
+from tests.e2e.tls import server_tls
 from tests.support import AxeHome
 
 settings.register_profile(
@@ -45,3 +49,24 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AxeHome:
     for name, value in axe_home.env.items():
         monkeypatch.setenv(name, value)
     return axe_home
+
+
+@pytest.fixture
+def plain_llm() -> Iterator[LoopbackLLM]:
+    """A loopback provider on http://127.0.0.1."""
+    with loopback_llm() as server:
+        yield server
+
+
+@pytest.fixture
+def tls_llm() -> Iterator[LoopbackLLM]:
+    """A loopback provider on https://127.0.0.1 whose certificate the test CA signed."""
+    with loopback_llm(server_tls()) as server:
+        yield server
+
+
+@pytest.fixture
+def proxy() -> Iterator[LoopbackProxy]:
+    """A loopback forwarding and CONNECT proxy, the only resolver of llm.axe.test."""
+    with loopback_proxy() as server:
+        yield server

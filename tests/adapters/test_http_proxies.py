@@ -25,19 +25,16 @@ from axe.adapters.http.body import MEMORY, JsonBody
 from axe.adapters.http.proxies import ProxyRoutes, environment_rules
 from axe.adapters.http.transport import HttpTransport
 from axe.domain.errors import ApiError, ConfigError
-from tests.e2e.loopback import LoopbackLLM, loopback_llm
+from tests.e2e.loopback import LoopbackLLM
 from tests.e2e.loopback_proxy import (
-    CA_DIR,
-    CA_FILE,
     LLM_HOST,
     OTHER_HOST,
-    TLS_FIXTURES,
     LoopbackProxy,
     basic_token,
     loopback_proxy,
-    server_tls,
     unused_port,
 )
+from tests.e2e.tls import CA_DIR, CA_FILE, TLS_FIXTURES, server_tls
 from tests.support import CANNED_ANALYSIS
 
 REPLY = {"message": {"role": "assistant", "content": CANNED_ANALYSIS}}
@@ -45,24 +42,6 @@ UNKNOWN_ISSUER = (
     "certificate verify failed: unable to get local issuer certificate; "
     "if a proxy inspects TLS, set SSL_CERT_FILE to a bundle with its root certificate"
 )
-
-
-@pytest.fixture
-def llm() -> Iterator[LoopbackLLM]:
-    with loopback_llm() as server:
-        yield server
-
-
-@pytest.fixture
-def tls_llm() -> Iterator[LoopbackLLM]:
-    with loopback_llm(server_tls()) as server:
-        yield server
-
-
-@pytest.fixture
-def proxy() -> Iterator[LoopbackProxy]:
-    with loopback_proxy() as server:
-        yield server
 
 
 @pytest.fixture
@@ -286,7 +265,7 @@ def test_which_variable_wins_is_httpx_s_choice(variables: dict[str, str], expect
 def test_unusable_proxy_settings_are_config_errors_before_any_request(
     monkeypatch: pytest.MonkeyPatch,
     transport: HttpTransport,
-    llm: LoopbackLLM,
+    plain_llm: LoopbackLLM,
     variable: str,
     value: str,
     message: str,
@@ -294,8 +273,8 @@ def test_unusable_proxy_settings_are_config_errors_before_any_request(
     """A proxy variable axe cannot follow is one config-error line, and nothing is sent."""
     monkeypatch.setenv("HTTP_PROXY", "http://proxy.test:3128")
     monkeypatch.setenv(variable, value)
-    assert failure(transport, f"{llm.url}/api/chat", ConfigError) == message
-    assert llm.requests == []
+    assert failure(transport, f"{plain_llm.url}/api/chat", ConfigError) == message
+    assert plain_llm.requests == []
 
 
 def test_a_socks_proxy_without_socksio_is_a_config_error(
@@ -317,17 +296,17 @@ def test_a_socks_proxy_without_socksio_is_a_config_error(
 def test_plain_http_is_forwarded_through_the_proxy(
     monkeypatch: pytest.MonkeyPatch,
     transport: HttpTransport,
-    llm: LoopbackLLM,
+    plain_llm: LoopbackLLM,
     proxy: LoopbackProxy,
 ) -> None:
     """HTTP_PROXY carries http:// requests to a provider only the proxy can resolve."""
     monkeypatch.setenv("HTTP_PROXY", proxy.url)
-    url = f"http://{LLM_HOST}:{llm.port}/api/chat"
+    url = f"http://{LLM_HOST}:{plain_llm.port}/api/chat"
     assert post(transport, url) == REPLY
     assert [(r.method, r.target) for r in proxy.requests] == [("POST", url)]
-    path, headers, _ = llm.requests[0]
+    path, headers, _ = plain_llm.requests[0]
     assert path == "/api/chat"
-    assert headers["Host"] == f"{LLM_HOST}:{llm.port}"
+    assert headers["Host"] == f"{LLM_HOST}:{plain_llm.port}"
 
 
 @pytest.mark.parametrize("trust", ["SSL_CERT_FILE", "SSL_CERT_DIR"])
@@ -407,7 +386,7 @@ def test_a_tls_inspecting_proxy_without_its_root_certificate_is_explained(
 def test_no_proxy_hosts_are_reached_directly(
     monkeypatch: pytest.MonkeyPatch,
     transport: HttpTransport,
-    llm: LoopbackLLM,
+    plain_llm: LoopbackLLM,
     variable: str,
     no_proxy: str,
     host: str,
@@ -415,7 +394,7 @@ def test_no_proxy_hosts_are_reached_directly(
     """With NO_PROXY matching, a dead HTTP_PROXY is never contacted."""
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{unused_port()}")
     monkeypatch.setenv(variable, no_proxy)
-    assert post(transport, f"http://{host}:{llm.port}/api/chat") == REPLY
+    assert post(transport, f"http://{host}:{plain_llm.port}/api/chat") == REPLY
 
 
 def test_a_dead_proxy_is_named_with_the_hop_that_failed(
@@ -449,7 +428,7 @@ def test_a_proxy_whose_name_does_not_resolve_is_named(
 def test_proxy_credentials_go_to_the_proxy_and_not_to_the_provider(
     monkeypatch: pytest.MonkeyPatch,
     transport: HttpTransport,
-    llm: LoopbackLLM,
+    plain_llm: LoopbackLLM,
     tls_llm: LoopbackLLM,
     proxy: LoopbackProxy,
     scheme: str,
@@ -458,7 +437,7 @@ def test_proxy_credentials_go_to_the_proxy_and_not_to_the_provider(
     proxy.credentials = ("user", "p@ss word")
     monkeypatch.setenv(f"{scheme.upper()}_PROXY", proxy.url_with("user", "p%40ss%20word"))
     monkeypatch.setenv("SSL_CERT_FILE", str(CA_FILE))
-    server = llm if scheme == "http" else tls_llm
+    server = plain_llm if scheme == "http" else tls_llm
     assert post(transport, f"{scheme}://{LLM_HOST}:{server.port}/api/chat") == REPLY
     assert proxy.requests[0].proxy_authorization == basic_token("user", "p@ss word")
     _, headers, _ = server.requests[0]
@@ -498,13 +477,13 @@ def test_a_refused_tunnel_names_the_proxy_and_its_answer(
 
 
 def test_a_provider_that_never_answers_behind_a_proxy_times_out_naming_both(
-    monkeypatch: pytest.MonkeyPatch, llm: LoopbackLLM, proxy: LoopbackProxy
+    monkeypatch: pytest.MonkeyPatch, plain_llm: LoopbackLLM, proxy: LoopbackProxy
 ) -> None:
     """The timeout line says the request went through the proxy."""
-    llm.hang.set()
+    plain_llm.hang.set()
     monkeypatch.setenv("HTTP_PROXY", proxy.url)
     transport = HttpTransport(timeout=1, sleep=lambda _: None)
-    url = f"http://{LLM_HOST}:{llm.port}/api/chat"
+    url = f"http://{LLM_HOST}:{plain_llm.port}/api/chat"
     try:
         assert failure(transport, url) == (
             f"request to ollama at {url} through proxy {proxy.url} timed out after 1s"
@@ -517,7 +496,7 @@ def test_a_provider_that_never_answers_behind_a_proxy_times_out_naming_both(
 def test_requests_through_a_proxy_share_one_connection(
     monkeypatch: pytest.MonkeyPatch,
     transport: HttpTransport,
-    llm: LoopbackLLM,
+    plain_llm: LoopbackLLM,
     tls_llm: LoopbackLLM,
     proxy: LoopbackProxy,
     scheme: str,
@@ -525,7 +504,7 @@ def test_requests_through_a_proxy_share_one_connection(
     """Keep-alive survives the proxy: one connection to it, and one tunnel for https."""
     monkeypatch.setenv("ALL_PROXY", proxy.url)
     monkeypatch.setenv("SSL_CERT_FILE", str(CA_FILE))
-    server = llm if scheme == "http" else tls_llm
+    server = plain_llm if scheme == "http" else tls_llm
     for _ in range(3):
         assert post(transport, f"{scheme}://{LLM_HOST}:{server.port}/api/chat") == REPLY
     assert len(proxy.client_ports) == 1
@@ -537,13 +516,13 @@ def test_requests_through_a_proxy_share_one_connection(
 def test_an_https_proxy_is_verified_with_the_same_ca_bundle(
     monkeypatch: pytest.MonkeyPatch,
     transport: HttpTransport,
-    llm: LoopbackLLM,
+    plain_llm: LoopbackLLM,
     tls_llm: LoopbackLLM,
     scheme: str,
 ) -> None:
     """TLS to an https:// proxy trusts SSL_CERT_FILE too, so a company root can vouch for it."""
     monkeypatch.setenv("SSL_CERT_FILE", str(CA_FILE))
-    server = llm if scheme == "http" else tls_llm
+    server = plain_llm if scheme == "http" else tls_llm
     with loopback_proxy(server_tls()) as proxy:
         monkeypatch.setenv("ALL_PROXY", proxy.url)
         assert post(transport, f"{scheme}://{LLM_HOST}:{server.port}/api/chat") == REPLY
@@ -552,12 +531,12 @@ def test_an_https_proxy_is_verified_with_the_same_ca_bundle(
 
 
 def test_an_https_proxy_with_an_unknown_certificate_is_refused(
-    monkeypatch: pytest.MonkeyPatch, transport: HttpTransport, llm: LoopbackLLM
+    monkeypatch: pytest.MonkeyPatch, transport: HttpTransport, plain_llm: LoopbackLLM
 ) -> None:
     """The hop to an https:// proxy is verified: without its CA, nothing is sent through it."""
     with loopback_proxy(server_tls()) as proxy:
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
-        url = f"http://{LLM_HOST}:{llm.port}/api/chat"
+        url = f"http://{LLM_HOST}:{plain_llm.port}/api/chat"
         assert failure(transport, url) == (
             f"cannot reach ollama at {url} through proxy {proxy.url}: {UNKNOWN_ISSUER}"
         )
@@ -567,15 +546,15 @@ def test_an_https_proxy_with_an_unknown_certificate_is_refused(
 def test_plain_http_loads_no_certificates_directly_or_through_a_proxy(
     monkeypatch: pytest.MonkeyPatch,
     transport: HttpTransport,
-    llm: LoopbackLLM,
+    plain_llm: LoopbackLLM,
     proxy: LoopbackProxy,
 ) -> None:
     """http:// endpoints never read the CA bundle: a missing SSL_CERT_FILE does not matter."""
     monkeypatch.setenv("SSL_CERT_FILE", "/nonexistent/ca.pem")
     monkeypatch.setenv("HTTP_PROXY", proxy.url)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    assert post(transport, f"http://{LLM_HOST}:{llm.port}/api/chat") == REPLY
-    assert post(transport, f"http://127.0.0.1:{llm.port}/api/chat") == REPLY
+    assert post(transport, f"http://{LLM_HOST}:{plain_llm.port}/api/chat") == REPLY
+    assert post(transport, f"http://127.0.0.1:{plain_llm.port}/api/chat") == REPLY
     assert len(proxy.requests) == 1
 
 

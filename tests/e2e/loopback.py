@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.e2e.tls import accept_tls
 from tests.support import CANNED_ANALYSIS
 
 
@@ -91,13 +92,8 @@ def loopback_llm(tls: ssl.SSLContext | None = None) -> Iterator[LoopbackLLM]:
             """A client killed mid-request (the durability tests do that) is not news."""
 
         def get_request(self) -> tuple[socket.socket, object]:
-            """With TLS, the handshake happens in the handler's thread, on the first read."""
             connection, address = super().get_request()
-            if tls is not None:
-                connection = tls.wrap_socket(
-                    connection, server_side=True, do_handshake_on_connect=False
-                )
-            return connection, address
+            return accept_tls(connection, tls), address
 
     server = QuietServer(("127.0.0.1", 0), Handler)
     state.server = server

@@ -1,4 +1,4 @@
-"""A loopback HTTP proxy for the proxy tests, and the TLS fixtures they share.
+"""A loopback HTTP proxy for the proxy tests.
 
 The proxy forwards ``http://`` requests (absolute-form, keep-alive on both sides) and
 tunnels ``CONNECT host:port`` for ``https://``. It resolves names through its own table
@@ -19,24 +19,15 @@ import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from attrs import frozen
 
-TLS_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tls"
-CA_FILE = TLS_FIXTURES / "ca.pem"
-CA_DIR = TLS_FIXTURES / "ca-dir"
+from tests.e2e.tls import accept_tls
+
 LLM_HOST = "llm.axe.test"  # in the server certificate; resolved by the proxy only
 OTHER_HOST = "other.axe.test"  # resolved by the proxy to the same server; not in the certificate
 _TIMEOUT = 30
-
-
-def server_tls() -> ssl.SSLContext:
-    """The server side of the test certificate (localhost, 127.0.0.1, llm.axe.test)."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(TLS_FIXTURES / "server.pem", TLS_FIXTURES / "server-key.pem")
-    return context
 
 
 def unused_port() -> int:
@@ -192,11 +183,7 @@ def loopback_proxy(tls: ssl.SSLContext | None = None) -> Iterator[LoopbackProxy]
         def get_request(self) -> tuple[socket.socket, object]:
             connection, address = super().get_request()
             connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if tls is not None:
-                connection = tls.wrap_socket(
-                    connection, server_side=True, do_handshake_on_connect=False
-                )
-            return connection, address
+            return accept_tls(connection, tls), address
 
     server = Server(("127.0.0.1", 0), Handler)
     state.server = server

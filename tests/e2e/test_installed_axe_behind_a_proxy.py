@@ -9,44 +9,19 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.loopback import LoopbackLLM, loopback_llm
-from tests.e2e.loopback_proxy import (
-    CA_FILE,
-    LLM_HOST,
-    LoopbackProxy,
-    loopback_proxy,
-    server_tls,
-    unused_port,
-)
+from tests.e2e.loopback import LoopbackLLM
+from tests.e2e.loopback_proxy import LLM_HOST, LoopbackProxy, unused_port
 from tests.e2e.test_installed_axe import axe
+from tests.e2e.tls import CA_FILE
 from tests.support import CANNED_ANALYSIS, AxeHome, entries
 
 TRIMMED = (
     f"Agent: helper\nEntries: 3\n--- Analysis ---\n{CANNED_ANALYSIS}\n"
     "Trimmed: 2 entries removed, 1 entries kept.\n"
 )
-
-
-@pytest.fixture
-def llm() -> Iterator[LoopbackLLM]:
-    with loopback_llm() as server:
-        yield server
-
-
-@pytest.fixture
-def tls_llm() -> Iterator[LoopbackLLM]:
-    with loopback_llm(server_tls()) as server:
-        yield server
-
-
-@pytest.fixture
-def proxy() -> Iterator[LoopbackProxy]:
-    with loopback_proxy() as server:
-        yield server
 
 
 @pytest.fixture
@@ -58,10 +33,10 @@ def helper(home: AxeHome) -> AxeHome:
 
 
 def test_gc_through_a_forwarding_proxy(
-    helper: AxeHome, llm: LoopbackLLM, proxy: LoopbackProxy
+    helper: AxeHome, plain_llm: LoopbackLLM, proxy: LoopbackProxy
 ) -> None:
     """HTTP_PROXY reaches an http:// provider that only the proxy can resolve."""
-    url = f"http://{LLM_HOST}:{llm.port}"
+    url = f"http://{LLM_HOST}:{plain_llm.port}"
     done = axe(helper, "gc", "helper", AXE_OLLAMA_BASE_URL=url, HTTP_PROXY=proxy.url)
     assert (done.returncode, done.stderr, done.stdout) == (0, "", TRIMMED)
     assert [(r.method, r.target) for r in proxy.requests] == [("POST", f"{url}/api/chat")]
@@ -89,13 +64,13 @@ def test_gc_through_a_connect_tunnel_to_a_provider_signed_by_a_company_ca(
 
 @pytest.mark.parametrize("scheme", ["http", "https"])
 def test_all_through_a_proxy_reuses_one_connection(
-    home: AxeHome, llm: LoopbackLLM, tls_llm: LoopbackLLM, proxy: LoopbackProxy, scheme: str
+    home: AxeHome, plain_llm: LoopbackLLM, tls_llm: LoopbackLLM, proxy: LoopbackProxy, scheme: str
 ) -> None:
     """--all opens one connection to the proxy (and one tunnel) for every agent."""
     for name in ("a", "b", "c"):
         home.add_agent(name, model="ollama/m", last_n=1)
         home.write_memory(name, entries(3))
-    server = llm if scheme == "http" else tls_llm
+    server = plain_llm if scheme == "http" else tls_llm
     done = axe(
         home,
         "gc",
@@ -152,13 +127,13 @@ def test_refused_proxy_credentials_are_exit_3_and_never_printed(
     assert "s3cr" not in done.stdout + done.stderr
 
 
-def test_no_proxy_sends_a_local_model_directly(helper: AxeHome, llm: LoopbackLLM) -> None:
+def test_no_proxy_sends_a_local_model_directly(helper: AxeHome, plain_llm: LoopbackLLM) -> None:
     """NO_PROXY=127.0.0.1 keeps a local Ollama off a proxy that would fail."""
     done = axe(
         helper,
         "gc",
         "helper",
-        AXE_OLLAMA_BASE_URL=llm.url,
+        AXE_OLLAMA_BASE_URL=plain_llm.url,
         HTTP_PROXY=f"http://127.0.0.1:{unused_port()}",
         NO_PROXY="localhost,127.0.0.1",
     )
