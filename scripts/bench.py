@@ -397,7 +397,6 @@ def report(
         ("big log, peak RSS", big_run.peak_kib * 1024 / big_size, 2.5, "x file size"),
         ("--all, per extra agent", per_agent_ms, 2.0, "ms"),
         ("  (via a loopback proxy)", per_agent_proxied_ms, 2.0, "ms"),
-        ("small log via proxy", small_proxied.seconds / small.seconds, 1.1, "x the same, direct"),
         ("offline analysis", analyst.seconds, 2.0, f"s, {analyst_entries:,} entries"),
     ]
     print("\ngoals")
