@@ -3,7 +3,9 @@
 Absolute times drift on a shared machine; ratios to floors measured in the same run do not.
 So every goal is printed as a ratio: `axe` against `python -c "import click, attrs, cattrs"`
 (with and without httpx) and against `cp` of the same big file. Scenarios are built in a
-temporary directory and the LLM is a loopback endpoint that answers at once.
+temporary directory and the LLM is a loopback endpoint that answers at once; the "via proxy"
+runs reach it through the test suite's loopback proxy (HTTP_PROXY, plain forwarding) under a
+name only that proxy resolves, so a run that bypassed the proxy would fail.
 
     python scripts/bench.py            # the full run (about a minute)
     python scripts/bench.py --smoke    # tiny sizes, one run: proves the script still works
@@ -30,8 +32,11 @@ from pathlib import Path
 
 from attrs import frozen
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 import bench_big_logs
+from tests.e2e.loopback_proxy import LLM_HOST, LoopbackProxy, loopback_proxy
 
 PYTHON = sys.executable
 AXE = str(Path(sys.executable).with_name("axe"))
@@ -246,14 +251,31 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="axe-bench-"))
     try:
-        with instant_llm() as url:
-            report(root, url, runs=runs, big_bytes=big_bytes, fleet=fleet, smoke=options.smoke)
+        with instant_llm() as url, loopback_proxy() as proxy:
+            report(
+                root, url, proxy, runs=runs, big_bytes=big_bytes, fleet=fleet, smoke=options.smoke
+            )
         bench_big_logs.report(root / "big-logs", smoke=options.smoke)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def report(root: Path, url: str, *, runs: int, big_bytes: int, fleet: int, smoke: bool) -> None:
+def via_proxy(env: dict[str, str], url: str, proxy: LoopbackProxy) -> dict[str, str]:
+    """``env`` with the LLM reached through ``proxy`` by a name only the proxy resolves."""
+    port = url.rsplit(":", 1)[1]
+    return {**env, "AXE_OPENAI_BASE_URL": f"http://{LLM_HOST}:{port}", "HTTP_PROXY": proxy.url}
+
+
+def report(
+    root: Path,
+    url: str,
+    proxy: LoopbackProxy,
+    *,
+    runs: int,
+    big_bytes: int,
+    fleet: int,
+    smoke: bool,
+) -> None:
     space = Workspace(root / "home", url)
     env = space.env
     space.agent("small", b"".join(entry(i, 200) for i in range(10)), last_n=5)
@@ -332,6 +354,27 @@ def report(root: Path, url: str, *, runs: int, big_bytes: int, fleet: int, smoke
         runs,
         before_each=restore_fleet,
     )
+    small_proxied = measure(
+        "proxied gc, 10 entries",
+        [AXE, "gc", "small"],
+        via_proxy(env, url, proxy),
+        runs,
+        before_each=restore_small,
+    )
+    one_proxied = measure(
+        "proxied --all, 1 agent",
+        [AXE, "gc", "--all"],
+        via_proxy(one_space.env, url, proxy),
+        runs,
+        before_each=restore_fleet,
+    )
+    many_proxied = measure(
+        f"proxied --all, {fleet} agents",
+        [AXE, "gc", "--all"],
+        via_proxy(fleet_space.env, url, proxy),
+        runs,
+        before_each=restore_fleet,
+    )
 
     print("\nfloors")
     for figure in (import_floor, http_floor, request_floor, cp_floor):
@@ -339,8 +382,11 @@ def report(root: Path, url: str, *, runs: int, big_bytes: int, fleet: int, smoke
     print("\naxe")
     for figure in (missing, help_page, disabled, small, big_run, analyst, one, many):
         print(row(figure) + " peak RSS")
+    for figure in (small_proxied, one_proxied, many_proxied):
+        print(row(figure) + " peak RSS")
 
     per_agent_ms = (many.seconds - one.seconds) / max(1, fleet - 1) * 1000
+    per_agent_proxied_ms = (many_proxied.seconds - one_proxied.seconds) / max(1, fleet - 1) * 1000
     no_http = not any(
         httpx_imported(env, args) for args in (["gc", "missing"], ["gc", "--help"], ["gc", "quiet"])
     )
@@ -353,6 +399,7 @@ def report(root: Path, url: str, *, runs: int, big_bytes: int, fleet: int, smoke
         ("big log, time", big_run.seconds / cp_floor.seconds, 8.0, "x cp of the file"),
         ("big log, peak RSS", big_run.peak_kib * 1024 / big_size, 2.5, "x file size"),
         ("--all, per extra agent", per_agent_ms, 2.0, "ms"),
+        ("  (via a loopback proxy)", per_agent_proxied_ms, 2.0, "ms"),
         ("offline analysis", analyst.seconds, 2.0, f"s, {analyst_entries:,} entries"),
     ]
     print("\ngoals")

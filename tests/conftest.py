@@ -1,13 +1,22 @@
-"""Every test runs with provider keys and axe variables removed from the environment."""
+"""Every test runs with provider keys, axe, proxy and CA variables removed from the environment.
+
+A developer's or CI machine's ``HTTPS_PROXY``/``NO_PROXY`` or ``SSL_CERT_FILE`` would
+otherwise route the loopback tests through a real proxy or change which certificates are
+trusted; the tests that need one of them set it themselves.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.e2e.loopback import LoopbackLLM, loopback_llm
+from tests.e2e.loopback_proxy import LoopbackProxy, loopback_proxy
+from tests.e2e.tls import server_tls
 from tests.support import AxeHome
 
 settings.register_profile(
@@ -17,10 +26,19 @@ settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
+_CA_VARIABLES = frozenset({"SSL_CERT_FILE", "SSL_CERT_DIR"})
+
+
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
-        if name.endswith("_API_KEY") or name.startswith(("AXE_", "XDG_")) or name == "NO_COLOR":
+        if (
+            name.endswith("_API_KEY")
+            or name.startswith(("AXE_", "XDG_"))
+            or name == "NO_COLOR"
+            or name.lower().endswith("_proxy")  # what urllib reads: HTTP_PROXY, no_proxy, ...
+            or name in _CA_VARIABLES
+        ):
             monkeypatch.delenv(name)
 
 
@@ -31,3 +49,24 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AxeHome:
     for name, value in axe_home.env.items():
         monkeypatch.setenv(name, value)
     return axe_home
+
+
+@pytest.fixture
+def plain_llm() -> Iterator[LoopbackLLM]:
+    """A loopback provider on http://127.0.0.1."""
+    with loopback_llm() as server:
+        yield server
+
+
+@pytest.fixture
+def tls_llm() -> Iterator[LoopbackLLM]:
+    """A loopback provider on https://127.0.0.1 whose certificate the test CA signed."""
+    with loopback_llm(server_tls()) as server:
+        yield server
+
+
+@pytest.fixture
+def proxy() -> Iterator[LoopbackProxy]:
+    """A loopback forwarding and CONNECT proxy, the only resolver of llm.axe.test."""
+    with loopback_proxy() as server:
+        yield server

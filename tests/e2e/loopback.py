@@ -5,12 +5,15 @@ told to fail with a status, send garbage, accept a request and never answer, tak
 or have a context window. With a window it answers as the real providers do: Anthropic and
 OpenAI refuse a prompt that is too long with their own messages and numbers; Ollama reports
 the window from ``/api/show`` and, like the real one, never refuses: it would drop text,
-which is recorded so a test can assert it never happened.
+which is recorded so a test can assert it never happened. Given a TLS context it serves
+https (the proxy tests use the test CA's certificate).
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +24,7 @@ from typing import Any
 from attrs import frozen
 
 from axe.domain.prompt import MERGE_PROMPT
+from tests.e2e.tls import accept_tls
 from tests.support import CANNED_ANALYSIS
 from tests.tokenizer import count_tokens
 
@@ -39,31 +43,31 @@ class Prompt:
     refused: bool = False
 
 
-def provider_reply(path: str, text: str, tokens: int = 0) -> dict[str, Any]:
+def provider_reply(path: str, text: str, tokens: int | None = None) -> dict[str, Any]:
+    """A reply in ``path``'s wire format; with ``tokens`` (input), a usage block too."""
+    written = count_tokens(text) if tokens is not None else 0
     if path.endswith("/v1/messages"):
-        return {
-            "content": [{"type": "text", "text": text}],
-            "usage": {"input_tokens": tokens, "output_tokens": count_tokens(text)},
-        }
-    if path.endswith("/v1/chat/completions"):
-        return {
-            "choices": [{"message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": tokens, "completion_tokens": count_tokens(text)},
-        }
-    return {
-        "message": {"role": "assistant", "content": text},
-        "prompt_eval_count": tokens,
-        "eval_count": count_tokens(text),
-    }
+        reply: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        usage = {"usage": {"input_tokens": tokens, "output_tokens": written}}
+    elif path.endswith("/v1/chat/completions"):
+        reply = {"choices": [{"message": {"role": "assistant", "content": text}}]}
+        usage = {"usage": {"prompt_tokens": tokens, "completion_tokens": written}}
+    else:
+        reply = {"message": {"role": "assistant", "content": text}}
+        usage = {"prompt_eval_count": tokens, "eval_count": written}
+    return reply if tokens is None else reply | usage
 
 
 def _texts(path: str, body: dict[str, Any]) -> tuple[str, str, int]:
     """System prompt, user message and reply budget of a request in any wire format."""
+    messages = body.get("messages") or [{}]
     if path.endswith("/v1/messages"):
-        return body["system"], body["messages"][0]["content"], body["max_tokens"]
-    messages = body["messages"]
+        system = body.get("system", "")
+    else:
+        system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
+    user = messages[-1].get("content", "")
     budget = body.get("max_tokens") or body.get("options", {}).get("num_predict", 0)
-    return messages[0]["content"], messages[1]["content"], budget
+    return system, user, budget
 
 
 class LoopbackLLM:
@@ -80,6 +84,7 @@ class LoopbackLLM:
         self.hang = threading.Event()
         self.release = threading.Event()
         self.server: ThreadingHTTPServer | None = None
+        self.scheme = "http"
         self._lock = threading.Lock()
 
     @property
@@ -87,7 +92,12 @@ class LoopbackLLM:
         assert self.server is not None
         host, port = self.server.server_address[:2]
         assert isinstance(host, str)
-        return f"http://{host}:{port}"
+        return f"{self.scheme}://{host}:{port}"
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.server_address[1])
 
     def bodies(self) -> list[Any]:
         return [json.loads(body) for _, _, body in self.requests]
@@ -133,7 +143,8 @@ class LoopbackLLM:
         if self.delay:
             time.sleep(self.delay)
         text = self.reply_for(prompt) if self.reply_for else self.reply_text
-        return self.status, json.dumps(provider_reply(path, text, tokens)).encode()
+        usage = tokens if counting else None
+        return self.status, json.dumps(provider_reply(path, text, usage)).encode()
 
     def _refusal(self, path: str, tokens: int, budget: int) -> dict[str, Any] | None:
         if self.window is None:
@@ -159,8 +170,10 @@ class LoopbackLLM:
 
 
 @contextmanager
-def loopback_llm() -> Iterator[LoopbackLLM]:
+def loopback_llm(tls: ssl.SSLContext | None = None) -> Iterator[LoopbackLLM]:
     state = LoopbackLLM()
+    if tls is not None:
+        state.scheme = "https"
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -190,9 +203,13 @@ def loopback_llm() -> Iterator[LoopbackLLM]:
         def handle_error(self, request: object, client_address: object) -> None:
             """A client killed mid-request (the durability tests do that) is not news."""
 
+        def get_request(self) -> tuple[socket.socket, object]:
+            connection, address = super().get_request()
+            return accept_tls(connection, tls), address
+
     server = QuietServer(("127.0.0.1", 0), Handler)
     state.server = server
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield state

@@ -2,9 +2,11 @@
 
 All providers share one ``httpx.Client`` (so ``--all`` reuses connections), created and
 imported on the first request: start-up matters for cron runs that never reach the network.
-One deadline (120 s by default) bounds the whole exchange including retries; redirects are
-never followed (a redirect could carry the key elsewhere); replies are size-capped; and no
-message that leaves here can contain the API key.
+Requests go through the proxies the environment names, as httpx's defaults read them
+(``proxies.py``, ``pools.py``). One deadline (120 s by default) bounds the whole exchange
+including retries; redirects are never followed (a redirect could carry the key elsewhere);
+replies are size-capped; and no message that leaves here can contain the API key or a proxy
+password.
 """
 
 from __future__ import annotations
@@ -24,12 +26,20 @@ from axe.adapters.http.retry import RetryPolicy
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
+
+    from axe.adapters.http.proxies import EnvironmentProxy, ProxyRoutes
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 _MAX_REPLY_BYTES = 32 * 1024 * 1024
 _MAX_MESSAGE_CHARS = 300
 _RATE_LIMITED = 429
+# OpenSSL's "unable to get issuer certificate" (2), "self-signed certificate" (18),
+# "self-signed certificate in certificate chain" (19), "unable to get local issuer
+# certificate" (20) and "unable to verify the first certificate" (21).
+_UNKNOWN_ISSUER = frozenset({2, 18, 19, 20, 21})
 
 
 class HttpTransport:
@@ -52,6 +62,7 @@ class HttpTransport:
         self._client: httpx.Client | None = None
         self._pauses = SharedPauses(clock=self._clock, sleep=self._sleep)
         self._closed = False
+        self._proxies: ProxyRoutes | None = None
 
     def close(self) -> None:
         """Close the shared client. Requests still in flight on other threads (parts or
@@ -83,7 +94,9 @@ class HttpTransport:
         try:
             return self._post_with_retries(url, headers, body, provider, reply_tokens)
         except (ApiError, ConfigError) as error:
-            raise _redacted(error, secret) from None
+            raise _redacted(
+                error, lambda text: self._without_proxy_secrets(redact(text, secret))
+            ) from None
 
     def _post_with_retries(
         self,
@@ -96,7 +109,8 @@ class HttpTransport:
         import httpx  # noqa: PLC0415  (imported only when a request is made)
 
         deadline = self._clock() + self._timeout
-        where = f"{provider} at {display_url(url)}"
+        proxy = self._proxy_routes().proxy_for(url)
+        where = _where(provider, url, proxy)
         paused_as = f"{provider} {urlsplit(url).netloc}"
         retry = 0
         while True:  # a retry starts only while time remains (checked before sleeping)
@@ -115,7 +129,7 @@ class HttpTransport:
                 )
                 retryable, reply_headers = True, {}
             except httpx.TransportError as error:
-                failure = ApiError(f"cannot reach {where}: {_transport_reason(error)}")
+                failure = ApiError(f"cannot reach {where}: {_transport_reason(error, proxy)}")
                 retryable, reply_headers = True, {}
             else:
                 if 200 <= status < 300:
@@ -189,55 +203,84 @@ class HttpTransport:
         if self._client is None:
             import httpx  # noqa: PLC0415
 
+            from axe.adapters.http.pools import RoutingTransport  # noqa: PLC0415
+
+            # Given a transport, httpx reads no proxies itself: RoutingTransport follows them.
             self._client = httpx.Client(
-                follow_redirects=False, timeout=self._timeout, transport=_per_scheme_transport()
+                follow_redirects=False,
+                timeout=self._timeout,
+                transport=RoutingTransport(self._proxy_routes()),
             )
         return self._client
 
+    def _proxy_routes(self) -> ProxyRoutes:
+        """The environment's proxies, read once, on the first request, as httpx would.
 
-def _per_scheme_transport() -> httpx.BaseTransport:
-    """A transport that builds each scheme's connection pool on its first request.
+        Raises:
+            ConfigError: a proxy variable that names no usable proxy.
+        """
+        if self._proxies is None:
+            from axe.adapters.http.proxies import ProxyRoutes  # noqa: PLC0415
 
-    Loading the CA certificates for TLS costs about 40 ms, which runs against plain-http
-    endpoints (Ollama, local proxies) never need. TCP_NODELAY is set because otherwise the
-    body's small last segment waits for the server's delayed ACK: about 40 ms per request,
-    which would dominate ``--all`` on fast links.
-    """
-    import httpx  # noqa: PLC0415
+            self._proxies = ProxyRoutes.from_environment()
+        return self._proxies
 
-    no_delay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-
-    class PerSchemeTransport(httpx.BaseTransport):
-        def __init__(self) -> None:
-            self._pools: dict[str, httpx.HTTPTransport] = {}
-
-        def handle_request(self, request: httpx.Request) -> httpx.Response:
-            scheme = request.url.scheme
-            pool = self._pools.get(scheme)
-            if pool is None:
-                # Plain http never performs TLS, so it needs no certificates to verify.
-                verify = scheme != "http"
-                pool = self._pools[scheme] = httpx.HTTPTransport(
-                    verify=verify, socket_options=no_delay
-                )
-            return pool.handle_request(request)
-
-        def close(self) -> None:
-            for pool in self._pools.values():
-                pool.close()
-
-    return PerSchemeTransport()
+    def _without_proxy_secrets(self, text: str) -> str:
+        for secret in self._proxies.secrets if self._proxies else ():
+            text = redact(text, secret)
+        return text
 
 
 class _DeadlineError(Exception):
     """The deadline passed or a read timed out; retried like a transport timeout."""
 
 
-def _transport_reason(error: Exception) -> str:
+def _where(provider: str, url: str, proxy: EnvironmentProxy | None) -> str:
+    """The provider and URL a message is about, and the proxy when the request goes through one."""
+    return f"{provider} at {display_url(url)}" + (f" through proxy {proxy.shown}" if proxy else "")
+
+
+def _transport_reason(error: Exception, proxy: EnvironmentProxy | None = None) -> str:
+    """Why a request failed, naming the hop that failed when a proxy is in the way.
+
+    Through a proxy every TCP connection goes to the proxy, so a refused or unresolvable
+    connection is the proxy's; a status line is the proxy's answer (to CONNECT, or a 407).
+    """
+    import ssl  # noqa: PLC0415
+
+    import httpx  # noqa: PLC0415
+
+    cause = _root_cause(error)
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        return _certificate_reason(cause)
     text = str(error) or type(error).__name__
-    if "refused" in text.lower():
-        return "connection refused"
-    return _one_line(text)
+    if proxy is not None and isinstance(error, httpx.ProxyError):
+        return f"the proxy answered {_one_line(text)}"
+    reason = "connection refused" if "refused" in text.lower() else _one_line(text)
+    if proxy is not None and isinstance(cause, ConnectionRefusedError | socket.gaierror):
+        return f"no connection to the proxy ({reason})"
+    return reason
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The OS or TLS error under httpx's wrapper (a cause) and httpcore's (a context)."""
+    while (inner := error.__cause__ or error.__context__) is not None:
+        error = inner
+    return error
+
+
+def _certificate_reason(error: ssl.SSLCertVerificationError) -> str:
+    """OpenSSL's reason without the build-specific ``(_ssl.c:NNNN)``, and what to do about it.
+
+    An unknown issuer is what a TLS-inspecting proxy (or a private CA) looks like when its
+    root certificate is not among the trusted ones.
+    """
+    reason = f"certificate verify failed: {error.verify_message}"
+    if error.verify_code in _UNKNOWN_ISSUER:
+        reason += (
+            "; if a proxy inspects TLS, set SSL_CERT_FILE to a bundle with its root certificate"
+        )
+    return reason
 
 
 def _decode_reply(raw: bytes, provider: str) -> Any:
@@ -282,9 +325,9 @@ def _error_details(raw: bytes) -> tuple[str, str, str]:
     return "", "", _snippet(raw)
 
 
-def _redacted(error: ApiError | ConfigError, secret: str) -> ApiError | ConfigError:
-    """``error`` again with ``secret`` out of its message, its numbers kept."""
-    message = redact(str(error), secret)
+def _redacted(error: ApiError | ConfigError, scrub: Callable[[str], str]) -> ApiError | ConfigError:
+    """``error`` again with its message scrubbed of secrets, its numbers kept."""
+    message = scrub(str(error))
     if isinstance(error, PromptTooLargeError):
         return PromptTooLargeError(message, tokens=error.tokens, limit=error.limit)
     return type(error)(message)
