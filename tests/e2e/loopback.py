@@ -48,7 +48,7 @@ def provider_reply(path: str, text: str, tokens: int | None = None) -> dict[str,
     written = count_tokens(text) if tokens is not None else 0
     if path.endswith("/v1/messages"):
         reply: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
-        usage = {"usage": {"input_tokens": tokens, "output_tokens": written}}
+        usage: dict[str, Any] = {"usage": {"input_tokens": tokens, "output_tokens": written}}
     elif path.endswith("/v1/chat/completions"):
         reply = {"choices": [{"message": {"role": "assistant", "content": text}}]}
         usage = {"usage": {"prompt_tokens": tokens, "completion_tokens": written}}
