@@ -5,6 +5,9 @@
    Reports how many entries were appended and how many of those are missing or doubled.
 2. Kills: SIGKILL at random instants of `axe gc` runs; reports what the file looked like
    afterwards (as before / exactly trimmed / anything else) and the temp files left behind.
+3. Overlaps: rounds of two `axe gc` runs started together on one agent, and on two agents
+   sharing one `memory.path`, while the appender races; reports exit codes, and appended
+   entries missing or doubled.
 
 The same helpers drive tests/e2e/test_durability.py, which asserts the invariants.
 """
@@ -23,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.e2e.loopback import loopback_llm
+from tests.e2e.loopback import LoopbackLLM, loopback_llm
 from tests.e2e.racing import appended_numbers, appender_command, environment, kill_after
 from tests.support import AxeHome, entries
 
@@ -86,8 +89,46 @@ def kills(home: AxeHome, url: str, *, size: int, count: int, seed: int) -> None:
     print(f"kills: {count} SIGKILLs at random instants of a {full * 1000:.0f} ms gc", end="")
     print(f" of {size:,} entries")
     print("  file afterwards: " + ", ".join(f"{k} {v}" for k, v in outcome.items()))
-    print(f"  temp files left by killed runs (most at once): {leftovers};", end="")
+    print(f"  files left beside it by killed runs (temp, lock; most at once): {leftovers};", end="")
     print(f" after one more gc: {remaining}")
+
+
+def overlaps(home: AxeHome, server: LoopbackLLM, *, size: int, rounds: int) -> None:
+    server.delay = 0.2  # each gc sits in its analysis long enough for the other to start
+    shared = home.root / "shared.md"
+    home.add_agent("busy", model="ollama/m", last_n=100)
+    for name in ("one", "two"):
+        home.add_agent(name, model="ollama/m", last_n=100, path=str(shared))
+    env = environment({**home.env, "AXE_OLLAMA_BASE_URL": server.url})
+    for label, path, agents in (
+        ("one agent", home.memory_path("busy"), ("busy", "busy")),
+        ("two agents, one file", shared, ("one", "two")),
+    ):
+        path.write_bytes(entries(size))
+        stop = home.root / f"stop-{agents[1]}"
+        appender = subprocess.Popen(appender_command(path, stop), stdout=subprocess.PIPE, text=True)
+        time.sleep(0.2)
+        codes = []
+        for _ in range(rounds):
+            runs = [
+                subprocess.Popen([AXE, "gc", agent], env=env, stdout=subprocess.DEVNULL)
+                for agent in agents
+            ]
+            codes += [run.wait() for run in runs]
+        stop.write_text("")
+        written = int(appender.communicate(timeout=60)[0])
+        numbers = appended_numbers(path.read_bytes())
+        expected = set(range(min(numbers), written))
+        print(
+            f"overlaps, {label}: {rounds} rounds of 2 gc runs started together on {size:,} entries"
+        )
+        print(f"  exit codes: {codes.count(0)} of {len(codes)} were 0")
+        print(f"  entries appended: {written:,}; after the oldest kept one: {len(expected):,}")
+        print(
+            f"  missing: {len(expected - set(numbers))}, "
+            f"doubled: {len(numbers) - len(set(numbers))}"
+        )
+    server.delay = 0
 
 
 def main() -> None:
@@ -96,6 +137,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--kills", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=20, help="overlap rounds per scene")
     options = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="axe-stress-"))
     try:
@@ -107,6 +149,9 @@ def main() -> None:
                 size=options.entries // 2,
                 count=options.kills,
                 seed=options.seed,
+            )
+            overlaps(
+                AxeHome(root / "overlap"), server, size=options.entries // 3, rounds=options.rounds
             )
     finally:
         shutil.rmtree(root, ignore_errors=True)

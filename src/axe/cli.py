@@ -166,6 +166,14 @@ def cli() -> None:
     help="Send at most N input tokens per request (also AXE_MAX_INPUT_TOKENS); a larger "
     "log is analysed in parts whose reports are merged.",
 )
+@click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="How long to wait for another gc of the same memory file (also AXE_LOCK_TIMEOUT; "
+    "default 300).",
+)
 def gc(
     *,
     agent: str | None,
@@ -176,6 +184,7 @@ def gc(
     json_lines: bool,
     jobs: int,
     max_input_tokens: int | None,
+    lock_timeout: float | None,
 ) -> int:
     """Analyze and trim agent memory.
 
@@ -200,6 +209,7 @@ def gc(
         stderr=sys.stderr.buffer,
         json_lines=json_lines,
         max_input_tokens=max_input_tokens,
+        lock_timeout=lock_timeout,
     )
     return outcome.exit_code
 

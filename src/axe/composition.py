@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, BinaryIO, Final
 from axe import __version__
 from axe.adapters.console import ConsoleOutput
 from axe.adapters.files.agents import TomlAgentRepository
+from axe.adapters.files.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
 from axe.adapters.files.memory import FileMemoryStore
 from axe.adapters.files.paths import config_dir, data_dir
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
@@ -113,18 +114,23 @@ def production_ports(
     *,
     http_timeout: float | None = None,
     max_input_tokens: int | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> Iterator[GcPorts]:
     """The real adapters, configured from ``environ``; the HTTP client closes on exit.
 
     ``http_timeout`` (seconds for one analysis request, retries included) defaults to the
-    HTTP adapter's own default; ``max_input_tokens`` caps every request to a provider.
+    HTTP adapter's own default; ``max_input_tokens`` caps every request to a provider;
+    ``lock_timeout`` is how long gc waits for another gc holding the same memory file.
     """
     configuration = config_dir(environ)
     lazy = _LazyAdapters(configuration, environ, http_timeout, max_input_tokens)
     try:
         yield GcPorts(
             agents=TomlAgentRepository(configuration / "agents"),
-            memory=FileMemoryStore(functools.partial(data_dir, environ)),
+            memory=FileMemoryStore(
+                functools.partial(data_dir, environ),
+                locks=MemoryFileLocks(timeout=lock_timeout),
+            ),
             llm=lazy.llm(),
             output=output,
         )
@@ -146,13 +152,14 @@ def console_output(
     )
 
 
-def http_timeout_from(environ: Mapping[str, str]) -> float | None:
-    """``AXE_HTTP_TIMEOUT`` (seconds) when set, so tests and slow local models can change it.
+def seconds_from(environ: Mapping[str, str], variable: str) -> float | None:
+    """A time limit in seconds from ``variable`` (``AXE_HTTP_TIMEOUT``, ``AXE_LOCK_TIMEOUT``)
+    when it is set.
 
     Raises:
         ConfigError: the variable is not a positive number.
     """
-    text = environ.get("AXE_HTTP_TIMEOUT", "")
+    text = environ.get(variable, "")
     if not text:
         return None
     try:
@@ -160,7 +167,7 @@ def http_timeout_from(environ: Mapping[str, str]) -> float | None:
     except ValueError:
         seconds = -1.0
     if not 0 < seconds < float("inf"):
-        raise ConfigError(f"AXE_HTTP_TIMEOUT must be a positive number of seconds, not {text!r}")
+        raise ConfigError(f"{variable} must be a positive number of seconds, not {text!r}")
     return seconds
 
 
@@ -193,10 +200,12 @@ def run_gc(
     environ: Mapping[str, str] | None = None,
     json_lines: bool = False,
     max_input_tokens: int | None = None,
+    lock_timeout: float | None = None,
 ) -> AgentResult | SweepResult:
     """``axe gc`` for one agent, or every agent when ``agent`` is None.
 
-    ``max_input_tokens`` (``--max-input-tokens``) wins over ``AXE_MAX_INPUT_TOKENS``.
+    ``max_input_tokens`` (``--max-input-tokens``) wins over ``AXE_MAX_INPUT_TOKENS``, and
+    ``lock_timeout`` (``--lock-timeout``) over ``AXE_LOCK_TIMEOUT``.
 
     Raises:
         ConfigError: the agents directory cannot be listed, or a setting in the environment
@@ -205,9 +214,12 @@ def run_gc(
     environ = os.environ if environ is None else environ
     _ignore_sigio()
     output = console_output(stdout, stderr, environ, json_lines=json_lines)
-    timeout = http_timeout_from(environ)
+    timeout = seconds_from(environ, "AXE_HTTP_TIMEOUT")
     cap = max_input_tokens or max_input_tokens_from(environ)
-    with production_ports(environ, output, http_timeout=timeout, max_input_tokens=cap) as ports:
+    waits = lock_timeout or seconds_from(environ, "AXE_LOCK_TIMEOUT") or DEFAULT_LOCK_TIMEOUT
+    with production_ports(
+        environ, output, http_timeout=timeout, max_input_tokens=cap, lock_timeout=waits
+    ) as ports:
         if agent is None:
             return collect_all_garbage(options, ports)
         return collect_garbage(agent, options, ports)

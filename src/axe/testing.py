@@ -27,7 +27,8 @@ keeps what was appended since the read, a repository lists names in order and ra
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from axe.application.ports import AgentRepository, AnalysisRequest, LLMClient, MemoryStore, Output
@@ -88,8 +89,9 @@ class FakeMemoryStore:
     """Memory files as a dict of bytes keyed by agent name.
 
     ``unreadable`` and ``failing_trim`` hold agent names whose read or trim fails as I/O
-    would; ``trims`` records every trim applied. :meth:`append` adds bytes the way a running
-    ``axe run`` would, for tests of what happens between a read and a trim.
+    would; ``trims`` records every trim applied and ``locked`` every lock taken. :meth:`append`
+    adds bytes the way a running ``axe run`` would, for tests of what happens between a
+    read and a trim. Locks are per agent and exclude threads, like the file store's.
     """
 
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
@@ -98,6 +100,22 @@ class FakeMemoryStore:
         self.unreadable: set[str] = set()
         self.failing_trim: set[str] = set()
         self.trims: list[tuple[str, TrimPlan]] = []
+        self.locked: list[str] = []
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def lock(self, agent: AgentConfig, *, waiting: Callable[[int | None], None]) -> Iterator[None]:
+        with self._guard:
+            held = self._locks.setdefault(agent.name, threading.Lock())
+        if not held.acquire(blocking=False):
+            waiting(None)
+            held.acquire()
+        try:
+            self.locked.append(agent.name)
+            yield
+        finally:
+            held.release()
 
     def append(self, agent: AgentConfig, data: bytes) -> None:
         self.files[agent.name] = self.files.get(agent.name, b"") + data

@@ -151,8 +151,9 @@ from axe.adapters.files.memory import trim_entries
 from axe.domain.errors import AgentError
 probe = os.open(os.devnull, os.O_RDONLY)
 os.close(probe)
-# Room for exactly one more descriptor: the memory file opens, the temp file cannot.
-resource.setrlimit(resource.RLIMIT_NOFILE, (probe + 1, probe + 1))
+# Room for exactly two more descriptors: the lock's and the memory file's; the temp file
+# cannot be opened.
+resource.setrlimit(resource.RLIMIT_NOFILE, (probe + 2, probe + 2))
 try:
     trim_entries(Path(sys.argv[1]), 2)
 except AgentError as error:

@@ -6,6 +6,7 @@ behaviour production does not have; this suite fails first.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Protocol
 
@@ -110,3 +111,37 @@ def test_the_archive_receives_exactly_the_removed_prefix(harness: StoreHarness) 
     harness.store.trim(AGENT, snapshot, plan_trim(snapshot.content, 2), archive=True)
     assert harness.archive(AGENT) == b"notes\n" + entries(5)
     assert harness.contents(AGENT) == entries(2, start=5)
+
+
+def test_a_second_lock_on_one_file_waits_for_the_first(harness: StoreHarness) -> None:
+    """Overlapping gc runs on one file are serialised: the second is told it waits, and
+    gets the file only when the first lets go."""
+    first_holds, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def first() -> None:
+        with harness.store.lock(AGENT, waiting=lambda _: order.append("first waited")):
+            first_holds.set()
+            release.wait(5)
+            order.append("first done")
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    assert first_holds.wait(5)
+    threading.Timer(0.1, release.set).start()
+    with harness.store.lock(AGENT, waiting=lambda _: order.append("second waits")):
+        order.append("second holds")
+    worker.join()
+    assert order == ["second waits", "first done", "second holds"]
+
+
+def test_different_files_do_not_wait_for_each_other(harness: StoreHarness) -> None:
+    """One agent's gc never holds up another's."""
+    other = make_agent("other", last_n=2)
+    told: list[int | None] = []
+    with (
+        harness.store.lock(AGENT, waiting=told.append),
+        harness.store.lock(other, waiting=told.append),
+    ):
+        pass
+    assert told == []

@@ -7,6 +7,8 @@ exact lines are compared, so the core and the renderer are checked together.
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
@@ -332,3 +334,31 @@ def test_all_skips_agent_files_that_do_not_load_with_a_warning() -> None:
     assert stderr(p) == ['Warning: skipping agent "bad": cannot parse bad.toml']
     assert "=== GC: good ===" in stdout(p)
     assert [r.agent for r in sweep.agents] == ["good"]
+
+
+# overlapping runs
+
+
+def test_gc_holds_the_memory_file_for_its_whole_flow() -> None:
+    """A real run locks the file before reading it, so a second run reads what it left."""
+    p = ports(make_agent("a", last_n=1), files={"a": entries(3)})
+    collect_garbage("a", GcOptions(), p)
+    assert store(p).locked == ["a"]
+
+
+def test_a_dry_run_neither_takes_nor_waits_for_the_lock() -> None:
+    """--dry-run changes nothing, so it runs beside another gc without waiting."""
+    p = ports(make_agent("a", last_n=1), files={"a": entries(3)})
+    collect_garbage("a", GcOptions(dry_run=True), p)
+    assert store(p).locked == []
+
+
+def test_waiting_for_another_gc_is_an_event_before_the_read() -> None:
+    """A frontend can say it is waiting for another gc, and for whom."""
+    p = ports(make_agent("a", last_n=1), files={"a": entries(3)})
+    busy = store(p)._locks.setdefault("a", threading.Lock())
+    busy.acquire()
+    threading.Timer(0.1, busy.release).start()
+    collect_garbage("a", GcOptions(), p)
+    kinds = [type(e).__name__ for e in recorded(p).events]
+    assert kinds.index("WaitingForLock") < kinds.index("MemoryRead")

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from axe.domain import tokens
-from axe.domain.tokens import TokenBudget, estimate_tokens
+from axe.domain.tokens import TokenBudget, certainly_under, estimate_tokens
 from tests.tokenizer import count_tokens
 
 log_like_text = st.lists(
@@ -64,6 +64,13 @@ def test_slices_of_a_large_log_cost_what_one_pass_costs(
         monkeypatch.setattr(tokens, "_SLICE", 1 << 30)
         assert estimate_tokens(data) == sliced
         monkeypatch.undo()
+
+
+@given(st.binary(max_size=3000), st.integers(min_value=1, max_value=1000))
+def test_certainly_under_agrees_with_the_estimate(data: bytes, tokens: int) -> None:
+    """The shortcut that skips estimating large logs decides as the estimate would."""
+    assert estimate_tokens(data) >= len(data) / 4
+    assert certainly_under(data, tokens) == (estimate_tokens(data) < tokens)
 
 
 def test_a_budget_scaled_to_a_providers_count_admits_more() -> None:

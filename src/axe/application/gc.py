@@ -27,6 +27,7 @@ from axe.domain.events import (
     SweepFinished,
     SweepProgress,
     SweepStarted,
+    WaitingForLock,
 )
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
@@ -187,6 +188,15 @@ class _AgentGc:
             return self._result(AgentStatus.FAILED, error=error)
 
     def _steps(self) -> AgentResult:
+        if self._options.dry_run:  # changes nothing: neither waits for a lock nor holds one
+            return self._flow()
+        with self._ports.memory.lock(self._agent, waiting=self._waiting):
+            return self._flow()
+
+    def _waiting(self, holder: int | None) -> None:
+        self._ports.output.emit(WaitingForLock(self._agent.name, holder))
+
+    def _flow(self) -> AgentResult:
         name = self._agent.name
         snapshot = self._ports.memory.read(self._agent)
         if not snapshot.content:

@@ -9,6 +9,8 @@ ever sees ``AgentError``, ``ConfigError`` or ``ApiError``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from attrs import field, frozen
@@ -41,6 +43,20 @@ class AgentRepository(Protocol):
 
 class MemoryStore(Protocol):
     """Where each agent's memory log lives."""
+
+    def lock(
+        self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
+    ) -> AbstractContextManager[None]:
+        """Hold ``agent``'s memory file for one gc (read, analyse, archive, trim), so that
+        overlapping runs on one file come out as if one ran after the other. Agents that
+        share a file share its lock. ``waiting(pid)`` is called once, before waiting, if
+        another gc holds it (``pid`` when known).
+
+        Raises:
+            ConfigError: the memory path cannot be resolved.
+            AgentError: the file stayed locked past the time limit.
+        """
+        ...
 
     def read(self, agent: AgentConfig) -> MemorySnapshot:
         """The whole memory file; a missing file reads as empty.

@@ -75,6 +75,12 @@ class TrimPlan:
         return self.removed > 0
 
 
+def check_keep(keep: int) -> None:
+    """Raises AgentError for a negative number of entries to keep (gc-spec Requirement 1.1)."""
+    if keep < 0:
+        raise AgentError("keepN must be non-negative")
+
+
 def plan_trim(data: bytes, keep: int, *, total: int | None = None) -> TrimPlan:
     """Decide how to keep only the last ``keep`` entries of ``data``.
 
@@ -86,8 +92,7 @@ def plan_trim(data: bytes, keep: int, *, total: int | None = None) -> TrimPlan:
     Raises:
         AgentError: ``keep`` is negative.
     """
-    if keep < 0:
-        raise AgentError("keepN must be non-negative")
+    check_keep(keep)
     total = count_entries(data) if total is None else total
     start = start_of_last(data, keep) if keep else None
     if start is None or total <= keep:

@@ -38,6 +38,15 @@ class AgentStarted:
 
 
 @frozen
+class WaitingForLock:
+    """Another gc holds the agent's memory file (``holder`` is its pid, if known); this
+    one waits for it to finish, then reads the file as that run left it."""
+
+    agent: str
+    holder: int | None
+
+
+@frozen
 class MemoryRead:
     """The agent's memory file was read: ``entries`` entries in ``size`` bytes."""
 
@@ -121,6 +130,7 @@ Event = (
     SweepStarted
     | AgentSkipped
     | AgentStarted
+    | WaitingForLock
     | MemoryRead
     | AnalysisStarted
     | AnalysisSplit

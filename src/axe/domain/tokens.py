@@ -83,6 +83,13 @@ def estimate_tokens(data: bytes | memoryview) -> int:
     return math.ceil(total) + (len(view) > 0)  # a lone space at the very end is a token
 
 
+def certainly_under(data: bytes, tokens: int) -> bool:
+    """Whether ``data`` is estimated below ``tokens``, deciding without a pass over a large
+    ``data``: every byte costs the estimate at least a quarter token, so anything of
+    ``4 * tokens`` bytes or more is not under."""
+    return len(data) < 4 * tokens and estimate_tokens(data) < tokens
+
+
 @frozen
 class TokenBudget:
     """How many tokens one request may carry, and how estimates translate to real tokens.

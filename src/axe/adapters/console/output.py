@@ -23,10 +23,12 @@ from axe.domain.events import (
     AnalysisSplit,
     AnalysisStarted,
     Event,
+    MemoryRead,
     MergeStarted,
     PartAnalysed,
     SweepFinished,
     SweepProgress,
+    WaitingForLock,
 )
 from axe.domain.model import ModelRef
 
@@ -98,6 +100,11 @@ class ConsoleOutput:
 
     def _follow_analysis(self, status: StatusLine, event: Event) -> None:
         match event:
+            case WaitingForLock(agent=agent, holder=holder):
+                by = f" (pid {holder})" if holder else ""
+                status.show(f"Waiting for another gc{by} to finish with {agent}'s memory")
+            case MemoryRead():
+                status.hide()
             case AnalysisStarted(agent=agent, model=model, entries=entries):
                 self._model = model
                 status.show(f"Analysing {agent}: {entries} entries with {model}")

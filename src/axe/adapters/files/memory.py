@@ -5,27 +5,37 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
+from axe.adapters.files.lock import MemoryFileLocks
 from axe.adapters.files.reading import FileStamp, describe_os_error, open_regular, read_regular
-from axe.domain.entries import MemorySnapshot, TrimPlan, plan_trim
+from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, quoted, validate_agent_name
 
 
 class FileMemoryStore:
-    """Reads memory files whole and trims them durably (see :mod:`.durable`)."""
+    """Reads memory files whole and trims them durably (see :mod:`.durable`), one gc per
+    file at a time (see :mod:`.lock`)."""
 
     def __init__(
         self,
         data_dir: Callable[[], Path],
         *,
+        locks: MemoryFileLocks | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._data_dir = data_dir
+        self._locks = locks or MemoryFileLocks()
         self._sleep = sleep
         self._clock = clock
+
+    def lock(
+        self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
+    ) -> AbstractContextManager[None]:
+        return self._locks.hold(self.path_for(agent), agent=agent.name, waiting=waiting)
 
     def path_for(self, agent: AgentConfig) -> Path:
         """Where ``agent``'s memory lives.
@@ -68,16 +78,20 @@ def trim_entries(path: Path, keep: int) -> int:
     Returns how many entries were removed: 0 when the file is missing, ``keep`` is 0, or
     the file holds ``keep`` entries or fewer (then it is not touched at all).
 
+    Like ``axe gc``, it holds the file's lock while it works, so it never overlaps a gc.
+
     Raises:
-        AgentError: ``keep`` is negative, or the file cannot be read or replaced; on failure
-            the file is exactly as it was.
+        AgentError: ``keep`` is negative, the file cannot be read or replaced, or another
+            gc held it past the default time limit; on failure the file is as it was.
     """
-    snapshot = read_memory(path)
-    plan = plan_trim(snapshot.content, keep)
-    if snapshot.stamp is None or not plan.changes_file:
-        return 0
-    trim_memory(path, snapshot, plan, archive=False)
-    return plan.removed
+    check_keep(keep)  # refused before anything is touched
+    with MemoryFileLocks().hold(path, agent=path.stem, waiting=lambda _: None):
+        snapshot = read_memory(path)
+        plan = plan_trim(snapshot.content, keep)
+        if snapshot.stamp is None or not plan.changes_file:
+            return 0
+        trim_memory(path, snapshot, plan, archive=False)
+        return plan.removed
 
 
 def read_memory(path: Path) -> MemorySnapshot:

@@ -18,7 +18,7 @@ from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError
 from axe.domain.model import quoted
 from axe.domain.results import Completion, Usage
-from axe.domain.tokens import estimate_tokens
+from axe.domain.tokens import certainly_under
 
 ANTHROPIC_VERSION = "2023-06-01"
 _REASONING_MODEL = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-5")
@@ -164,8 +164,7 @@ class OllamaClient:
         self._windows: dict[str, int | None] = {}
 
     def input_limit(self, request: AnalysisRequest) -> int | None:
-        prompt = estimate_tokens(request.system_prompt.encode()) + estimate_tokens(request.content)
-        if prompt < _FITS_EVERY_MODEL:
+        if certainly_under(request.system_prompt.encode() + request.content, _FITS_EVERY_MODEL):
             return self._cap
         window = self._window(request.model.name)
         if window is None:
