@@ -19,7 +19,7 @@ from axe.adapters.http.providers import (
 )
 from axe.adapters.http.retry import RetryPolicy
 from axe.adapters.http.settings import ProviderSettings
-from axe.adapters.http.transport import HttpTransport
+from axe.adapters.http.transport import HttpTransport, display_url, redact
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef
@@ -648,3 +648,72 @@ def test_unusable_base_url_is_a_config_error_without_retries(
             request("m", "ollama")
         )
     assert clock.sleeps == []
+
+
+# what can be a secret, where it stands as a token
+
+
+@pytest.mark.parametrize(
+    ("secret", "text", "shown"),
+    [
+        ("e", "ollama answered HTTP 302 (redirect)", "ollama answered HTTP 302 (redirect)"),
+        ("k", "bad key k.", "bad key [redacted]."),
+        (
+            "sk-test-1",
+            "Incorrect API key provided: sk-test-1.",
+            "Incorrect API key provided: [redacted].",
+        ),
+        ("sk-test-1", '{"key": "sk-test-1"}', '{"key": "[redacted]"}'),
+        ("sk-test-1", "GET /v1?key=sk-test-1&x=2", "GET /v1?key=[redacted]&x=2"),
+        ("sk-test-1", "sk-test-10 is another key", "sk-test-10 is another key"),
+        ("p@ss!", "proxy said p@ss!word", "proxy said [redacted]word"),
+    ],
+)
+def test_a_secret_is_hidden_as_a_token_and_words_are_left_whole(
+    secret: str, text: str, shown: str
+) -> None:
+    """Keys are never printed, and a short placeholder key never eats ordinary words."""
+    assert redact(text, secret) == shown
+
+
+def test_a_placeholder_key_leaves_error_messages_readable(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """With a key such as 'e' (common with local OpenAI-compatible servers) every error
+    still reads as written."""
+    mock.post(OPENAI_URL).respond(
+        401, json={"error": {"type": "invalid_request_error", "message": "key e was rejected"}}
+    )
+    with pytest.raises(ApiError) as caught:
+        OpenAIClient(transport, settings(key="e")).complete(request("gpt-4o", "openai"))
+    assert str(caught.value) == (
+        "openai API error (HTTP 401 invalid_request_error): key [redacted] was rejected"
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            "http://user:hunter2@proxy.example:8080/api/chat?x=1",
+            "http://proxy.example:8080/api/chat",
+        ),
+        ("http://[::1]:11434/api/chat", "http://[::1]:11434/api/chat"),
+        ("http://localhost:abc/api/chat", "http://localhost:abc/api/chat"),
+    ],
+)
+def test_urls_are_shown_without_credentials_and_as_written(url: str, shown: str) -> None:
+    """Printed URLs drop credentials and queries, keep IPv6 brackets, and never crash on a
+    malformed port."""
+    assert display_url(url) == shown
+
+
+def test_a_malformed_port_in_a_base_url_is_a_config_error(transport: HttpTransport) -> None:
+    """AXE_OLLAMA_BASE_URL=http://localhost:abc is exit 2 with one line, not a traceback."""
+    with pytest.raises(ConfigError) as caught:
+        OllamaClient(transport, settings(key="", base_url="http://localhost:abc")).complete(
+            request("m", "ollama")
+        )
+    assert str(caught.value).startswith(
+        "invalid base URL for ollama (http://localhost:abc/api/chat): "
+    )

@@ -367,12 +367,14 @@ def test_a_tls_inspecting_proxy_without_its_root_certificate_is_explained(
     tls_llm: LoopbackLLM,
     proxy: LoopbackProxy,
 ) -> None:
-    """A certificate from an unknown CA through a proxy points at SSL_CERT_FILE."""
+    """A certificate from an unknown CA through a proxy points at SSL_CERT_FILE, at once:
+    it is not retried, since it would fail the same way."""
     monkeypatch.setenv("HTTPS_PROXY", proxy.url)
     url = f"https://{LLM_HOST}:{tls_llm.port}/api/chat"
     assert failure(transport, url) == (
         f"cannot reach ollama at {url} through proxy {proxy.url}: {UNKNOWN_ISSUER}"
     )
+    assert [r.method for r in proxy.requests] == ["CONNECT"]
 
 
 @pytest.mark.parametrize(
@@ -451,7 +453,8 @@ def test_refused_proxy_credentials_never_reach_the_message(
     proxy: LoopbackProxy,
     scheme: str,
 ) -> None:
-    """A 407 is the proxy's answer; a password it echoes back is redacted like an API key."""
+    """A 407 is the proxy's answer, not retried (the same credentials would be refused
+    again); a password it echoes back is redacted like an API key."""
     proxy.credentials = ("user", "right")
     proxy.reason_407 = "Proxy Authentication Required for {decoded} ({received})"
     monkeypatch.setenv(f"{scheme.upper()}_PROXY", proxy.url_with("user", "wr%40ng"))
@@ -461,7 +464,7 @@ def test_refused_proxy_credentials_never_reach_the_message(
         f"cannot reach ollama at {url} through proxy {proxy.url}: the proxy answered "
         "407 Proxy Authentication Required for user:[redacted] (Basic [redacted])"
     )
-    assert [r.method for r in proxy.requests] == ["CONNECT" if scheme == "https" else "POST"] * 3
+    assert [r.method for r in proxy.requests] == ["CONNECT" if scheme == "https" else "POST"]
 
 
 def test_a_refused_tunnel_names_the_proxy_and_its_answer(

@@ -130,7 +130,7 @@ class HttpTransport:
                 retryable, reply_headers = True, {}
             except httpx.TransportError as error:
                 failure = ApiError(f"cannot reach {where}: {_transport_reason(error, proxy)}")
-                retryable, reply_headers = True, {}
+                retryable, reply_headers = _may_pass_on_retry(error), {}
             else:
                 if 200 <= status < 300:
                     return _decode_reply(raw, provider)
@@ -262,6 +262,18 @@ def _transport_reason(error: Exception, proxy: EnvironmentProxy | None = None) -
     return reason
 
 
+def _may_pass_on_retry(error: Exception) -> bool:
+    """A dropped connection or a timeout may pass; a certificate that does not verify, or a
+    proxy that refused us (403, 407), will be the same a second later."""
+    import ssl  # noqa: PLC0415
+
+    import httpx  # noqa: PLC0415
+
+    if isinstance(_root_cause(error), ssl.SSLCertVerificationError):
+        return False
+    return not isinstance(error, httpx.ProxyError)
+
+
 def _root_cause(error: BaseException) -> BaseException:
     """The OS or TLS error under httpx's wrapper (a cause) and httpcore's (a context)."""
     while (inner := error.__cause__ or error.__context__) is not None:
@@ -348,19 +360,30 @@ def _one_line(text: str) -> str:
 
 
 def display_url(url: str) -> str:
-    """``url`` without user name or password, fit to print."""
+    """``url`` without user name, password, query or fragment, fit to print; the host and
+    port as written (an IPv6 address keeps its brackets, a malformed port is shown, not
+    parsed)."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return "an invalid URL"
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    host = parts.netloc.rpartition("@")[2]
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+_TOKEN_CHARACTER = re.compile(r"[\w-]")
+
+
 def redact(text: str, secret: str) -> str:
-    """``text`` with every occurrence of ``secret`` replaced, so keys never reach output."""
-    if secret:
-        text = text.replace(secret, "[redacted]")
-    return text
+    """``text`` with ``secret`` replaced wherever it stands as a token of its own.
+
+    Keys never reach output, however a server echoes them; and ordinary words are never
+    eaten, however short the key: a placeholder key ``e`` must not turn "answered" into
+    "answ[redacted]r[redacted]d". So where the secret begins or ends with a letter, digit,
+    ``_`` or ``-``, the character beyond it must not be one.
+    """
+    if not secret:
+        return text
+    before = r"(?<![\w-])" if _TOKEN_CHARACTER.match(secret[0]) else ""
+    after = r"(?![\w-])" if _TOKEN_CHARACTER.match(secret[-1]) else ""
+    return re.sub(before + re.escape(secret) + after, "[redacted]", text)
