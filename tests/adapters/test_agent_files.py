@@ -87,7 +87,7 @@ def test_missing_agent_is_a_config_error_naming_the_file(agents_dir: Path) -> No
         (b"\x00\xff\xfe binary", "not UTF-8 text"),
         (
             'name = "a"\nmodel = "x/y"\n[memory]\nlast_n = "ten"\n',
-            "memory.last_n: expected an integer, got 'ten'",
+            'memory.last_n: expected an integer, got "ten"',
         ),
         (
             'name = "a"\nmodel = "x/y"\n[memory]\nenabled = "yes"\n',
@@ -97,7 +97,20 @@ def test_missing_agent_is_a_config_error_naming_the_file(agents_dir: Path) -> No
             'name = "a"\nmodel = "x/y"\n[memory]\nlast_n = 2.5\n',
             "memory.last_n: expected an integer",
         ),
-        ('name = "a"\nmodel = "x/y"\nmemory = "on"\n', "memory: expected a table, got 'on'"),
+        ('name = "a"\nmodel = "x/y"\nmemory = "on"\n', 'memory: expected a table, got "on"'),
+        (
+            'name = "a"\nmodel = "x/y"\n[memory]\nlast_n = true\n',
+            "memory.last_n: expected an integer, got true",
+        ),
+        (
+            'name = "a"\nmodel = "x/y"\n[memory]\nlast_n = 99999999999999999999\n',
+            "memory.last_n: 99999999999999999999 is outside TOML's 64-bit integer range",
+        ),
+        (
+            'name = "a"\nmodel = "x/y"\n[memory]\nenabled = 1979-05-27\n',
+            "memory.enabled: expected true or false, got 1979-05-27",
+        ),
+        ('name = "a"\nmodel = "x/y"\nfiles = ["a", 2]\n', "files[1]: expected a string, got 2"),
         ('name = 7\nmodel = "x/y"\n', "name: expected a string, got 7"),
         ('name = "a"\nmodel = "x/y"\nfiles = "src"\n', "files"),
         ('model = "x/y"\n', "name is required"),

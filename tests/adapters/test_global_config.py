@@ -68,6 +68,31 @@ def test_malformed_file_is_a_config_error(tmp_path: Path, text: str) -> None:
         TomlGlobalConfig(tmp_path / "config.toml", {}).check()
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[providers.openai]\nbase_url = 5\n",
+            "providers.openai.base_url: expected a string, got 5",
+        ),
+        (
+            '[providers."my.llm"]\napi_key = false\n',
+            'providers."my.llm".api_key: expected a string, got false',
+        ),
+        ("[providers]\nopenai = 1\n", "providers.openai: expected a table, got 1"),
+    ],
+)
+def test_errors_name_the_whole_key_and_the_value_as_toml_writes_them(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """A wrong value inside a provider's table names that provider, and shows the value in
+    TOML's words (false, "ten"), not Python's (False, 'ten')."""
+    (tmp_path / "config.toml").write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        TomlGlobalConfig(tmp_path / "config.toml", {}).check()
+    assert str(caught.value) == f"invalid config {tmp_path / 'config.toml'}: {message}"
+
+
 def test_settings_repr_never_shows_the_key() -> None:
     """The HTTP adapter's settings can be logged without leaking the key."""
     settings = ProviderSettings(api_key="sk-secret", base_url="", key_variable="OPENAI_API_KEY")

@@ -433,7 +433,7 @@ def test_wrong_types_in_toml_are_exit_2(home: AxeHome) -> None:
     )
     result = run("typo")
     assert result.exit_code == 2
-    assert result.stderr.endswith("memory.last_n: expected an integer, got 'ten'\n")
+    assert result.stderr.endswith('memory.last_n: expected an integer, got "ten"\n')
 
 
 def test_truncated_json_from_the_provider_is_exit_3(home: AxeHome, llm: respx.MockRouter) -> None:
@@ -468,3 +468,46 @@ def test_all_with_archive_archives_every_agent(home: AxeHome) -> None:
     for name in ("a", "b"):
         assert home.memory_path(name).with_name(f"{name}.md.archive").read_bytes() == entries(2)
         assert home.memory_path(name).read_bytes() == entries(1, start=2)
+
+
+# issue 10: the same answer for the same input
+
+
+@pytest.mark.parametrize("model", ["builtin/heuristic", "anthropic/claude-3"])
+def test_a_broken_config_toml_is_reported_whichever_model_is_asked(
+    home: AxeHome, model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A malformed config.toml is exit 2 with one line, for the offline analyst as for a
+    provider that needs it: the same file gives the same answer."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    home.write_global_config("[providers.anthropic\n")
+    home.add_agent("helper", last_n=1)
+    home.write_memory("helper", entries(3))
+    result = run("helper", "--model", model)
+    assert (result.exit_code, result.stdout) == (2, "Agent: helper\nEntries: 3\n")
+    assert result.stderr.startswith(f"cannot parse {home.config / 'config.toml'}: ")
+    assert len(result.stderr.splitlines()) == 1
+    assert home.memory_path("helper").read_bytes() == entries(3)
+
+
+def test_an_invalid_model_for_all_is_one_line_before_any_agent_runs(home: AxeHome) -> None:
+    """`--all --model nonsense` says so once, exit 1, and analyses nobody."""
+    for name in ("a", "b", "c"):
+        home.add_agent(name, last_n=1)
+        home.write_memory(name, entries(3))
+    result = run("--all", "--model", "nonsense")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == 'invalid model format "nonsense": expected provider/model-name\n'
+    assert all(home.memory_path(n).read_bytes() == entries(3) for n in ("a", "b", "c"))
+
+
+def test_an_integer_beyond_64_bits_is_a_config_error(home: AxeHome) -> None:
+    """TOML integers are 64-bit, as in the Go axe: a larger last_n is exit 2."""
+    (home.config / "agents" / "big.toml").write_text(
+        'name = "b"\nmodel = "x/y"\n[memory]\nenabled = true\nlast_n = 99999999999999999999\n'
+    )
+    result = run("big")
+    assert result.exit_code == 2
+    assert result.stderr.endswith(
+        "memory.last_n: 99999999999999999999 is outside TOML's 64-bit integer range\n"
+    )

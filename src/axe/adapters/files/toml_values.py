@@ -2,14 +2,21 @@
 
 cattrs by default coerces (``int("10")``, ``int(True)``); a config with ``last_n = "ten"``
 or ``enabled = "yes"`` must instead be a config error that names the key, so the primitive
-hooks here accept only the TOML type that was meant.
+hooks here accept only the TOML type that was meant, and integers only within TOML's
+64-bit range. Errors speak TOML, not Python: the full dotted key
+(``providers.openai.base_url``) and the value as it is written in the file (``true``,
+``"ten"``).
 """
 
 from __future__ import annotations
 
+import ast
+import datetime
 import functools
+import json
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,9 +29,12 @@ if TYPE_CHECKING:
     import cattrs
 
 T = TypeVar("T")
+K = TypeVar("K", int, str)
 
 _MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _TYPE_NAMES = {int: "an integer", bool: "true or false", str: "a string", float: "a number"}
+_INT64 = range(-(2**63), 2**63)
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _strict(kind: type[Any]) -> Any:
@@ -33,6 +43,8 @@ def _strict(kind: type[Any]) -> Any:
             return float(value)
         if type(value) is not kind:
             raise ValueError(f"expected {_TYPE_NAMES[kind]}, got {_describe(value)}")
+        if kind is int and value not in _INT64:
+            raise ValueError(f"{value} is outside TOML's 64-bit integer range")
         return value
 
     return structure
@@ -46,11 +58,18 @@ def _require(value: Any, kind: type[Any], expected: str) -> None:
 
 
 def _describe(value: Any) -> str:
+    """``value`` as it is written in TOML."""
     if isinstance(value, Mapping):
         return "a table"
     if isinstance(value, list):
         return "an array"
-    return repr(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a TOML basic string
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    return str(value)
 
 
 @functools.cache
@@ -91,7 +110,7 @@ def _list_of(converter: cattrs.Converter, kind: Any) -> Any:
 
     def structure(value: Any, _: Any) -> Any:
         _require(value, list, "an array")
-        return [converter.structure(item, item_type) for item in value]
+        return [item for _, item in _each(converter, enumerate(value), item_type, kind)]
 
     return structure
 
@@ -101,9 +120,29 @@ def _mapping_of(converter: cattrs.Converter, kind: Any) -> Any:
 
     def structure(value: Any, _: Any) -> Any:
         _require(value, Mapping, "a table")
-        return {key: converter.structure(item, value_type) for key, item in value.items()}
+        return dict(_each(converter, value.items(), value_type, kind))
 
     return structure
+
+
+def _each(
+    converter: cattrs.Converter, items: Iterable[tuple[K, Any]], item_type: Any, kind: Any
+) -> list[tuple[K, Any]]:
+    """Every item structured, and every failure noted with its key or index (as cattrs'
+    own hooks do), so the message names ``providers.openai.base_url``, not ``providers``."""
+    import cattrs  # noqa: PLC0415
+    from cattrs.errors import IterableValidationNote  # noqa: PLC0415
+
+    structured, failed = [], []
+    for key, item in items:
+        try:
+            structured.append((key, converter.structure(item, item_type)))
+        except Exception as error:  # noqa: BLE001  (each is reported under its key)
+            error.__notes__ = [IterableValidationNote(f"@ {key!r}", key, item_type)]
+            failed.append(error)
+    if failed:
+        raise cattrs.IterableValidationError("items of the wrong type", failed, kind)
+    return structured
 
 
 def _first_problem(error: Exception) -> str:
@@ -119,8 +158,25 @@ def _first_problem(error: Exception) -> str:
     messages = cattrs.transform_error(error, path="", format_exception=fmt)
     message = messages[0] if messages else str(error)
     text, _, where = message.rpartition(" @ ")
-    key = where.lstrip(".").replace("][", ".").replace("[", ".").replace("]", "")
+    key = _toml_path(where)
     return f"{key}: {text}" if key else text
+
+
+_PATH_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\]")
+
+
+def _toml_path(where: str) -> str:
+    """cattrs' ``.memory.last_n`` or ``.providers['openai'].base_url`` as TOML writes the
+    key: ``memory.last_n``, ``providers.openai.base_url``, ``files[2]``."""
+    path = ""
+    for attribute, index, key in _PATH_STEP.findall(where):
+        if index:
+            path += f"[{index}]"
+        else:
+            name = attribute or ast.literal_eval(key)
+            written = name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)
+            path += f".{written}" if path else written
+    return path
 
 
 def structure(data: Mapping[str, Any], kind: type[T], *, source: str) -> T:
