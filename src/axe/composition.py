@@ -27,6 +27,7 @@ from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_
 from axe.application.ports import LLMClient, Output
 from axe.application.routing import ProviderRouter
 from axe.domain.errors import ConfigError
+from axe.domain.limits import MIN_INPUT_TOKENS
 from axe.domain.results import AgentResult, SweepResult
 
 if TYPE_CHECKING:
@@ -138,6 +139,15 @@ def production_ports(
         lazy.close()
 
 
+def agent_names(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The agents in the agents directory, for shell completion; none if it cannot be read."""
+    environ = os.environ if environ is None else environ
+    try:
+        return TomlAgentRepository(config_dir(environ) / "agents").list_names()
+    except ConfigError:
+        return []
+
+
 def console_output(
     stdout: BinaryIO, stderr: BinaryIO, environ: Mapping[str, str], *, json_lines: bool = False
 ) -> ConsoleOutput:
@@ -169,9 +179,6 @@ def seconds_from(environ: Mapping[str, str], variable: str) -> float | None:
     if not 0 < seconds < float("inf"):
         raise ConfigError(f"{variable} must be a positive number of seconds, not {text!r}")
     return seconds
-
-
-MIN_INPUT_TOKENS: Final = 1024  # room for gc's instructions, a log slice and a merge
 
 
 def max_input_tokens_from(environ: Mapping[str, str]) -> int | None:

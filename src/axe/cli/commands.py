@@ -1,26 +1,19 @@
-"""The ``axe`` command line: arguments in, exit code out.
+"""The click commands: ``axe`` (a group) and ``axe gc``, arguments in, exit code out.
 
-Thin on purpose: it validates the argument combination, hands the work to the composition
-root, and turns each kind of error into its documented exit code (gc-spec §3.6) with a
-single line on stderr. No traceback reaches the user unless ``AXE_DEBUG`` is set.
+Thin on purpose: ``gc`` checks the argument combination and hands the work to the
+composition root, which returns the outcome whose exit code the process ends with.
 """
 
 from __future__ import annotations
 
-import difflib
-import os
 import sys
-from typing import Any, NoReturn
 
 import click
 
 from axe import __version__
-from axe.domain.errors import AgentError, AxeError, exit_code_for
-
-MIN_INPUT_TOKENS = 1024  # the same floor as AXE_MAX_INPUT_TOKENS (composition.MIN_INPUT_TOKENS)
-
-EXIT_USAGE = 1
-EXIT_INTERRUPTED = 130
+from axe.cli.running import AxeCommand, AxeGroup
+from axe.domain.errors import AgentError
+from axe.domain.limits import MIN_INPUT_TOKENS
 
 GC_EXAMPLES = """\b
 Examples:
@@ -37,65 +30,6 @@ Exit codes: 0 success or nothing to do, 1 agent error, 2 config error, 3 API err
 """
 
 
-class _AxeGroup(click.Group):
-    """A group whose ``main`` maps every failure to one stderr line and an exit code."""
-
-    def main(self, *args: Any, **kwargs: Any) -> NoReturn:
-        kwargs["standalone_mode"] = False
-        try:
-            result = super().main(*args, **kwargs)
-        except click.UsageError as error:
-            command = error.ctx.command_path if error.ctx else "axe"
-            if isinstance(error, click.NoSuchOption):
-                error = _with_close_suggestions_only(error)
-            message = error.format_message().rstrip(".")
-            _fail(f"{message} (see '{command} --help')", EXIT_USAGE)
-        except AxeError as error:
-            _fail(str(error), exit_code_for(error))
-        except (KeyboardInterrupt, click.Abort):
-            _fail("interrupted", EXIT_INTERRUPTED)
-        except BrokenPipeError:
-            _silence_stdout()
-            sys.exit(1)
-        except click.ClickException as error:
-            _fail(error.format_message(), error.exit_code)
-        except Exception as error:
-            if os.environ.get("AXE_DEBUG"):
-                raise
-            _fail(
-                f"internal error: {type(error).__name__}: {error} (set AXE_DEBUG=1 for details)", 1
-            )
-        sys.exit(result if isinstance(result, int) else 0)
-
-
-_CLOSE_ENOUGH = 0.75
-
-
-def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOption:
-    """click suggests any option within a 0.6 similarity ratio, which pairs '--bogus' with
-    '--jobs'; only near-misses such as '--dryrun' for '--dry-run' help the reader."""
-    close = [
-        option
-        for option in error.possibilities or []
-        if difflib.SequenceMatcher(None, error.option_name, option).ratio() >= _CLOSE_ENOUGH
-    ]
-    return click.NoSuchOption(error.option_name, possibilities=close, ctx=error.ctx)
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    click.echo(message, err=True)
-    sys.exit(code)
-
-
-def _silence_stdout() -> None:
-    """After a closed pipe, point stdout at devnull so the interpreter's exit flush is quiet."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
-
 AXE_EXAMPLES = """\b
 Examples:
   axe gc pr-reviewer            analyse and trim one agent's memory
@@ -106,21 +40,33 @@ Examples:
 
 @click.group(
     name="axe",
-    cls=_AxeGroup,
+    cls=AxeGroup,
     epilog=AXE_EXAMPLES,
+    invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, "--version", "-V", prog_name="axe", message="axe %(version)s")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """axe runs LLM agents defined in TOML files; each keeps a markdown memory log.
 
     This build provides `axe gc`, which analyses an agent's memory log with its LLM and
-    trims the log to the configured number of entries.
+    trims the log to the configured number of entries. Other commands (`axe run`, ...) are
+    handed to the Go axe when it is on PATH.
     """
+    if ctx.invoked_subcommand is None:  # bare `axe`: the help, as the Go axe shows it
+        click.echo(ctx.get_help())
 
 
-@cli.command(epilog=GC_EXAMPLES, short_help="Analyze and trim agent memory")
-@click.argument("agent", required=False)
+def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of AGENT: the agents in the agents directory."""
+    from axe.composition import agent_names  # noqa: PLC0415
+
+    return [name for name in agent_names() if name.startswith(incomplete)]
+
+
+@cli.command(cls=AxeCommand, epilog=GC_EXAMPLES, short_help="Analyze and trim agent memory")
+@click.argument("agent", required=False, shell_complete=_agent_names)
 @click.option(
     "--dry-run",
     is_flag=True,
@@ -212,8 +158,3 @@ def gc(
         lock_timeout=lock_timeout,
     )
     return outcome.exit_code
-
-
-def main() -> NoReturn:
-    """Console-script entry point."""
-    cli.main(prog_name="axe")

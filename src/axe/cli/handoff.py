@@ -1,0 +1,70 @@
+"""Living beside the Go axe: commands this axe does not have go to the next ``axe`` on PATH.
+
+Most people who want ``axe gc`` already have the Go ``axe``; installing this project puts a
+second ``axe`` on PATH, and whichever comes first would shadow the other. So this one keeps
+``gc`` and hands every other command (``axe run``, ``axe agents``, ...) to the next ``axe``
+on PATH that is not this project, replacing this process with it: arguments, stdin,
+signals and exit code are the Go axe's own. Without one, one line says what to install.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Collection, Mapping, Sequence
+from typing import NoReturn
+
+GO_AXE = "https://github.com/jrswab/axe"
+_HANDED_OFF = "AXE_GC_HANDED_OFF"  # set for the next axe, so two of ours never loop
+_OUR_SCRIPT_MARK = b"axe.cli"  # in the console script pip writes for this project
+
+
+def foreign_command(arguments: Sequence[str], known: Collection[str]) -> str | None:
+    """The command named in ``arguments`` if this axe does not have it; None otherwise (no
+    command, an option such as ``--help``, or one of ``known``)."""
+    command = next((argument for argument in arguments if not argument.startswith("-")), None)
+    return command if command is not None and command not in known else None
+
+
+def next_axe(environ: Mapping[str, str], this: str | None) -> str | None:
+    """The first ``axe`` on PATH that is neither this program nor another install of this
+    project."""
+    if environ.get(_HANDED_OFF):
+        return None
+    here = os.path.realpath(this) if this else None
+    for directory in environ.get("PATH", "").split(os.pathsep):
+        candidate = shutil.which("axe", path=directory) if directory else None
+        if candidate is None or os.path.realpath(candidate) == here:
+            continue
+        if not _is_this_project(candidate):
+            return candidate
+    return None
+
+
+def _is_this_project(program: str) -> bool:
+    try:
+        with open(program, "rb") as file:
+            return _OUR_SCRIPT_MARK in file.read(4096)
+    except OSError:
+        return False
+
+
+def hand_off(program: str, arguments: Sequence[str], environ: Mapping[str, str]) -> NoReturn:
+    """Become ``program`` with ``arguments`` (on Windows, run it and exit with its code)."""
+    env = {**environ, _HANDED_OFF: "1"}
+    sys.stdout.flush()
+    if sys.platform == "win32":
+        # The program is the `axe` the user's own PATH names: what typing `axe` would run.
+        run = subprocess.run([program, *arguments], env=env, check=False)  # noqa: S603
+        sys.exit(run.returncode)
+    os.execve(program, [program, *arguments], env)  # noqa: S606  (as above)
+
+
+def missing_command(command: str) -> str:
+    """The line for a command neither this axe nor any other on PATH provides."""
+    return (
+        f'"{command}" is not a command of this axe, which provides "gc"; the other commands '
+        f"come with the Go axe, and none was found on PATH: {GO_AXE}"
+    )

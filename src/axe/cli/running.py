@@ -1,0 +1,87 @@
+"""Running a click command as a process: every failure one stderr line and an exit code.
+
+Shared by both entry points (``axe`` and ``axe-gc``), so an error reads the same whichever
+name the command was run by, and its usage hint names that command's own help.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from axe.domain.errors import AxeError, exit_code_for
+
+EXIT_USAGE = 1
+EXIT_INTERRUPTED = 130
+_CLOSE_ENOUGH = 0.75
+
+
+class OneLineErrors:
+    """Makes a click command's ``main`` end the process itself, with its outcome's exit code
+    or one stderr line per failure, the same for ``axe gc`` and ``axe-gc``.
+
+    No traceback reaches the user unless ``AXE_DEBUG`` is set.
+    """
+
+    def main(self, *args: Any, **kwargs: Any) -> NoReturn:
+        kwargs["standalone_mode"] = False
+        try:
+            result = super().main(*args, **kwargs)  # type: ignore[misc]
+        except click.UsageError as error:
+            where = error.ctx.command_path if error.ctx else kwargs.get("prog_name", "axe")
+            if isinstance(error, click.NoSuchOption):
+                error = _with_close_suggestions_only(error)
+            _fail(f"{error.format_message().rstrip('.')} (see '{where} --help')", EXIT_USAGE)
+        except AxeError as error:
+            _fail(str(error), exit_code_for(error))
+        except (KeyboardInterrupt, click.Abort):
+            _fail("interrupted", EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            _silence_stdout()
+            sys.exit(1)
+        except click.ClickException as error:
+            _fail(error.format_message(), error.exit_code)
+        except Exception as error:
+            if os.environ.get("AXE_DEBUG"):
+                raise
+            _fail(
+                f"internal error: {type(error).__name__}: {error} (set AXE_DEBUG=1 for details)", 1
+            )
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+class AxeGroup(OneLineErrors, click.Group):
+    """``axe``."""
+
+
+class AxeCommand(OneLineErrors, click.Command):
+    """``axe gc``, and ``axe-gc``."""
+
+
+def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOption:
+    """click suggests any option within a 0.6 similarity ratio, which pairs '--bogus' with
+    '--jobs'; only near-misses such as '--dryrun' for '--dry-run' help the reader."""
+    close = [
+        option
+        for option in error.possibilities or []
+        if difflib.SequenceMatcher(None, error.option_name, option).ratio() >= _CLOSE_ENOUGH
+    ]
+    return click.NoSuchOption(error.option_name, possibilities=close, ctx=error.ctx)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(message, err=True)
+    sys.exit(code)
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe, point stdout at devnull so the interpreter's exit flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

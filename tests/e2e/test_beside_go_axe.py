@@ -1,0 +1,148 @@
+"""Living beside the Go axe (issue 10): `axe gc` stays ours, every other command goes to the
+next `axe` on PATH, `axe-gc` never clashes, and the shells can complete agent names."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from axe.cli import cli
+from tests.support import AxeHome, entries
+
+BIN = Path(sys.executable).parent
+GO_AXE = """#!/bin/sh
+echo "go axe: $*"
+while IFS= read -r line; do echo "$line"; done
+exit 7
+"""
+
+
+@pytest.fixture
+def go_axe(tmp_path: Path) -> Path:
+    """A stand-in for the Go axe: prints its arguments and its stdin, exits 7."""
+    directory = tmp_path / "go-bin"
+    directory.mkdir()
+    program = directory / "axe"
+    program.write_text(GO_AXE)
+    program.chmod(0o755)
+    return directory
+
+
+def axe(
+    home: AxeHome, *args: str, path: list[Path], stdin: str = "", program: str = "axe"
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / program), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**home.env, "PATH": os.pathsep.join(map(str, path))},
+        timeout=60,
+        check=False,
+    )
+
+
+def test_other_commands_go_to_the_go_axe_with_arguments_stdin_and_exit_code(
+    home: AxeHome, go_axe: Path
+) -> None:
+    """`axe run` reaches the Go axe as if it had been typed to it: arguments, stdin and
+    exit code are its own, even with this axe first on PATH."""
+    done = axe(home, "run", "helper", "--verbose", path=[BIN, go_axe], stdin="the task\n")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        7,
+        "go axe: run helper --verbose\nthe task\n",
+        "",
+    )
+
+
+def test_neither_this_axe_nor_another_install_of_it_is_taken_for_the_go_axe(
+    home: AxeHome, go_axe: Path, tmp_path: Path
+) -> None:
+    """Another copy of this project's `axe` on PATH is skipped, so nothing loops."""
+    other_install = tmp_path / "other-venv-bin"
+    other_install.mkdir()
+    shutil.copy(BIN / "axe", other_install / "axe")
+    done = axe(home, "agents", "list", path=[BIN, other_install, BIN, go_axe])
+    assert (done.returncode, done.stdout) == (7, "go axe: agents list\n")
+
+
+def test_without_the_go_axe_one_line_says_what_to_install(home: AxeHome) -> None:
+    """No other axe on PATH: one line, exit 1, naming where the other commands come from."""
+    done = axe(home, "run", "helper", path=[BIN])
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        '"run" is not a command of this axe, which provides "gc"; the other commands come '
+        "with the Go axe, and none was found on PATH: https://github.com/jrswab/axe\n"
+    )
+
+
+def test_gc_stays_ours_even_with_the_go_axe_on_path(home: AxeHome, go_axe: Path) -> None:
+    """`axe gc` is never handed off."""
+    home.add_agent("helper", model="builtin/heuristic", last_n=2)
+    home.write_memory("helper", entries(3))
+    done = axe(home, "gc", "helper", "--dry-run", path=[BIN, go_axe])
+    assert done.returncode == 0
+    assert done.stdout.startswith("Agent: helper\nEntries: 3\n")
+
+
+def test_axe_gc_under_its_own_name_does_what_axe_gc_does(home: AxeHome) -> None:
+    """`axe-gc helper` is `axe gc helper`, and its hints name `axe-gc`."""
+    home.add_agent("helper", model="builtin/heuristic", last_n=2)
+    home.write_memory("helper", entries(3))
+    ours = axe(home, "helper", "--dry-run", path=[BIN], program="axe-gc")
+    theirs = axe(home, "gc", "helper", "--dry-run", path=[BIN])
+    assert (ours.returncode, ours.stdout, ours.stderr) == (
+        theirs.returncode,
+        theirs.stdout,
+        theirs.stderr,
+    )
+    wrong = axe(home, "--bogus", path=[BIN], program="axe-gc")
+    assert (wrong.returncode, wrong.stderr) == (
+        1,
+        "No such option '--bogus' (see 'axe-gc --help')\n",
+    )
+
+
+def test_bare_axe_shows_its_help_and_nothing_glued_to_it() -> None:
+    """`axe` alone prints the help, exit 0, ending with its examples, not an error hint."""
+    result = CliRunner().invoke(cli, [])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.startswith("Usage: axe [OPTIONS] [COMMAND] [ARGS]...")
+    assert result.stdout.rstrip().endswith(
+        "axe gc --help                 all gc options and exit codes"
+    )
+
+
+def test_axe_help_without_the_go_axe_is_this_axes_help(home: AxeHome) -> None:
+    """`axe help` works even where no Go axe would answer it."""
+    done = axe(home, "help", path=[BIN])
+    assert done.returncode == 0
+    assert done.stdout.startswith("Usage: axe [OPTIONS] [COMMAND] [ARGS]...")
+
+
+def test_the_shell_completes_agent_names(home: AxeHome) -> None:
+    """With click's completion enabled, `axe gc he<TAB>` offers the agents that match."""
+    for name in ("helper", "herald", "reviewer"):
+        home.add_agent(name)
+    done = subprocess.run(
+        [str(BIN / "axe")],
+        capture_output=True,
+        text=True,
+        env={
+            **home.env,
+            "PATH": str(BIN),
+            "_AXE_COMPLETE": "bash_complete",
+            "COMP_WORDS": "axe gc he",
+            "COMP_CWORD": "2",
+        },
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert done.stdout.split() == ["plain,helper", "plain,herald"]
