@@ -1,9 +1,10 @@
 """`make demo`: axe gc on a sample agent, offline, in a throw-away directory.
 
-Creates an agent and a realistic two-week memory log under a temporary XDG_CONFIG_HOME and
-XDG_DATA_HOME (your own ~/.config and ~/.local/share are never touched), then runs the
-installed `axe gc` with the built-in analyst: first as a dry run, then for real, showing
-the memory file before and after. No API key, no network.
+Creates an agent and a realistic two-week memory log under `.demo/` (its own
+XDG_CONFIG_HOME and XDG_DATA_HOME: your ~/.config and ~/.local/share are never touched),
+then runs the installed `axe gc` with the built-in analyst: first as a dry run, then for
+real, showing the memory file before and after. No API key, no network. The demo's home is
+kept, so the commands it suggests at the end work as printed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import random
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -83,40 +83,55 @@ def run(args: list[str], env: dict[str, str]) -> None:
         sys.exit(done.returncode)
 
 
+def demo_home() -> Path:
+    """Where the demo keeps its agent: ``.demo/`` in the checkout (``AXE_DEMO_HOME``
+    elsewhere), kept after the run so the closing commands work as printed."""
+    override = os.environ.get("AXE_DEMO_HOME")
+    return Path(override) if override else Path(__file__).resolve().parent.parent / ".demo"
+
+
+def closing_hint(root: Path) -> str:
+    """Commands to try next, each runnable exactly as printed from the checkout."""
+    env = f"XDG_CONFIG_HOME={root / 'config'} XDG_DATA_HOME={root / 'data'}"
+    axe = os.path.relpath(AXE) if AXE.startswith(os.getcwd()) else AXE
+    return (
+        "\nThe demo's agent is kept in "
+        f"{root}. To analyse it with its own model (an API key needed):\n"
+        f"  {env} ANTHROPIC_API_KEY=sk-ant-... {axe} gc {AGENT} --dry-run\n"
+        "Your own agents, offline, changing nothing:\n"
+        f"  {axe} gc --all --dry-run --model builtin/heuristic"
+    )
+
+
 def main() -> None:
-    root = Path(tempfile.mkdtemp(prefix="axe-demo-"))
-    try:
-        env = {
-            **os.environ,
-            "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_DATA_HOME": str(root / "data"),
-        }
-        agents = root / "config" / "axe" / "agents"
-        memory = root / "data" / "axe" / "memory" / f"{AGENT}.md"
-        agents.mkdir(parents=True)
-        memory.parent.mkdir(parents=True)
-        (agents / f"{AGENT}.toml").write_text(AGENT_TOML)
-        memory.write_bytes(sample_log())
+    root = demo_home()
+    shutil.rmtree(root, ignore_errors=True)
+    env = {
+        **os.environ,
+        "XDG_CONFIG_HOME": str(root / "config"),
+        "XDG_DATA_HOME": str(root / "data"),
+    }
+    agents = root / "config" / "axe" / "agents"
+    memory = root / "data" / "axe" / "memory" / f"{AGENT}.md"
+    agents.mkdir(parents=True)
+    memory.parent.mkdir(parents=True)
+    (agents / f"{AGENT}.toml").write_text(AGENT_TOML)
+    memory.write_bytes(sample_log())
 
-        banner(f"A sample agent in a throw-away directory ({root})")
-        print(textwrap.indent(AGENT_TOML, "   | ", lambda _: True))
-        banner("Its memory log: two weeks of runs")
-        show_file(memory)
+    banner(f"A sample agent in {root} (your own ~/.config and ~/.local/share are untouched)")
+    print(textwrap.indent(AGENT_TOML, "   | ", lambda _: True))
+    banner("Its memory log: two weeks of runs")
+    show_file(memory)
 
-        banner("1. Dry run: analyse with the built-in analyst, change nothing")
-        run(["gc", AGENT, "--dry-run", "--model", "builtin/heuristic"], env)
+    banner("1. Dry run: analyse with the built-in analyst, change nothing")
+    run(["gc", AGENT, "--dry-run", "--model", "builtin/heuristic"], env)
 
-        banner(f"2. For real: analyse, then keep the newest {KEEP} entries")
-        run(["gc", AGENT, "--model", "builtin/heuristic"], env)
+    banner(f"2. For real: analyse, then keep the newest {KEEP} entries")
+    run(["gc", AGENT, "--model", "builtin/heuristic"], env)
 
-        banner("The memory log after gc")
-        show_file(memory)
-        print(
-            "\nWith an API key, drop --model to use the agent's own model, e.g.\n"
-            "  ANTHROPIC_API_KEY=... axe gc pr-reviewer"
-        )
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    banner("The memory log after gc")
+    show_file(memory)
+    print(closing_hint(root))
 
 
 if __name__ == "__main__":
