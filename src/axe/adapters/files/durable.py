@@ -156,7 +156,7 @@ def replace_with_tail(
     try:
         try:
             copied_to = copy_to_end(source_fd, keep_from, temp_fd)
-            _copy_ownership(temp_fd, source_status)
+            copy_ownership(temp_fd, source_status)
             os.fsync(temp_fd)
         finally:
             os.close(temp_fd)
@@ -169,7 +169,7 @@ def replace_with_tail(
     late = _collect_late_appends(source_fd, copied_to, sleep=sleep, clock=clock)
     if late:
         try:
-            append_durably(target, late)
+            append_durably(target, late, new_file_like=source_status)
         except OSError as error:
             raise LateAppendError(len(late), error) from error
 
@@ -182,7 +182,9 @@ class LateAppendError(OSError):
         self.size = size
 
 
-def _copy_ownership(fd: int, status: os.stat_result) -> None:
+def copy_ownership(fd: int, status: os.stat_result) -> None:
+    """Give the file open as ``fd`` the permissions (and, where allowed, the owner) that
+    ``status`` records: a file that holds the memory file's bytes is as private as it."""
     if hasattr(os, "fchmod"):  # Windows has it only from Python 3.13
         os.fchmod(fd, stat.S_IMODE(status.st_mode))
     if hasattr(os, "fchown"):
@@ -190,10 +192,25 @@ def _copy_ownership(fd: int, status: os.stat_result) -> None:
             os.fchown(fd, status.st_uid, status.st_gid)
 
 
-def append_durably(path: Path, data: bytes) -> None:
-    """Append ``data`` in one ``O_APPEND`` write (as ``axe run`` does) and fsync it."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags | getattr(os, "O_BINARY", 0), 0o600)
+def append_durably(path: Path, data: bytes, *, new_file_like: os.stat_result | None = None) -> None:
+    """Append ``data`` in one ``O_APPEND`` write (as ``axe run`` does) and fsync it.
+
+    An existing file keeps its mode. A file this creates gets the permissions and owner of
+    ``new_file_like`` when given (0600 otherwise), so an archive is no more and no less
+    private than the memory file whose bytes it holds.
+    """
+    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        fd = os.open(path, flags)
+    else:
+        if new_file_like is not None:
+            try:
+                copy_ownership(fd, new_file_like)
+            except BaseException:
+                os.close(fd)
+                raise
     try:
         write_all(fd, data)
         os.fsync(fd)

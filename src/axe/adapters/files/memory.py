@@ -133,7 +133,7 @@ def trim_memory(
         _check_unchanged(path, status, snapshot)
         remove_abandoned_temps(target)
         if archive:
-            _archive(path, snapshot.content[: plan.keep_from])
+            _archive(path, snapshot.content[: plan.keep_from], status)
         replace_with_tail(fd, status, target, plan.keep_from, sleep=sleep, clock=clock)
     except LateAppendError as error:
         raise AgentError(
@@ -162,12 +162,12 @@ def _check_unchanged(path: Path, status: os.stat_result, snapshot: MemorySnapsho
         )
 
 
-def _archive(path: Path, removed: bytes) -> None:
+def _archive(path: Path, removed: bytes, memory_status: os.stat_result) -> None:
     from axe.adapters.files.archive import archive_path, archive_removed  # noqa: PLC0415
 
     destination = archive_path(path)
     try:
-        archive_removed(destination, removed)
+        archive_removed(destination, removed, memory_status=memory_status)
     except OSError as error:
         raise AgentError(
             f"cannot archive removed entries to {destination}: "
