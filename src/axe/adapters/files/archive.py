@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from axe.adapters.files.durable import append_durably, fsync_directory, pread
+from axe.adapters.files.platforms import FilePlatform, current_platform
 from axe.adapters.files.reading import open_regular
 from axe.domain.entries import entry_starts
 
@@ -24,7 +25,11 @@ def archive_path(memory_path: Path) -> Path:
 
 
 def archive_removed(
-    path: Path, removed: bytes, *, memory_status: os.stat_result | None = None
+    path: Path,
+    removed: bytes,
+    *,
+    memory_status: os.stat_result | None = None,
+    platform: FilePlatform | None = None,
 ) -> None:
     """Append ``removed`` to the archive at ``path`` unless a crashed run already did.
 
@@ -35,12 +40,13 @@ def archive_removed(
     """
     if not removed:
         return
+    platform = current_platform() if platform is None else platform
     existed = path.exists()
     already = _already_archived(path, removed) if existed else 0
     if already < len(removed):
-        append_durably(path, removed[already:], new_file_like=memory_status)
+        append_durably(path, removed[already:], platform=platform, new_file_like=memory_status)
     if not existed:
-        fsync_directory(path.parent)
+        fsync_directory(path.parent, platform=platform)
 
 
 def _already_archived(path: Path, removed: bytes) -> int:

@@ -12,6 +12,9 @@ gc works is lost. How:
    opened the old file just before the rename still writes into the old inode. So keep the
    old file open, wait until no writer holds it (on Linux a read lease is granted only
    then; elsewhere, until it stops growing), and append whatever arrived to the new file.
+
+What differs by system (the fsync that reaches the disk, directory fsync, leases) comes from
+a :class:`~axe.adapters.files.platforms.FilePlatform`.
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ import errno
 import os
 import signal
 import stat
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from axe.adapters.files.platforms import FilePlatform
 
 _COPY_CHUNK = 1 << 20
 _TEMP_MARK = ".axe-gc-"
@@ -94,16 +98,16 @@ def _process_alive(pid_text: str) -> bool:
     return True
 
 
-def fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path, *, platform: FilePlatform) -> None:
     """Make a rename or a new file in ``directory`` durable, where the platform allows."""
-    if sys.platform == "win32":
+    if not platform.fsync_directories:
         return
     try:
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return
     try:
-        os.fsync(fd)
+        platform.fsync(fd)
     except OSError as error:
         if error.errno not in {errno.EINVAL, errno.ENOTSUP, errno.EBADF}:
             raise
@@ -142,6 +146,7 @@ def replace_with_tail(
     target: Path,
     keep_from: int,
     *,
+    platform: FilePlatform,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> None:
@@ -157,19 +162,21 @@ def replace_with_tail(
         try:
             copied_to = copy_to_end(source_fd, keep_from, temp_fd)
             copy_ownership(temp_fd, source_status)
-            os.fsync(temp_fd)
+            platform.fsync(temp_fd)
         finally:
             os.close(temp_fd)
-        os.replace(temp, target)
+        platform.replace(temp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    fsync_directory(target.parent)
-    late = _collect_late_appends(source_fd, copied_to, sleep=sleep, clock=clock)
+    fsync_directory(target.parent, platform=platform)
+    late = collect_late_appends(
+        source_fd, copied_to, leases=platform.read_leases, sleep=sleep, clock=clock
+    )
     if late:
         try:
-            append_durably(target, late, new_file_like=source_status)
+            append_durably(target, late, platform=platform, new_file_like=source_status)
         except OSError as error:
             raise LateAppendError(len(late), error) from error
 
@@ -192,8 +199,14 @@ def copy_ownership(fd: int, status: os.stat_result) -> None:
             os.fchown(fd, status.st_uid, status.st_gid)
 
 
-def append_durably(path: Path, data: bytes, *, new_file_like: os.stat_result | None = None) -> None:
-    """Append ``data`` in one ``O_APPEND`` write (as ``axe run`` does) and fsync it.
+def append_durably(
+    path: Path,
+    data: bytes,
+    *,
+    platform: FilePlatform,
+    new_file_like: os.stat_result | None = None,
+) -> None:
+    """Append ``data`` in one ``O_APPEND`` write (as ``axe run`` does) and flush it to disk.
 
     An existing file keeps its mode. A file this creates gets the permissions and owner of
     ``new_file_like`` when given (0600 otherwise), so an archive is no more and no less
@@ -213,25 +226,31 @@ def append_durably(path: Path, data: bytes, *, new_file_like: os.stat_result | N
                 raise
     try:
         write_all(fd, data)
-        os.fsync(fd)
+        platform.fsync(fd)
     finally:
         os.close(fd)
 
 
-def _collect_late_appends(
-    old_fd: int, offset: int, *, sleep: Callable[[float], None], clock: Callable[[], float]
+def collect_late_appends(
+    old_fd: int,
+    offset: int,
+    *,
+    leases: bool,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
 ) -> bytes:
     """Bytes written to the replaced file after ``offset``, once no writer can add more.
 
-    A writer that resolved the path before the rename writes to the old inode. On Linux a
-    read lease is granted only while nobody has the file open for writing, and tells us if a
-    writer opened it while we held it; elsewhere we wait until the file stops growing.
+    A writer that resolved the path before the rename writes to the old inode. With
+    ``leases`` (Linux) a read lease is granted only while nobody has the file open for
+    writing, and tells us if a writer opened it while we held it; otherwise, or where the
+    lease is refused for good, we wait until the file has stopped growing for 20 ms.
     """
     late = bytearray()
     deadline = clock() + _DRAIN_LIMIT_SECONDS
     quiet_since = clock()
     while True:
-        with _read_lease(old_fd) as lease:
+        with _read_lease(old_fd, possible=leases and leases_possible()) as lease:
             chunk = _read_from(old_fd, offset + len(late))
             late += chunk
             if lease.held and lease.unbroken():
@@ -273,7 +292,7 @@ _lease_lock = threading.Lock()
 
 
 def leases_possible() -> bool:
-    """Whether this thread can take a read lease without risking the process.
+    """Whether this thread of a Linux process can take a read lease without risking it.
 
     A writer opening a leased file makes the kernel send SIGIO, whose default action kills
     the process. On the main thread SIGIO is ignored for the moment the lease is held; any
@@ -281,8 +300,6 @@ def leases_possible() -> bool:
     ignored (``axe gc`` ignores it at start; an embedding program can do the same with
     ``signal.signal(signal.SIGIO, signal.SIG_IGN)`` from its main thread).
     """
-    if not sys.platform.startswith("linux"):
-        return False
     if threading.current_thread() is threading.main_thread():
         return True
     return signal.getsignal(signal.SIGIO) == signal.SIG_IGN
@@ -301,14 +318,14 @@ def _sigio_ignored() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _read_lease(fd: int) -> Iterator[_Lease]:
-    """Hold a Linux read lease on ``fd`` for the block, where that is possible.
+def _read_lease(fd: int, *, possible: bool) -> Iterator[_Lease]:
+    """Hold a Linux read lease on ``fd`` for the block, where that is ``possible``.
 
     Where it is not (another platform, or a thread that must not receive SIGIO), the lease
     is marked unsupported and the caller falls back to watching the file's size.
     """
     lease = _Lease(fd)
-    if not leases_possible():
+    if not possible:
         lease.unsupported = True
         yield lease
         return

@@ -6,11 +6,15 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from axe.adapters.files.reading import FileStamp, describe_os_error, open_regular, read_regular
 from axe.domain.entries import MemorySnapshot, TrimPlan, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, quoted, validate_agent_name
+
+if TYPE_CHECKING:
+    from axe.adapters.files.platforms import FilePlatform
 
 
 class FileMemoryStore:
@@ -105,8 +109,10 @@ def trim_memory(
     archive: bool,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    platform: FilePlatform | None = None,
 ) -> None:
-    """Apply ``plan`` to the file at ``path`` that ``snapshot`` was read from.
+    """Apply ``plan`` to the file at ``path`` that ``snapshot`` was read from, by the rules
+    of ``platform`` (this system's when None).
 
     Raises:
         AgentError: nothing was changed (or, after the rename, late appends were lost).
@@ -117,7 +123,9 @@ def trim_memory(
         remove_abandoned_temps,
         replace_with_tail,
     )
+    from axe.adapters.files.platforms import current_platform  # noqa: PLC0415
 
+    platform = current_platform() if platform is None else platform
     target = Path(os.path.realpath(path))  # a symlink stays a link; its target is trimmed
     try:
         fd, status = open_regular(target)
@@ -133,8 +141,10 @@ def trim_memory(
         _check_unchanged(path, status, snapshot)
         remove_abandoned_temps(target)
         if archive:
-            _archive(path, snapshot.content[: plan.keep_from], status)
-        replace_with_tail(fd, status, target, plan.keep_from, sleep=sleep, clock=clock)
+            _archive(path, snapshot.content[: plan.keep_from], status, platform)
+        replace_with_tail(
+            fd, status, target, plan.keep_from, platform=platform, sleep=sleep, clock=clock
+        )
     except LateAppendError as error:
         raise AgentError(
             f"trimmed memory file {path}, but {error.size} bytes appended during the trim "
@@ -162,12 +172,14 @@ def _check_unchanged(path: Path, status: os.stat_result, snapshot: MemorySnapsho
         )
 
 
-def _archive(path: Path, removed: bytes, memory_status: os.stat_result) -> None:
+def _archive(
+    path: Path, removed: bytes, memory_status: os.stat_result, platform: FilePlatform
+) -> None:
     from axe.adapters.files.archive import archive_path, archive_removed  # noqa: PLC0415
 
     destination = archive_path(path)
     try:
-        archive_removed(destination, removed, memory_status=memory_status)
+        archive_removed(destination, removed, memory_status=memory_status, platform=platform)
     except OSError as error:
         raise AgentError(
             f"cannot archive removed entries to {destination}: "
