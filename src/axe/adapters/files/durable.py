@@ -13,8 +13,10 @@ gc works is lost. How:
    old file open, wait until no writer holds it (on Linux a read lease is granted only
    then; elsewhere, until it stops growing), and append whatever arrived to the new file.
 
-What differs by system (the fsync that reaches the disk, directory fsync, leases) comes from
-a :class:`~axe.adapters.files.platforms.FilePlatform`.
+Windows refuses step 2 while any handle is open on the file; :mod:`.closed_replace` does
+steps 2 and 3 there, reusing the pieces below. What differs by system (the fsync that
+reaches the disk, directory fsync, process probing) comes from a
+:class:`~axe.adapters.files.platforms.FilePlatform`.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from axe.adapters.files.platforms import FilePlatform
+from axe.adapters.files.platforms import FilePlatform, current_platform
 
 _COPY_CHUNK = 1 << 20
 _TEMP_MARK = ".axe-gc-"
@@ -46,20 +48,30 @@ def temp_prefix(target: Path) -> str:
     return f".{target.name}{_TEMP_MARK}"
 
 
+def sibling_temp_path(target: Path, kind: str = "") -> Path:
+    """A fresh hidden name beside ``target`` that the abandoned-temp cleanup recognises;
+    ``kind`` tells a reader what it holds (the Windows sidecar is ``-old``)."""
+    name = f"{temp_prefix(target)}{os.getpid()}-{os.urandom(4).hex()}{kind}{_TEMP_SUFFIX}"
+    return target.with_name(name)
+
+
 def create_sibling_temp(target: Path) -> tuple[int, Path]:
     """An exclusive new temp file beside ``target`` (same filesystem, so rename is atomic)."""
-    name = f"{temp_prefix(target)}{os.getpid()}-{os.urandom(4).hex()}{_TEMP_SUFFIX}"
-    temp = target.with_name(name)
+    temp = sibling_temp_path(target)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     return os.open(temp, flags | getattr(os, "O_BINARY", 0), 0o600), temp
 
 
-def remove_abandoned_temps(target: Path, *, now: float | None = None) -> list[Path]:
-    """Delete temp files of ``target`` left by a gc that was killed.
+def remove_abandoned_temps(
+    target: Path, *, now: float | None = None, platform: FilePlatform | None = None
+) -> list[Path]:
+    """Delete temp files (and Windows sidecars) of ``target`` left by a gc that was killed.
 
     Only files whose writer process is gone, or that are over an hour old, are removed, so a
-    gc running right now in another process keeps its temp file. Returns what was removed.
+    gc running right now in another process keeps its temp file. Where a process cannot be
+    probed (Windows), only age counts. Returns what was removed.
     """
+    probe = (current_platform() if platform is None else platform).probe_processes
     prefix = temp_prefix(target)
     now = time.time() if now is None else now
     removed: list[Path] = []
@@ -75,7 +87,7 @@ def remove_abandoned_temps(target: Path, *, now: float | None = None) -> list[Pa
             age = now - entry.stat(follow_symlinks=False).st_mtime
         except OSError:
             continue
-        if _process_alive(pid_text) and age < _ABANDONED_AFTER_SECONDS:
+        if age < _ABANDONED_AFTER_SECONDS and (not probe or _process_alive(pid_text)):
             continue
         with contextlib.suppress(OSError):
             os.unlink(entry.path)
@@ -140,9 +152,26 @@ def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
         offset += len(chunk)
 
 
+class SourceFile:
+    """The memory file as gc holds it open: its descriptor and the status it had then.
+
+    Windows must close it before the rename, POSIX keeps it until the late appends are
+    collected; either way it is closed exactly once, so a descriptor number the system has
+    reused is never closed by mistake.
+    """
+
+    def __init__(self, fd: int, status: os.stat_result) -> None:
+        self.fd = fd
+        self.status = status
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            os.close(fd)
+
+
 def replace_with_tail(
-    source_fd: int,
-    source_status: os.stat_result,
+    source: SourceFile,
     target: Path,
     keep_from: int,
     *,
@@ -150,35 +179,70 @@ def replace_with_tail(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> None:
-    """Replace ``target`` (open as ``source_fd``) with its bytes from ``keep_from`` on.
+    """Replace ``target`` (open as ``source``) with its bytes from ``keep_from`` on, where a
+    file may be renamed over while open (POSIX).
 
     Raises:
         OSError: before the rename: nothing changed and the temp file is gone.
         LateAppendError: after the rename: the trim happened, but bytes appended during it
             could not be carried over.
     """
-    temp_fd, temp = create_sibling_temp(target)
+    temp, copied_to = write_tail_to_temp(source, target, keep_from, platform=platform)
     try:
-        try:
-            copied_to = copy_to_end(source_fd, keep_from, temp_fd)
-            copy_ownership(temp_fd, source_status)
-            platform.fsync(temp_fd)
-        finally:
-            os.close(temp_fd)
         platform.replace(temp, target)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+        remove_quietly(temp)
         raise
     fsync_directory(target.parent, platform=platform)
     late = collect_late_appends(
-        source_fd, copied_to, leases=platform.read_leases, sleep=sleep, clock=clock
+        source.fd, copied_to, leases=platform.read_leases, sleep=sleep, clock=clock
     )
-    if late:
+    carry_over(target, late, like=source.status, platform=platform)
+
+
+def write_tail_to_temp(
+    source: SourceFile, target: Path, keep_from: int, *, platform: FilePlatform
+) -> tuple[Path, int]:
+    """A new temp file beside ``target`` holding ``source`` from ``keep_from`` to its end
+    (bytes appended meanwhile included), with the original's permissions, flushed to disk
+    and closed. Returns it and the offset of ``source`` copied up to.
+
+    Raises:
+        OSError: nothing changed and the temp file is gone.
+    """
+    temp_fd, temp = create_sibling_temp(target)
+    try:
         try:
-            append_durably(target, late, platform=platform, new_file_like=source_status)
-        except OSError as error:
-            raise LateAppendError(len(late), error) from error
+            copied_to = copy_to_end(source.fd, keep_from, temp_fd)
+            copy_ownership(temp_fd, source.status)
+            platform.fsync(temp_fd)
+        finally:
+            os.close(temp_fd)
+    except BaseException:
+        remove_quietly(temp)
+        raise
+    return temp, copied_to
+
+
+def remove_quietly(path: Path) -> None:
+    """Remove a file of ours that is no longer wanted; if that fails, the cleanup of
+    abandoned temps removes it later."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def carry_over(target: Path, late: bytes, *, like: os.stat_result, platform: FilePlatform) -> None:
+    """Append ``late`` (bytes written into the old file after the copy) to the new file.
+
+    Raises:
+        LateAppendError: they could not be written; the trim itself has happened.
+    """
+    if not late:
+        return
+    try:
+        append_durably(target, late, platform=platform, new_file_like=like)
+    except OSError as error:
+        raise LateAppendError(len(late), error) from error
 
 
 class LateAppendError(OSError):
@@ -187,6 +251,10 @@ class LateAppendError(OSError):
     def __init__(self, size: int, cause: OSError) -> None:
         super().__init__(cause.errno, cause.strerror)
         self.size = size
+
+
+class ReplacedDuringTrimError(OSError):
+    """The path no longer names the file gc opened: another program replaced it."""
 
 
 def copy_ownership(fd: int, status: os.stat_result) -> None:

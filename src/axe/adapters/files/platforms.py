@@ -1,10 +1,12 @@
 """Where Linux, macOS and Windows differ for a trim, as one value the trim is handed.
 
-The trim in :mod:`.durable` is the POSIX recipe: fsync the files and the directory, and
-(Linux) lease the old file to learn when its last writer has gone. Windows cannot fsync a
-directory; macOS's ``fsync`` stops at the drive's volatile cache. The trim takes a
-:class:`FilePlatform` instead of asking ``sys.platform`` at each step, so the tests run
-every branch on Linux by substituting one, such as a recording ``fcntl``.
+The trim in :mod:`.durable` is the POSIX recipe: rename over a file that others hold open,
+fsync the directory, probe a process with signal 0, and (Linux) lease the old file to learn
+when its last writer has gone. Windows refuses the first (a sharing violation), cannot do
+the second and turns the third into a Ctrl-C; macOS's ``fsync`` stops at the drive's
+volatile cache. The trim takes a :class:`FilePlatform` instead of asking ``sys.platform``
+at each step, so the tests run every branch on Linux by substituting one: a filesystem shim
+with Windows' rule, or a recording ``fcntl``.
 """
 
 from __future__ import annotations
@@ -30,18 +32,25 @@ class FilePlatform:
     """How one operating system's files behave, where a trim must care.
 
     Attributes:
+        replace_needs_closed_files: renaming over a file that any handle holds open fails
+            (Windows), so gc closes its own handles first and retries while others hold it.
         read_leases: a read lease tells when the replaced file's last writer is gone (Linux).
+        probe_processes: ``kill(pid, 0)`` asks whether a pid lives (POSIX; on Windows
+            signal 0 is ``CTRL_C_EVENT`` and would interrupt a console process group).
         fsync_directories: a directory can be opened and fsynced, which makes a rename
             durable (POSIX).
         fsync: flushes one descriptor to stable storage (see :func:`full_fsync`).
-        replace: ``os.replace``.
+        replace, link: ``os.replace`` and ``os.link``, the seams the Windows shim takes.
     """
 
     name: str
+    replace_needs_closed_files: bool
     read_leases: bool
+    probe_processes: bool
     fsync_directories: bool
     fsync: Callable[[int], None]
     replace: Callable[[Path, Path], None] = os.replace
+    link: Callable[[Path, Path], None] = os.link
 
 
 def platform_for(
@@ -49,10 +58,13 @@ def platform_for(
 ) -> FilePlatform:
     """The rules for the system ``sys.platform`` calls ``name``, with its ``fcntl`` module
     (None where there is none) and plain ``fsync`` as the flush of last resort."""
+    windows = name == "win32"
     return FilePlatform(
         name=name,
+        replace_needs_closed_files=windows,
         read_leases=name.startswith("linux"),
-        fsync_directories=name != "win32",
+        probe_processes=not windows,
+        fsync_directories=not windows,
         fsync=functools.partial(full_fsync, fcntl=fcntl, fallback=fsync),
     )
 
