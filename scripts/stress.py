@@ -3,7 +3,10 @@
 1. Racing appends: a process appends entries the way `axe run` does (O_APPEND, one write,
    close, no lock) in a tight loop while `axe gc` trims a large file, several times over.
    Reports how many entries were appended and how many of those are missing or doubled.
-2. Kills: SIGKILL at random instants of `axe gc` runs; reports what the file looked like
+2. Racing appends under Windows' rule, substituted on Linux: the same appender against
+   trims run in this process by the Windows branch, with a shim that refuses to rename or
+   link while gc or the appender has the file open (tests/platform_substitutes.py).
+3. Kills: SIGKILL at random instants of `axe gc` runs; reports what the file looked like
    afterwards (as before / exactly trimmed / anything else) and the temp files left behind.
 3. Overlaps: rounds of two `axe gc` runs started together on one agent, and on two agents
    sharing one `memory.path`, while the appender races; reports exit codes, and appended
@@ -28,7 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
 from tests.e2e.racing import appended_numbers, appender_command, environment, kill_after
+from tests.platform_substitutes import WindowsRules
 from tests.support import AxeHome, entries
+
+from axe.adapters.files.memory import read_memory, trim_memory
+from axe.domain.entries import plan_trim
+from axe.domain.errors import AgentError
 
 AXE = str(Path(sys.executable).with_name("axe"))
 
@@ -44,6 +52,34 @@ def racing(home: AxeHome, url: str, *, size: int, runs: int) -> None:
         subprocess.run([AXE, "gc", "busy"], env=env, capture_output=True, check=False).returncode
         for _ in range(runs)
     ]
+    print(f"racing appends: {runs} gc runs on {size:,} entries (exit codes {codes})")
+    report_appends(path, appender, stop)
+
+
+def racing_under_windows_rules(root: Path, *, size: int, runs: int) -> None:
+    root.mkdir()
+    path, stop = root / "busy.md", root / "stop"
+    path.write_bytes(entries(size))
+    appender = subprocess.Popen(appender_command(path, stop), stdout=subprocess.PIPE, text=True)
+    time.sleep(0.2)
+    rules = WindowsRules(watched=[appender.pid])
+    failures = []
+    for _ in range(runs):
+        snapshot = read_memory(path)
+        plan = plan_trim(snapshot.content, 100)
+        try:
+            trim_memory(path, snapshot, plan, archive=False, platform=rules.platform())
+        except AgentError as error:
+            failures.append(str(error))
+        time.sleep(0.05)
+    print(f"racing appends under Windows' rule (substituted): {runs} trims on {size:,} entries")
+    print(f"  renamed: {rules.replaced}, refused while in use: {rules.refusals} times", end="")
+    print(f", failed: {len(failures)}" + (f" (first: {failures[0]})" if failures else ""))
+    report_appends(path, appender, stop)
+
+
+def report_appends(path: Path, appender: subprocess.Popen[str], stop: Path) -> None:
+    """Stop the appender and say how many of its entries the trims lost or doubled."""
     time.sleep(0.2)
     stop.write_text("")
     written = int(appender.communicate(timeout=60)[0])
@@ -52,7 +88,6 @@ def racing(home: AxeHome, url: str, *, size: int, runs: int) -> None:
     expected = set(range(first_kept, written))
     missing = len(expected - set(numbers))
     doubled = len(numbers) - len(set(numbers))
-    print(f"racing appends: {runs} gc runs on {size:,} entries (exit codes {codes})")
     print(f"  entries appended: {written:,}; after the oldest kept one: {len(expected):,}")
     print(f"  missing: {missing}, doubled: {doubled}")
 
@@ -143,6 +178,9 @@ def main() -> None:
     try:
         with loopback_llm() as server:
             racing(AxeHome(root / "race"), server.url, size=options.entries, runs=options.runs)
+            racing_under_windows_rules(
+                root / "windows", size=options.entries // 3, runs=options.runs * 6
+            )
             kills(
                 AxeHome(root / "kill"),
                 server.url,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -65,3 +67,43 @@ def test_archive_that_cannot_be_written_leaves_the_memory_file_alone(tmp_path: P
         "the memory file was not changed"
     )
     assert path.read_bytes() == entries(5)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("memory_mode", [0o644, 0o664, 0o600], ids=oct)
+def test_a_new_archive_has_the_memory_files_permissions(tmp_path: Path, memory_mode: int) -> None:
+    """The archive holds the memory file's bytes: it is exactly as readable as the memory
+    file, whatever the umask (not 0600 beside a 0644 file, not 0644 beside a 0664 one)."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    path.chmod(memory_mode)
+    trim_with_archive(path, 2)
+    assert mode(archive_path(path)) == memory_mode
+    assert mode(path) == memory_mode
+
+
+def test_an_existing_archive_keeps_its_mode(tmp_path: Path) -> None:
+    """An archive the user made private stays private when gc appends to it."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    path.chmod(0o644)
+    archive_path(path).write_bytes(entries(1, start=100))
+    archive_path(path).chmod(0o600)
+    trim_with_archive(path, 2)
+    assert mode(archive_path(path)) == 0o600
+    assert archive_path(path).read_bytes() == entries(1, start=100) + entries(3)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_an_archive_made_by_root_belongs_to_the_memory_files_owner(tmp_path: Path) -> None:
+    """A gc run as root (a system cron job) on a user's memory file leaves an archive that
+    user can read and append to, as it does the trimmed memory file."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    os.chown(path, 4321, 4321)
+    trim_with_archive(path, 2)
+    owners = {(p.stat().st_uid, p.stat().st_gid) for p in (path, archive_path(path))}
+    assert owners == {(4321, 4321)}

@@ -4,6 +4,9 @@ The archive is written and fsynced *before* the trimmed file replaces the origin
 crash in between leaves both the original and an archive that already holds the removed
 prefix. The rerun recognises that: if the archive already ends with the first k removed
 entries (k as large as possible), only the rest is appended.
+
+The archive holds the memory file's own bytes, so a new archive gets the memory file's
+permissions (and owner, where allowed); an existing one keeps whatever mode it was given.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import os
 from pathlib import Path
 
 from axe.adapters.files.durable import append_durably, fsync_directory, pread
+from axe.adapters.files.platforms import FilePlatform, current_platform
 from axe.adapters.files.reading import open_regular
 from axe.domain.entries import entry_starts
 
@@ -20,20 +24,29 @@ def archive_path(memory_path: Path) -> Path:
     return memory_path.with_name(memory_path.name + ".archive")
 
 
-def archive_removed(path: Path, removed: bytes) -> None:
+def archive_removed(
+    path: Path,
+    removed: bytes,
+    *,
+    memory_status: os.stat_result | None = None,
+    platform: FilePlatform | None = None,
+) -> None:
     """Append ``removed`` to the archive at ``path`` unless a crashed run already did.
+
+    A new archive is created like the file ``memory_status`` describes (0600 without it).
 
     Raises:
         OSError: the archive cannot be read or written; the memory file is untouched.
     """
     if not removed:
         return
+    platform = current_platform() if platform is None else platform
     existed = path.exists()
     already = _already_archived(path, removed) if existed else 0
     if already < len(removed):
-        append_durably(path, removed[already:])
+        append_durably(path, removed[already:], platform=platform, new_file_like=memory_status)
     if not existed:
-        fsync_directory(path.parent)
+        fsync_directory(path.parent, platform=platform)
 
 
 def _already_archived(path: Path, removed: bytes) -> int:

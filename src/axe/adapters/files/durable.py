@@ -12,6 +12,11 @@ gc works is lost. How:
    opened the old file just before the rename still writes into the old inode. So keep the
    old file open, wait until no writer holds it (on Linux a read lease is granted only
    then; elsewhere, until it stops growing), and append whatever arrived to the new file.
+
+Windows refuses step 2 while any handle is open on the file; :mod:`.closed_replace` does
+steps 2 and 3 there, reusing the pieces below. What differs by system (the fsync that
+reaches the disk, directory fsync, process probing) comes from a
+:class:`~axe.adapters.files.platforms.FilePlatform`.
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ import errno
 import os
 import signal
 import stat
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from axe.adapters.files.platforms import FilePlatform, current_platform
 
 _COPY_CHUNK = 1 << 20
 _TEMP_MARK = ".axe-gc-"
@@ -42,20 +48,30 @@ def temp_prefix(target: Path) -> str:
     return f".{target.name}{_TEMP_MARK}"
 
 
+def sibling_temp_path(target: Path, kind: str = "") -> Path:
+    """A fresh hidden name beside ``target`` that the abandoned-temp cleanup recognises;
+    ``kind`` tells a reader what it holds (the Windows sidecar is ``-old``)."""
+    name = f"{temp_prefix(target)}{os.getpid()}-{os.urandom(4).hex()}{kind}{_TEMP_SUFFIX}"
+    return target.with_name(name)
+
+
 def create_sibling_temp(target: Path) -> tuple[int, Path]:
     """An exclusive new temp file beside ``target`` (same filesystem, so rename is atomic)."""
-    name = f"{temp_prefix(target)}{os.getpid()}-{os.urandom(4).hex()}{_TEMP_SUFFIX}"
-    temp = target.with_name(name)
+    temp = sibling_temp_path(target)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     return os.open(temp, flags | getattr(os, "O_BINARY", 0), 0o600), temp
 
 
-def remove_abandoned_temps(target: Path, *, now: float | None = None) -> list[Path]:
-    """Delete temp files of ``target`` left by a gc that was killed.
+def remove_abandoned_temps(
+    target: Path, *, now: float | None = None, platform: FilePlatform | None = None
+) -> list[Path]:
+    """Delete temp files (and Windows sidecars) of ``target`` left by a gc that was killed.
 
     Only files whose writer process is gone, or that are over an hour old, are removed, so a
-    gc running right now in another process keeps its temp file. Returns what was removed.
+    gc running right now in another process keeps its temp file. Where a process cannot be
+    probed (Windows), only age counts. Returns what was removed.
     """
+    probe = (current_platform() if platform is None else platform).probe_processes
     prefix = temp_prefix(target)
     now = time.time() if now is None else now
     removed: list[Path] = []
@@ -71,7 +87,7 @@ def remove_abandoned_temps(target: Path, *, now: float | None = None) -> list[Pa
             age = now - entry.stat(follow_symlinks=False).st_mtime
         except OSError:
             continue
-        if _process_alive(pid_text) and age < _ABANDONED_AFTER_SECONDS:
+        if age < _ABANDONED_AFTER_SECONDS and (not probe or _process_alive(pid_text)):
             continue
         with contextlib.suppress(OSError):
             os.unlink(entry.path)
@@ -94,16 +110,16 @@ def _process_alive(pid_text: str) -> bool:
     return True
 
 
-def fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path, *, platform: FilePlatform) -> None:
     """Make a rename or a new file in ``directory`` durable, where the platform allows."""
-    if sys.platform == "win32":
+    if not platform.fsync_directories:
         return
     try:
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return
     try:
-        os.fsync(fd)
+        platform.fsync(fd)
     except OSError as error:
         if error.errno not in {errno.EINVAL, errno.ENOTSUP, errno.EBADF}:
             raise
@@ -136,42 +152,97 @@ def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
         offset += len(chunk)
 
 
+class SourceFile:
+    """The memory file as gc holds it open: its descriptor and the status it had then.
+
+    Windows must close it before the rename, POSIX keeps it until the late appends are
+    collected; either way it is closed exactly once, so a descriptor number the system has
+    reused is never closed by mistake.
+    """
+
+    def __init__(self, fd: int, status: os.stat_result) -> None:
+        self.fd = fd
+        self.status = status
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            os.close(fd)
+
+
 def replace_with_tail(
-    source_fd: int,
-    source_status: os.stat_result,
+    source: SourceFile,
     target: Path,
     keep_from: int,
     *,
+    platform: FilePlatform,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> None:
-    """Replace ``target`` (open as ``source_fd``) with its bytes from ``keep_from`` on.
+    """Replace ``target`` (open as ``source``) with its bytes from ``keep_from`` on, where a
+    file may be renamed over while open (POSIX).
 
     Raises:
         OSError: before the rename: nothing changed and the temp file is gone.
         LateAppendError: after the rename: the trim happened, but bytes appended during it
             could not be carried over.
     """
+    temp, copied_to = write_tail_to_temp(source, target, keep_from, platform=platform)
+    try:
+        platform.replace(temp, target)
+    except BaseException:
+        remove_quietly(temp)
+        raise
+    fsync_directory(target.parent, platform=platform)
+    late = collect_late_appends(
+        source.fd, copied_to, leases=platform.read_leases, sleep=sleep, clock=clock
+    )
+    carry_over(target, late, like=source.status, platform=platform)
+
+
+def write_tail_to_temp(
+    source: SourceFile, target: Path, keep_from: int, *, platform: FilePlatform
+) -> tuple[Path, int]:
+    """A new temp file beside ``target`` holding ``source`` from ``keep_from`` to its end
+    (bytes appended meanwhile included), with the original's permissions, flushed to disk
+    and closed. Returns it and the offset of ``source`` copied up to.
+
+    Raises:
+        OSError: nothing changed and the temp file is gone.
+    """
     temp_fd, temp = create_sibling_temp(target)
     try:
         try:
-            copied_to = copy_to_end(source_fd, keep_from, temp_fd)
-            _copy_ownership(temp_fd, source_status)
-            os.fsync(temp_fd)
+            copied_to = copy_to_end(source.fd, keep_from, temp_fd)
+            copy_ownership(temp_fd, source.status)
+            platform.fsync(temp_fd)
         finally:
             os.close(temp_fd)
-        os.replace(temp, target)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+        remove_quietly(temp)
         raise
-    fsync_directory(target.parent)
-    late = _collect_late_appends(source_fd, copied_to, sleep=sleep, clock=clock)
-    if late:
-        try:
-            append_durably(target, late)
-        except OSError as error:
-            raise LateAppendError(len(late), error) from error
+    return temp, copied_to
+
+
+def remove_quietly(path: Path) -> None:
+    """Remove a file of ours that is no longer wanted; if that fails, the cleanup of
+    abandoned temps removes it later."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def carry_over(target: Path, late: bytes, *, like: os.stat_result, platform: FilePlatform) -> None:
+    """Append ``late`` (bytes written into the old file after the copy) to the new file.
+
+    Raises:
+        LateAppendError: they could not be written; the trim itself has happened.
+    """
+    if not late:
+        return
+    try:
+        append_durably(target, late, platform=platform, new_file_like=like)
+    except OSError as error:
+        raise LateAppendError(len(late), error) from error
 
 
 class LateAppendError(OSError):
@@ -182,7 +253,13 @@ class LateAppendError(OSError):
         self.size = size
 
 
-def _copy_ownership(fd: int, status: os.stat_result) -> None:
+class ReplacedDuringTrimError(OSError):
+    """The path no longer names the file gc opened: another program replaced it."""
+
+
+def copy_ownership(fd: int, status: os.stat_result) -> None:
+    """Give the file open as ``fd`` the permissions (and, where allowed, the owner) that
+    ``status`` records: a file that holds the memory file's bytes is as private as it."""
     if hasattr(os, "fchmod"):  # Windows has it only from Python 3.13
         os.fchmod(fd, stat.S_IMODE(status.st_mode))
     if hasattr(os, "fchown"):
@@ -190,31 +267,58 @@ def _copy_ownership(fd: int, status: os.stat_result) -> None:
             os.fchown(fd, status.st_uid, status.st_gid)
 
 
-def append_durably(path: Path, data: bytes) -> None:
-    """Append ``data`` in one ``O_APPEND`` write (as ``axe run`` does) and fsync it."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags | getattr(os, "O_BINARY", 0), 0o600)
+def append_durably(
+    path: Path,
+    data: bytes,
+    *,
+    platform: FilePlatform,
+    new_file_like: os.stat_result | None = None,
+) -> None:
+    """Append ``data`` in one ``O_APPEND`` write (as ``axe run`` does) and flush it to disk.
+
+    An existing file keeps its mode. A file this creates gets the permissions and owner of
+    ``new_file_like`` when given (0600 otherwise), so an archive is no more and no less
+    private than the memory file whose bytes it holds.
+    """
+    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        fd = os.open(path, flags)
+    else:
+        if new_file_like is not None:
+            try:
+                copy_ownership(fd, new_file_like)
+            except BaseException:
+                os.close(fd)
+                raise
     try:
         write_all(fd, data)
-        os.fsync(fd)
+        platform.fsync(fd)
     finally:
         os.close(fd)
 
 
-def _collect_late_appends(
-    old_fd: int, offset: int, *, sleep: Callable[[float], None], clock: Callable[[], float]
+def collect_late_appends(
+    old_fd: int,
+    offset: int,
+    *,
+    leases: bool,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
 ) -> bytes:
     """Bytes written to the replaced file after ``offset``, once no writer can add more.
 
-    A writer that resolved the path before the rename writes to the old inode. On Linux a
-    read lease is granted only while nobody has the file open for writing, and tells us if a
-    writer opened it while we held it; elsewhere we wait until the file stops growing.
+    A writer that resolved the path before the rename writes to the old inode. With
+    ``leases`` (Linux) a read lease is granted only while nobody has the file open for
+    writing, and tells us if a writer opened it while we held it; otherwise, or where the
+    lease is refused for good, we wait until the file has stopped growing for 20 ms.
     """
     late = bytearray()
     deadline = clock() + _DRAIN_LIMIT_SECONDS
     quiet_since = clock()
     while True:
-        with _read_lease(old_fd) as lease:
+        with _read_lease(old_fd, possible=leases and leases_possible()) as lease:
             chunk = _read_from(old_fd, offset + len(late))
             late += chunk
             if lease.held and lease.unbroken():
@@ -256,7 +360,7 @@ _lease_lock = threading.Lock()
 
 
 def leases_possible() -> bool:
-    """Whether this thread can take a read lease without risking the process.
+    """Whether this thread of a Linux process can take a read lease without risking it.
 
     A writer opening a leased file makes the kernel send SIGIO, whose default action kills
     the process. On the main thread SIGIO is ignored for the moment the lease is held; any
@@ -264,8 +368,6 @@ def leases_possible() -> bool:
     ignored (``axe gc`` ignores it at start; an embedding program can do the same with
     ``signal.signal(signal.SIGIO, signal.SIG_IGN)`` from its main thread).
     """
-    if not sys.platform.startswith("linux"):
-        return False
     if threading.current_thread() is threading.main_thread():
         return True
     return signal.getsignal(signal.SIGIO) == signal.SIG_IGN
@@ -284,14 +386,14 @@ def _sigio_ignored() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _read_lease(fd: int) -> Iterator[_Lease]:
-    """Hold a Linux read lease on ``fd`` for the block, where that is possible.
+def _read_lease(fd: int, *, possible: bool) -> Iterator[_Lease]:
+    """Hold a Linux read lease on ``fd`` for the block, where that is ``possible``.
 
     Where it is not (another platform, or a thread that must not receive SIGIO), the lease
     is marked unsupported and the caller falls back to watching the file's size.
     """
     lease = _Lease(fd)
-    if not leases_possible():
+    if not possible:
         lease.unsupported = True
         yield lease
         return

@@ -7,12 +7,16 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from axe.adapters.files.lock import MemoryFileLocks
 from axe.adapters.files.reading import FileStamp, describe_os_error, open_regular, read_regular
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, quoted, validate_agent_name
+
+if TYPE_CHECKING:
+    from axe.adapters.files.platforms import FilePlatform
 
 
 class FileMemoryStore:
@@ -119,8 +123,10 @@ def trim_memory(
     archive: bool,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    platform: FilePlatform | None = None,
 ) -> None:
-    """Apply ``plan`` to the file at ``path`` that ``snapshot`` was read from.
+    """Apply ``plan`` to the file at ``path`` that ``snapshot`` was read from, by the rules
+    of ``platform`` (this system's when None).
 
     Raises:
         AgentError: nothing was changed (or, after the rename, late appends were lost).
@@ -128,10 +134,20 @@ def trim_memory(
     # Imported here: runs that trim nothing never load the machinery.
     from axe.adapters.files.durable import (  # noqa: PLC0415
         LateAppendError,
+        ReplacedDuringTrimError,
+        SourceFile,
         remove_abandoned_temps,
         replace_with_tail,
     )
+    from axe.adapters.files.platforms import current_platform  # noqa: PLC0415
 
+    platform = current_platform() if platform is None else platform
+    if platform.replace_needs_closed_files:
+        from axe.adapters.files.closed_replace import (  # noqa: PLC0415
+            replace_closed_with_tail as replace,
+        )
+    else:
+        replace = replace_with_tail
     target = Path(os.path.realpath(path))  # a symlink stays a link; its target is trimmed
     try:
         fd, status = open_regular(target)
@@ -143,23 +159,32 @@ def trim_memory(
         raise AgentError(
             f"cannot open memory file {path} to trim it: {describe_os_error(error)}"
         ) from None
+    source = SourceFile(fd, status)
     try:
         _check_unchanged(path, status, snapshot)
-        remove_abandoned_temps(target)
+        remove_abandoned_temps(target, platform=platform)
         if archive:
-            _archive(path, snapshot.content[: plan.keep_from])
-        replace_with_tail(fd, status, target, plan.keep_from, sleep=sleep, clock=clock)
+            _archive(path, snapshot.content[: plan.keep_from], status, platform)
+        replace(source, target, plan.keep_from, platform=platform, sleep=sleep, clock=clock)
     except LateAppendError as error:
         raise AgentError(
             f"trimmed memory file {path}, but {error.size} bytes appended during the trim "
             f"could not be added back: {describe_os_error(error)}"
         ) from None
+    except ReplacedDuringTrimError:
+        raise _replaced(path) from None
     except OSError as error:
         raise AgentError(
             f"cannot trim memory file {path}: {describe_os_error(error)}; the file was not changed"
         ) from None
     finally:
-        os.close(fd)
+        source.close()
+
+
+def _replaced(path: Path) -> AgentError:
+    return AgentError(
+        f"memory file {path} was replaced while gc was running; not trimmed (run gc again)"
+    )
 
 
 def _check_unchanged(path: Path, status: os.stat_result, snapshot: MemorySnapshot) -> None:
@@ -167,21 +192,21 @@ def _check_unchanged(path: Path, status: os.stat_result, snapshot: MemorySnapsho
     if not isinstance(stamp, FileStamp):
         return
     if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
-        raise AgentError(
-            f"memory file {path} was replaced while gc was running; not trimmed (run gc again)"
-        )
+        raise _replaced(path)
     if status.st_size < stamp.size:
         raise AgentError(
             f"memory file {path} shrank while gc was running; not trimmed (run gc again)"
         )
 
 
-def _archive(path: Path, removed: bytes) -> None:
+def _archive(
+    path: Path, removed: bytes, memory_status: os.stat_result, platform: FilePlatform
+) -> None:
     from axe.adapters.files.archive import archive_path, archive_removed  # noqa: PLC0415
 
     destination = archive_path(path)
     try:
-        archive_removed(destination, removed)
+        archive_removed(destination, removed, memory_status=memory_status, platform=platform)
     except OSError as error:
         raise AgentError(
             f"cannot archive removed entries to {destination}: "
