@@ -28,6 +28,7 @@ from axe.application.ports import LLMClient, Output
 from axe.application.routing import ProviderRouter
 from axe.domain.errors import ConfigError
 from axe.domain.limits import MIN_INPUT_TOKENS
+from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, SweepResult
 
 if TYPE_CHECKING:
@@ -227,9 +228,22 @@ def run_gc(
     with production_ports(
         environ, output, http_timeout=timeout, max_input_tokens=cap, lock_timeout=waits
     ) as ports:
+        if options.model_override is not None:  # known before any agent runs, like its format
+            _check_model(ports.llm, options.model_override)
         if agent is None:
             return collect_all_garbage(options, ports)
         return collect_garbage(agent, options, ports)
+
+
+def _check_model(llm: LLMClient, model: ModelRef) -> None:
+    """Raises AgentError for a ``--model`` whose provider (or built-in model) does not
+    exist, so ``--all`` says it once instead of once per agent."""
+    if isinstance(llm, ProviderRouter):
+        llm.check(model.provider)
+    if model.provider == BUILTIN_PROVIDER:
+        from axe.adapters.builtin import check_model_name  # noqa: PLC0415
+
+        check_model_name(model.name)
 
 
 def _ignore_sigio() -> None:

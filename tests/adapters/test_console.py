@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from axe.adapters.console import ConsoleOutput
-from axe.adapters.console.safe_text import terminal_safe
 from axe.adapters.console.status import cells, fit, status_text
 from axe.composition import console_output
 from axe.domain.errors import ApiError
@@ -27,6 +26,7 @@ from axe.domain.events import (
 )
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult, Usage
+from axe.domain.safe_text import terminal_safe
 
 MODEL = ModelRef("anthropic", "claude-3")
 

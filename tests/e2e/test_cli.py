@@ -511,3 +511,26 @@ def test_an_integer_beyond_64_bits_is_a_config_error(home: AxeHome) -> None:
     assert result.stderr.endswith(
         "memory.last_n: 99999999999999999999 is outside TOML's 64-bit integer range\n"
     )
+
+
+def test_an_unknown_provider_for_all_is_one_line_before_any_agent_runs(home: AxeHome) -> None:
+    """`--all --model mystery/x` is refused once, exit 1, like a malformed --model."""
+    for name in ("a", "b"):
+        home.add_agent(name, last_n=1)
+        home.write_memory(name, entries(3))
+    result = run("--all", "--model", "mystery/x")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        'unsupported provider "mystery" (supported: anthropic, builtin, ollama, openai)\n'
+    )
+    unknown_builtin = run("--all", "--model", "builtin/wizard")
+    assert (unknown_builtin.exit_code, unknown_builtin.stdout) == (1, "")
+    assert unknown_builtin.stderr == 'unknown builtin model "wizard" (available: heuristic)\n'
+
+
+def test_an_agent_name_never_drives_the_terminal(home: AxeHome) -> None:
+    """Control characters in a name typed on the command line are escaped or stripped in
+    every line axe prints about it, C1 controls included."""
+    result = run("ghost\x9b2J\x1b]0;owned\x07")
+    assert result.exit_code == 2
+    assert not any(0x80 <= ord(c) <= 0x9F or ord(c) < 0x20 for c in result.stderr.rstrip("\n"))

@@ -73,6 +73,7 @@ def test_ordinary_names_are_accepted(name: str) -> None:
 
 @given(st.text())
 def test_quoted_names_are_one_line_and_json_compatible(text: str) -> None:
-    """Messages quote names like Go's %q: one line, parseable, nothing unescaped."""
-    assert quoted(text) == json.dumps(text, ensure_ascii=False)
-    assert "\n" not in quoted(text)
+    """Messages quote names like Go's %q: one line, parseable as JSON, and no control
+    character (C0, DEL, C1) left unescaped."""
+    assert json.loads(quoted(text)) == text
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in quoted(text))

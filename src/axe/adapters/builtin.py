@@ -11,14 +11,17 @@ from axe.domain.results import Completion
 HEURISTIC_MODEL = "heuristic"
 
 
+def check_model_name(name: str) -> None:
+    """Raises AgentError unless ``name`` is a built-in model (``builtin/heuristic``)."""
+    if name != HEURISTIC_MODEL:
+        raise AgentError(f"unknown builtin model {quoted(name)} (available: heuristic)")
+
+
 class HeuristicAnalyst:
     """An ``LLMClient`` that writes the three-section report from the log's own structure."""
 
     def complete(self, request: AnalysisRequest) -> Completion:
-        if request.model.name != HEURISTIC_MODEL:
-            raise AgentError(
-                f"unknown builtin model {quoted(request.model.name)} (available: heuristic)"
-            )
+        check_model_name(request.model.name)
         return Completion(analyse(request.content, request.memory_config))
 
     def input_limit(self, request: AnalysisRequest) -> int | None:

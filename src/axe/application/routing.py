@@ -28,12 +28,15 @@ class ProviderRouter:
     def input_limit(self, request: AnalysisRequest) -> int | None:
         return self._client(request.model.provider).input_limit(request)
 
+    def check(self, provider: str) -> None:
+        """Raises AgentError for a provider no client is known for (exit 1)."""
+        if provider not in self._factories:
+            known = ", ".join(sorted(self._factories))
+            raise AgentError(f"unsupported provider {quoted(provider)} (supported: {known})")
+
     def _client(self, provider: str) -> LLMClient:
         client = self._clients.get(provider)
         if client is None:
-            factory = self._factories.get(provider)
-            if factory is None:
-                known = ", ".join(sorted(self._factories))
-                raise AgentError(f"unsupported provider {quoted(provider)} (supported: {known})")
-            client = self._clients[provider] = factory()
+            self.check(provider)
+            client = self._clients[provider] = self._factories[provider]()
         return client

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 import click
 
 from axe.domain.errors import AxeError, exit_code_for
+from axe.domain.safe_text import terminal_safe
 
 EXIT_USAGE = 1
 EXIT_INTERRUPTED = 130
@@ -74,7 +75,7 @@ def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOptio
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    click.echo(message, err=True)
+    click.echo(terminal_safe(message), err=True)
     sys.exit(code)
 
 

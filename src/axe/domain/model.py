@@ -11,7 +11,7 @@ from attrs import field, frozen
 from axe.domain.errors import AgentError, ConfigError
 
 _QUOTE_ESCAPES = {
-    **{code: f"\\u{code:04x}" for code in range(0x20)},
+    **{code: f"\\u{code:04x}" for code in (*range(0x20), *range(0x7F, 0xA0))},
     ord("\b"): "\\b",
     ord("\f"): "\\f",
     ord("\n"): "\\n",
@@ -25,8 +25,9 @@ _QUOTE_ESCAPES = {
 def quoted(text: str) -> str:
     """Quote ``text`` for a one-line message, as Go's ``%q`` does for axe's messages.
 
-    Control characters and quotes are escaped, so a hostile agent name cannot forge extra
-    output lines or break a script that parses stderr.
+    Control characters (C0, DEL and C1) and quotes are escaped, so a hostile agent name can
+    neither forge extra output lines, nor drive the terminal, nor break a script that
+    parses stderr.
     """
     return f'"{text.translate(_QUOTE_ESCAPES)}"'
 

@@ -15,7 +15,6 @@ from typing import BinaryIO
 
 from axe.adapters.console.json_lines import result_line
 from axe.adapters.console.lines import Line, Stream, TextLines
-from axe.adapters.console.safe_text import terminal_safe
 from axe.adapters.console.status import StatusLine
 from axe.domain.events import (
     AgentFinished,
@@ -31,6 +30,7 @@ from axe.domain.events import (
     WaitingForLock,
 )
 from axe.domain.model import ModelRef
+from axe.domain.safe_text import terminal_safe
 
 
 class ConsoleOutput:

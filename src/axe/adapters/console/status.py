@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import BinaryIO
 
-from axe.adapters.console.safe_text import terminal_safe
+from axe.domain.safe_text import terminal_safe
 
 _FRAMES = "|/-\\"
 ERASE_LINE = "\r\x1b[2K"

@@ -1,5 +1,8 @@
 """Text from outside (a model's reply, a server's error, a file name) made inert for a terminal.
 
+Pure text processing, kept in the core so that both the console adapter and the command
+line (which prints its own error lines) use the one rule.
+
 A log entry can talk a model into replying with escape sequences: colours, cursor moves,
 OSC window titles, C1 controls. Printed raw, they would rewrite the user's screen, in a
 terminal or later when a log file is viewed. Whole sequences are removed (so no ``[31m``
