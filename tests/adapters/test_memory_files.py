@@ -17,10 +17,12 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 
 from axe.adapters.files.durable import remove_abandoned_temps, temp_prefix
 from axe.adapters.files.memory import FileMemoryStore, read_memory, trim_entries, trim_memory
+from axe.adapters.files.platforms import current_platform
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, MemoryConfig
@@ -438,3 +440,28 @@ def test_off_the_main_thread_without_sigio_ignored_gc_waits_only_for_quiet(
     trim_with_a_late_writer(late, write_at=0.5, in_thread=True)
     assert soon.read_bytes() == entries(2, start=3) + entry(77)
     assert late.read_bytes() == entries(2, start=3)
+
+
+def test_a_version_saved_by_an_editor_during_the_trim_is_not_overwritten(
+    tmp_path: Path,
+) -> None:
+    """If another program saves a new version while gc copies the kept tail, gc refuses to
+    rename over it: the new version stays, and gc says the file was replaced."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = read_memory(path)
+    saved = entries(3, start=50)
+
+    def fsync_then_an_editor_saves(fd: int) -> None:
+        os.fsync(fd)
+        fresh = tmp_path / "editor-save"
+        fresh.write_bytes(saved)
+        os.replace(fresh, path)
+
+    platform = attrs.evolve(current_platform(), fsync=fsync_then_an_editor_saves)
+    with pytest.raises(AgentError, match="was replaced while gc was running; not trimmed"):
+        trim_memory(
+            path, snapshot, plan_trim(snapshot.content, 2), archive=False, platform=platform
+        )
+    assert path.read_bytes() == saved
+    assert files_in(tmp_path) == ["m.md"]

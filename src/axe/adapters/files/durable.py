@@ -189,6 +189,7 @@ def replace_with_tail(
     """
     temp, copied_to = write_tail_to_temp(source, target, keep_from, platform=platform)
     try:
+        require_still_named(target, source.status)  # an editor may have saved meanwhile
         platform.replace(temp, target)
     except BaseException:
         remove_quietly(temp)
@@ -255,6 +256,20 @@ class LateAppendError(OSError):
 
 class ReplacedDuringTrimError(OSError):
     """The path no longer names the file gc opened: another program replaced it."""
+
+
+def require_still_named(target: Path, opened: os.stat_result) -> None:
+    """Raises ReplacedDuringTrimError if ``target`` no longer names the file gc opened.
+
+    Checked just before the rename, so a new version another program saved while the tail
+    was being copied is not overwritten: the window shrinks from the copy to a moment.
+    """
+    try:
+        named = os.stat(target)
+    except FileNotFoundError:
+        raise ReplacedDuringTrimError("removed by another program during the trim") from None
+    if (named.st_dev, named.st_ino) != (opened.st_dev, opened.st_ino):
+        raise ReplacedDuringTrimError("replaced by another program during the trim")
 
 
 def copy_ownership(fd: int, status: os.stat_result) -> None:
