@@ -171,7 +171,7 @@ def test_on_windows_a_byte_far_from_the_pid_is_locked_and_the_sidecar_stays(
     windows = FakeMsvcrt()
     locks = MemoryFileLocks(locker=MsvcrtLocker(windows), timeout=0.05)
     with locks.hold(memory, agent="helper", waiting=lambda _: None):
-        assert lock_path(memory).read_text() == f"{os.getpid()}\n"
+        assert lock_path(memory).read_text().split() == [str(os.getpid())]
         other = MemoryFileLocks(locker=MsvcrtLocker(windows), timeout=0.05)
         with pytest.raises(AgentError, match=f"pid {os.getpid()}"):
             take(other, memory)

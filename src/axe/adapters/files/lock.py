@@ -269,10 +269,10 @@ def _still_named(fd: int, sidecar: Path) -> bool:
 
 
 def _write_pid(fd: int) -> None:
+    """The holder's pid, padded to a fixed width so one write replaces any earlier one."""
     with contextlib.suppress(OSError):  # the pid only improves a waiter's message
-        os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        os.write(fd, f"{os.getpid():<20}\n".encode())
 
 
 def _holder(fd: int) -> int | None:
