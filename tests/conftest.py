@@ -3,6 +3,9 @@
 A developer's or CI machine's ``HTTPS_PROXY``/``NO_PROXY`` or ``SSL_CERT_FILE`` would
 otherwise route the loopback tests through a real proxy or change which certificates are
 trusted; the tests that need one of them set it themselves.
+
+Every test function also needs a docstring whose first line says what user-visible promise
+it keeps: a run that collects one without fails before any test runs, listing them all.
 """
 
 from __future__ import annotations
@@ -24,6 +27,37 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+# TEMPORARY EXEMPTION from the docstring check, until another branch replaces this file.
+# Delete this set (and its one use in _undocumented_tests) when test_heuristic.py is gone.
+_UNDOCUMENTED_FILES_ALLOWED = frozenset({"tests/unit/test_heuristic.py"})
+
+
+def _undocumented_tests(items: list[pytest.Item]) -> list[str]:
+    """The node ids (parameters left off, each test once) of test functions without a
+    docstring, in collection order."""
+    missing: dict[str, None] = {}
+    for item in items:
+        if not isinstance(item, pytest.Function):
+            continue
+        if item.nodeid.split("::", 1)[0] in _UNDOCUMENTED_FILES_ALLOWED:
+            continue
+        if not (item.function.__doc__ or "").strip():
+            parent = item.parent.nodeid if item.parent is not None else ""
+            missing[f"{parent}::{item.originalname}"] = None
+    return list(missing)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse to run while a collected test function has no docstring (issue 8)."""
+    missing = _undocumented_tests(items)
+    if missing:
+        raise pytest.UsageError(
+            f"{len(missing)} test function(s) without a docstring. Give each one a docstring "
+            "whose first line says what user-visible promise the test keeps (issue 8):\n"
+            + "\n".join(f"  {node_id}" for node_id in missing)
+        )
 
 
 _CA_VARIABLES = frozenset({"SSL_CERT_FILE", "SSL_CERT_DIR"})

@@ -59,6 +59,7 @@ x = 1
 
 
 def test_loads_every_documented_key_and_ignores_unknown_ones(agents_dir: Path) -> None:
+    """A Go axe agent file loads: its file name is the agent, and unknown keys are ignored."""
     write(agents_dir, "reviewer", FULL)
     agent = TomlAgentRepository(agents_dir).load("reviewer")
     assert agent.name == "reviewer"  # the file name is the identity
@@ -70,11 +71,13 @@ def test_loads_every_documented_key_and_ignores_unknown_ones(agents_dir: Path) -
 
 
 def test_no_memory_table_means_disabled(agents_dir: Path) -> None:
+    """An agent file without a [memory] table has memory disabled, so gc skips it."""
     write(agents_dir, "a", 'name = "a"\nmodel = "x/y"\n')
     assert TomlAgentRepository(agents_dir).load("a").memory.enabled is False
 
 
 def test_missing_agent_is_a_config_error_naming_the_file(agents_dir: Path) -> None:
+    """An agent that does not exist is a config error naming the file axe looked for."""
     with pytest.raises(ConfigError) as caught:
         TomlAgentRepository(agents_dir).load("ghost")
     assert str(caught.value) == f'agent "ghost" not found (no file {agents_dir / "ghost.toml"})'
@@ -125,6 +128,7 @@ def test_missing_agent_is_a_config_error_naming_the_file(agents_dir: Path) -> No
 def test_bad_agent_files_are_config_errors(
     agents_dir: Path, text: str | bytes, message: str
 ) -> None:
+    """Unparsable, binary, mistyped or out-of-range agent files are one-line config errors."""
     write(agents_dir, "a", text)
     with pytest.raises(ConfigError) as caught:
         TomlAgentRepository(agents_dir).load("a")
@@ -133,6 +137,7 @@ def test_bad_agent_files_are_config_errors(
 
 
 def test_agent_file_that_is_a_directory(agents_dir: Path) -> None:
+    """An agent file that is a directory is a config error saying so, not a crash."""
     (agents_dir / "a.toml").mkdir()
     with pytest.raises(ConfigError) as caught:
         TomlAgentRepository(agents_dir).load("a")
@@ -140,12 +145,14 @@ def test_agent_file_that_is_a_directory(agents_dir: Path) -> None:
 
 
 def test_hostile_names_never_reach_the_filesystem(tmp_path: Path, agents_dir: Path) -> None:
+    """A name like ../victim is refused before a file outside the agents directory is read."""
     (tmp_path / "victim.toml").write_text('name = "v"\nmodel = "x/y"\n')
     with pytest.raises(ConfigError, match="invalid agent name"):
         TomlAgentRepository(agents_dir).load("../victim")
 
 
 def test_lists_toml_files_in_name_order(agents_dir: Path) -> None:
+    """--all sees every <name>.toml in name order, and nothing else in the agents directory."""
     for name in ("b", "a", "c"):
         write(agents_dir, name, "")
     (agents_dir / "notes.txt").write_text("")
@@ -154,10 +161,12 @@ def test_lists_toml_files_in_name_order(agents_dir: Path) -> None:
 
 
 def test_missing_agents_directory_lists_nothing(tmp_path: Path) -> None:
+    """No agents directory yet means no agents, not an error."""
     assert TomlAgentRepository(tmp_path / "nope").list_names() == []
 
 
 def test_agents_path_that_is_a_file_is_a_config_error(tmp_path: Path) -> None:
+    """An agents directory that is really a file is a config error, not a crash."""
     (tmp_path / "agents").write_text("")
     with pytest.raises(ConfigError, match="cannot list agents"):
         TomlAgentRepository(tmp_path / "agents").list_names()

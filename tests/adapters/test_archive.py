@@ -21,6 +21,7 @@ def trim_with_archive(path: Path, keep: int) -> None:
 
 
 def test_removed_bytes_are_appended_in_order(tmp_path: Path) -> None:
+    """--archive keeps every removed byte, pre-header text too, oldest first, run after run."""
     path = tmp_path / "m.md"
     path.write_bytes(b"notes\n" + entries(5))
     trim_with_archive(path, 2)
@@ -43,6 +44,7 @@ def test_rerun_after_a_crash_between_archive_and_rename_adds_no_duplicate(tmp_pa
 
 
 def test_rerun_that_removes_more_appends_only_the_rest(tmp_path: Path) -> None:
+    """After a crash, a rerun that removes more archives only the entries not already there."""
     archive = tmp_path / "m.md.archive"
     archive.write_bytes(entries(2, start=100) + entries(3))  # older archive, then the crashed run
     archive_removed(archive, entries(4))
@@ -50,6 +52,7 @@ def test_rerun_that_removes_more_appends_only_the_rest(tmp_path: Path) -> None:
 
 
 def test_unrelated_archive_gets_everything(tmp_path: Path) -> None:
+    """Removed entries the archive does not already end with are all appended after its own."""
     archive = tmp_path / "m.md.archive"
     archive.write_bytes(entries(2, start=100))
     archive_removed(archive, entries(2))
@@ -57,6 +60,7 @@ def test_unrelated_archive_gets_everything(tmp_path: Path) -> None:
 
 
 def test_archive_that_cannot_be_written_leaves_the_memory_file_alone(tmp_path: Path) -> None:
+    """If the archive cannot be written, nothing is trimmed and one line says why."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
     archive_path(path).mkdir()

@@ -100,21 +100,25 @@ def test_settings_repr_never_shows_the_key() -> None:
 
 
 def test_xdg_variables_win_on_every_platform() -> None:
+    """XDG_CONFIG_HOME and XDG_DATA_HOME decide where agents and memory live, on every platform."""
     env = {"XDG_CONFIG_HOME": "/c", "XDG_DATA_HOME": "/d", "HOME": "/h"}
     assert config_dir(env) == Path("/c/axe")
     assert data_dir(env) == Path("/d/axe")
 
 
 def test_data_dir_falls_back_to_home_local_share() -> None:
+    """An empty XDG_DATA_HOME counts as unset: memory lives in ~/.local/share/axe, as in Go axe."""
     assert data_dir({"HOME": "/h", "XDG_DATA_HOME": ""}) == Path("/h/.local/share/axe")
 
 
 def test_no_home_and_no_xdg_data_is_a_config_error() -> None:
+    """With neither HOME nor XDG_DATA_HOME set, gc says to set one instead of guessing a place."""
     with pytest.raises(ConfigError, match="set HOME or XDG_DATA_HOME"):
         data_dir({})
 
 
 def test_config_dir_falls_back_to_the_platform_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without XDG_CONFIG_HOME, agents are looked for in the platform's own config directory."""
     import platformdirs
 
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)

@@ -34,6 +34,7 @@ awkward_bytes = st.lists(
 
 @given(awkward_bytes, st.integers(min_value=1, max_value=9))
 def test_body_carries_the_log_decoded_with_replacement(memory: bytes, slice_size: int) -> None:
+    """Any log, invalid UTF-8 and all, reaches the provider as text, with exact Content-Length."""
     body = JsonBody({"model": "m", "messages": [{"content": MEMORY}]}, memory, slice_size)
     raw = b"".join(body)
     assert json.loads(raw)["messages"][0]["content"] == memory.decode("utf-8", "replace")
@@ -41,10 +42,12 @@ def test_body_carries_the_log_decoded_with_replacement(memory: bytes, slice_size
 
 
 def test_non_ascii_travels_as_utf8_not_escapes() -> None:
+    """Non-ASCII text travels as UTF-8 bytes, not as JSON escapes, so requests stay compact."""
     raw = b"".join(JsonBody({"c": MEMORY}, "café ✓".encode()))
     assert "café ✓".encode() in raw
 
 
 def test_other_payload_fields_are_plain_json() -> None:
+    """The prompt and settings beside the log arrive as plain JSON, quotes and newlines intact."""
     raw = b"".join(JsonBody({"system": 'say "hi"\n', "c": MEMORY, "t": 0.3}, b"x"))
     assert json.loads(raw) == {"system": 'say "hi"\n', "c": "x", "t": 0.3}

@@ -99,6 +99,7 @@ ANTHROPIC_OK = {
 
 
 def test_anthropic_request_shape(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    """Anthropic gets the spec's request: key, API version, prompt, whole log, 0.3 and 4096."""
     route = mock.post(ANTHROPIC_URL).respond(200, json=ANTHROPIC_OK)
     AnthropicClient(transport, settings()).complete(request())
     sent = route.calls.last.request
@@ -118,12 +119,14 @@ def test_anthropic_request_shape(mock: respx.MockRouter, transport: HttpTranspor
 def test_anthropic_reply_joins_text_blocks(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
+    """An Anthropic reply in several text blocks is one analysis; non-text blocks are left out."""
     mock.post(ANTHROPIC_URL).respond(200, json=ANTHROPIC_OK)
     reply = AnthropicClient(transport, settings()).complete(request())
     assert reply == Completion("Part one. Part two.")
 
 
 def test_base_url_override_is_used(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    """A configured base URL with a path (a gateway) gets the request; a trailing slash is fine."""
     route = mock.post("http://127.0.0.1:8080/proxy/v1/messages").respond(200, json=ANTHROPIC_OK)
     AnthropicClient(transport, settings(base_url="http://127.0.0.1:8080/proxy/")).complete(
         request()
@@ -134,6 +137,7 @@ def test_base_url_override_is_used(mock: respx.MockRouter, transport: HttpTransp
 def test_missing_key_fails_before_any_request(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
+    """A missing key fails before anything is sent, naming the variable to set."""
     route = mock.post(ANTHROPIC_URL).respond(200, json=ANTHROPIC_OK)
     with pytest.raises(ApiError) as caught:
         AnthropicClient(transport, settings(key=""))
@@ -148,6 +152,7 @@ def test_missing_key_fails_before_any_request(
 
 
 def test_openai_request_shape(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    """OpenAI gets a bearer key, the fixed prompt as system message, the log, 0.3 and 4096."""
     route = mock.post(OPENAI_URL).respond(
         200, json={"choices": [{"message": {"content": "report"}}]}
     )
@@ -171,6 +176,7 @@ def test_openai_request_shape(mock: respx.MockRouter, transport: HttpTransport) 
 def test_openai_reasoning_models_get_max_completion_tokens_and_no_temperature(
     mock: respx.MockRouter, transport: HttpTransport, model: str
 ) -> None:
+    """o1, o3, o4 and gpt-5 models get max_completion_tokens and no temperature, as they need."""
     route = mock.post(OPENAI_URL).respond(200, json={"choices": [{"message": {"content": "r"}}]})
     OpenAIClient(transport, settings()).complete(request(model, "openai"))
     body = sent_json(route)
@@ -181,12 +187,14 @@ def test_openai_reasoning_models_get_max_completion_tokens_and_no_temperature(
 
 @pytest.mark.parametrize("model", ["gpt-4o", "gpt-4.1-mini", "o1x", "claude-o3"])
 def test_other_openai_models_are_not_reasoning_models(model: str) -> None:
+    """Only reasoning models are treated so: gpt-4o, o1x or claude-o3 get the usual request."""
     assert not is_reasoning_model(model)
 
 
 def test_openai_null_content_is_an_empty_analysis(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
+    """An OpenAI reply with null content is an empty analysis, not an error (gc-spec §5.3)."""
     mock.post(OPENAI_URL).respond(200, json={"choices": [{"message": {"content": None}}]})
     reply = OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
     assert reply == Completion("")
@@ -196,6 +204,7 @@ def test_openai_null_content_is_an_empty_analysis(
 
 
 def test_ollama_request_shape_without_key(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    """Ollama needs no key: no Authorization header, no streaming, the spec's settings."""
     route = mock.post(OLLAMA_URL).respond(
         200, json={"message": {"role": "assistant", "content": "ok"}}
     )
@@ -214,6 +223,7 @@ def test_ollama_request_shape_without_key(mock: respx.MockRouter, transport: Htt
 
 
 def test_ollama_context_grows_with_the_log() -> None:
+    """Ollama's context is sized to the whole log, so it never quietly drops the oldest part."""
     big = AnalysisRequest(
         model=ModelRef("ollama", "m"),
         system_prompt="s",
@@ -313,6 +323,7 @@ def test_usage_is_read_from_each_providers_reply(
 def test_garbage_replies_are_api_errors(
     mock: respx.MockRouter, transport: HttpTransport, reply: httpx.Response, message: str
 ) -> None:
+    """HTML, truncated or misshapen replies are API errors (exit 3) saying what is wrong."""
     mock.post(ANTHROPIC_URL).mock(return_value=reply)
     with pytest.raises(ApiError) as caught:
         AnthropicClient(transport, settings()).complete(request())
@@ -322,12 +333,14 @@ def test_garbage_replies_are_api_errors(
 def test_openai_without_choices_is_an_api_error(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
+    """An OpenAI reply without choices is an API error, not an empty analysis."""
     mock.post(OPENAI_URL).respond(200, json={"choices": []})
     with pytest.raises(ApiError, match="no choices"):
         OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
 
 
 def test_ollama_error_body(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    """Ollama's own error message (such as model not found) is shown with the HTTP status."""
     mock.post(OLLAMA_URL).respond(404, json={"error": "model 'nope' not found"})
     with pytest.raises(ApiError) as caught:
         OllamaClient(transport, settings(key="")).complete(request("nope", "ollama"))
@@ -340,6 +353,7 @@ def test_ollama_error_body(mock: respx.MockRouter, transport: HttpTransport) -> 
 def test_auth_error_is_not_retried(
     mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock
 ) -> None:
+    """A rejected key is reported at once in the provider's words: no retries, no waiting."""
     route = mock.post(ANTHROPIC_URL).respond(
         401,
         json={
@@ -361,6 +375,7 @@ def test_auth_error_is_not_retried(
 def test_client_errors_are_never_retried(
     mock: respx.MockRouter, transport: HttpTransport, status: int
 ) -> None:
+    """400, 401, 403, 404 and 422 are sent once: repeating the same request could not succeed."""
     route = mock.post(ANTHROPIC_URL).respond(status, json={"error": {"type": "x", "message": "no"}})
     with pytest.raises(ApiError):
         AnthropicClient(transport, settings()).complete(request())
@@ -371,6 +386,7 @@ def test_client_errors_are_never_retried(
 def test_transient_errors_are_retried_twice_with_backoff(
     mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock, status: int
 ) -> None:
+    """Busy or failing servers (408, 409, 429, 5xx, 529) get two retries, 0.5 s then 1 s apart."""
     route = mock.post(ANTHROPIC_URL).respond(
         status, json={"error": {"type": "overloaded_error", "message": "busy"}}
     )
@@ -383,6 +399,7 @@ def test_transient_errors_are_retried_twice_with_backoff(
 def test_retry_succeeds_after_a_transient_error(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
+    """One 503 does not fail the run: the retry's reply is the analysis."""
     mock.post(ANTHROPIC_URL).mock(
         side_effect=[httpx.Response(503), httpx.Response(200, json=ANTHROPIC_OK)]
     )
@@ -401,6 +418,7 @@ def test_server_retry_delays_are_honoured_up_to_a_minute(
     headers: dict[str, str],
     expected: float,
 ) -> None:
+    """retry-after and retry-after-ms are obeyed; a wait over a minute gets the usual backoff."""
     mock.post(ANTHROPIC_URL).mock(
         side_effect=[httpx.Response(429, headers=headers), httpx.Response(200, json=ANTHROPIC_OK)]
     )
@@ -411,6 +429,7 @@ def test_server_retry_delays_are_honoured_up_to_a_minute(
 def test_x_should_retry_false_stops_retries(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
+    """A server that answers x-should-retry: false is believed: the request is sent once."""
     route = mock.post(ANTHROPIC_URL).respond(500, headers={"x-should-retry": "false"})
     with pytest.raises(ApiError):
         AnthropicClient(transport, settings()).complete(request())
@@ -418,6 +437,7 @@ def test_x_should_retry_false_stops_retries(
 
 
 def test_spend_limit_429_is_not_retried(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    """A 429 for an exhausted quota is reported at once: retrying cannot refill it."""
     route = mock.post(OPENAI_URL).respond(
         429,
         json={
@@ -430,6 +450,7 @@ def test_spend_limit_429_is_not_retried(mock: respx.MockRouter, transport: HttpT
 
 
 def test_connection_refused(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    """A provider that is not running is one line naming it and its URL, after two retries."""
     route = mock.post(OLLAMA_URL).mock(
         side_effect=httpx.ConnectError("[Errno 111] Connection refused")
     )
@@ -443,6 +464,7 @@ def test_connection_refused(mock: respx.MockRouter, transport: HttpTransport) ->
 
 
 def test_timeout(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    """A request that times out says so, with the provider, its URL and the time limit."""
     mock.post(ANTHROPIC_URL).mock(side_effect=httpx.ReadTimeout("timed out"))
     with pytest.raises(ApiError) as caught:
         AnthropicClient(transport, settings()).complete(request())
@@ -452,6 +474,8 @@ def test_timeout(mock: respx.MockRouter, transport: HttpTransport) -> None:
 def test_no_retry_once_the_deadline_would_pass(
     mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock
 ) -> None:
+    """No retry starts that the 120 s deadline would cut short; the last error is reported."""
+
     def slow_failure(_: httpx.Request) -> httpx.Response:
         clock.now += 119.8
         return httpx.Response(503)
@@ -464,6 +488,7 @@ def test_no_retry_once_the_deadline_would_pass(
 
 
 def test_redirects_are_not_followed(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    """A redirect is never followed, so the key and the log never go to another host."""
     route = mock.post(ANTHROPIC_URL).respond(
         307, headers={"location": "https://evil.example/steal"}
     )
@@ -615,6 +640,7 @@ def test_other_bad_requests_are_not_taken_for_too_long(
 def test_the_key_never_appears_in_an_error(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
+    """A key the provider echoes in its error is printed as [redacted], never as itself."""
     mock.post(OPENAI_URL).respond(
         401,
         json={
@@ -630,6 +656,7 @@ def test_the_key_never_appears_in_an_error(
 def test_credentials_in_the_base_url_are_not_printed(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
+    """A password in the base URL is never printed; the URL is still shown without it."""
     mock.post("http://proxy.example/api/chat").mock(side_effect=httpx.ConnectError("refused"))
     with pytest.raises(ApiError) as caught:
         OllamaClient(
@@ -643,6 +670,7 @@ def test_credentials_in_the_base_url_are_not_printed(
 def test_unusable_base_url_is_a_config_error_without_retries(
     transport: HttpTransport, clock: FakeClock, base_url: str
 ) -> None:
+    """A base URL without an http(s) scheme is a config error at once, with no retries."""
     with pytest.raises(ConfigError, match="invalid base URL for ollama"):
         OllamaClient(transport, settings(key="", base_url=base_url)).complete(
             request("m", "ollama")

@@ -37,11 +37,13 @@ def files_in(directory: Path) -> list[str]:
 
 
 def test_trim_entries_file_does_not_exist(tmp_path: Path) -> None:
+    """Trimming a memory file that does not exist removes nothing and creates no file."""
     assert trim_entries(tmp_path / "missing.md", 5) == 0
     assert not (tmp_path / "missing.md").exists()
 
 
 def test_trim_entries_empty_file(tmp_path: Path) -> None:
+    """An empty memory file stays empty, with nothing removed."""
     path = tmp_path / "m.md"
     path.write_bytes(b"")
     assert trim_entries(path, 5) == 0
@@ -49,6 +51,7 @@ def test_trim_entries_empty_file(tmp_path: Path) -> None:
 
 
 def test_trim_entries_keep_n_zero(tmp_path: Path) -> None:
+    """Keeping 0 means no limit: every entry stays."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
     assert trim_entries(path, 0) == 0
@@ -56,6 +59,7 @@ def test_trim_entries_keep_n_zero(tmp_path: Path) -> None:
 
 
 def test_trim_entries_keep_n_negative(tmp_path: Path) -> None:
+    """A negative keep count is refused with the spec's error, and the file is untouched."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
     with pytest.raises(AgentError, match="keepN must be non-negative"):
@@ -64,6 +68,7 @@ def test_trim_entries_keep_n_negative(tmp_path: Path) -> None:
 
 
 def test_trim_entries_entries_within_limit(tmp_path: Path) -> None:
+    """A log under its limit is not rewritten at all: same bytes, same inode."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(3))
     before = os.stat(path)
@@ -73,6 +78,7 @@ def test_trim_entries_entries_within_limit(tmp_path: Path) -> None:
 
 
 def test_trim_entries_entries_equal_to_limit(tmp_path: Path) -> None:
+    """A log exactly at its limit loses nothing."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
     assert trim_entries(path, 5) == 0
@@ -80,6 +86,7 @@ def test_trim_entries_entries_equal_to_limit(tmp_path: Path) -> None:
 
 
 def test_trim_entries_trims_old_entries(tmp_path: Path) -> None:
+    """Over the limit the oldest entries go, the newest N stay in order; no temp file is left."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(10))
     assert trim_entries(path, 3) == 7
@@ -101,6 +108,7 @@ def test_trim_entries_preserves_entry_format(tmp_path: Path) -> None:
 
 
 def test_trim_entries_discards_pre_header_content(tmp_path: Path) -> None:
+    """Text before the first entry is dropped by a trim, as the Go axe's LoadEntries does."""
     path = tmp_path / "m.md"
     path.write_bytes(b"# My agent's memory\nnotes\n\n" + entries(5))
     assert trim_entries(path, 3) == 2
@@ -108,6 +116,7 @@ def test_trim_entries_discards_pre_header_content(tmp_path: Path) -> None:
 
 
 def test_trim_entries_single_entry_keep_one(tmp_path: Path) -> None:
+    """A single entry with keep 1 stays exactly as it is."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(1))
     assert trim_entries(path, 1) == 0
@@ -186,6 +195,7 @@ def test_trim_entries_temp_file_cannot_be_created(tmp_path: Path) -> None:
 
 
 def test_permissions_are_kept(tmp_path: Path) -> None:
+    """The trimmed memory file keeps its permission bits."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(4))
     path.chmod(0o640)
@@ -194,6 +204,7 @@ def test_permissions_are_kept(tmp_path: Path) -> None:
 
 
 def test_symlink_stays_a_link_and_its_target_is_trimmed(tmp_path: Path) -> None:
+    """A symlinked memory file stays a link; its target is what gets trimmed."""
     real = tmp_path / "real.md"
     real.write_bytes(entries(4))
     link = tmp_path / "link.md"
@@ -205,6 +216,7 @@ def test_symlink_stays_a_link_and_its_target_is_trimmed(tmp_path: Path) -> None:
 
 
 def test_memory_path_that_is_a_directory_is_an_agent_error(tmp_path: Path) -> None:
+    """A memory path that is a directory is one line naming it (exit 1), not a crash."""
     (tmp_path / "m.md").mkdir()
     with pytest.raises(AgentError) as caught:
         read_memory(tmp_path / "m.md")
@@ -212,6 +224,7 @@ def test_memory_path_that_is_a_directory_is_an_agent_error(tmp_path: Path) -> No
 
 
 def test_memory_path_that_is_a_fifo_does_not_hang(tmp_path: Path) -> None:
+    """A memory path that is a FIFO is refused as not a regular file instead of blocking gc."""
     fifo = tmp_path / "m.md"
     os.mkfifo(fifo)
     with pytest.raises(AgentError, match="not a regular file"):
@@ -219,6 +232,7 @@ def test_memory_path_that_is_a_fifo_does_not_hang(tmp_path: Path) -> None:
 
 
 def test_file_replaced_since_it_was_read_is_not_trimmed(tmp_path: Path) -> None:
+    """A memory file another program replaced while gc ran is not trimmed; the new one stays."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
     snapshot = read_memory(path)
@@ -231,6 +245,7 @@ def test_file_replaced_since_it_was_read_is_not_trimmed(tmp_path: Path) -> None:
 
 
 def test_file_shrunk_since_it_was_read_is_not_trimmed(tmp_path: Path) -> None:
+    """A memory file that shrank while gc ran is left as it is, not trimmed from a stale read."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
     snapshot = read_memory(path)
@@ -242,6 +257,7 @@ def test_file_shrunk_since_it_was_read_is_not_trimmed(tmp_path: Path) -> None:
 
 
 def test_file_vanished_since_it_was_read(tmp_path: Path) -> None:
+    """A memory file deleted while gc ran is reported in one line, and gc does not recreate it."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
     snapshot = read_memory(path)
@@ -255,6 +271,7 @@ def test_file_vanished_since_it_was_read(tmp_path: Path) -> None:
 
 
 def test_bytes_appended_after_the_read_are_kept(tmp_path: Path) -> None:
+    """Entries appended between gc's read and its trim are kept after the trimmed tail."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
     snapshot = read_memory(path)
@@ -284,6 +301,7 @@ def test_writes_into_the_old_file_after_the_rename_are_carried_over(tmp_path: Pa
 
 
 def test_abandoned_temp_files_are_removed_but_live_ones_kept(tmp_path: Path) -> None:
+    """Temps of dead or hour-old gc runs are removed; a live run's, and other files', are kept."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(3))
     prefix = temp_prefix(path)
@@ -302,6 +320,7 @@ def test_abandoned_temp_files_are_removed_but_live_ones_kept(tmp_path: Path) -> 
 
 
 def test_trim_cleans_up_abandoned_temps_of_the_same_file(tmp_path: Path) -> None:
+    """A trim removes the temp files a killed gc left beside the same memory file."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(3))
     (tmp_path / f"{temp_prefix(path)}999999999-abcd.tmp").write_bytes(b"partial")
@@ -317,11 +336,13 @@ def agent(**memory: object) -> AgentConfig:
 
 
 def test_default_memory_path(tmp_path: Path) -> None:
+    """Memory lives at <data dir>/memory/<agent>.md unless the agent says otherwise."""
     store = FileMemoryStore(lambda: tmp_path)
     assert store.path_for(agent(enabled=True)) == tmp_path / "memory" / "helper.md"
 
 
 def test_custom_memory_path_is_used_as_given(tmp_path: Path) -> None:
+    """An absolute memory.path is used as written."""
     store = FileMemoryStore(lambda: tmp_path / "unused")
     custom = tmp_path / "elsewhere.md"
     assert store.path_for(agent(path=str(custom))) == custom
@@ -330,12 +351,14 @@ def test_custom_memory_path_is_used_as_given(tmp_path: Path) -> None:
 def test_custom_memory_path_with_tilde_is_expanded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A memory.path starting with ~ is taken from the user's home directory."""
     monkeypatch.setenv("HOME", str(tmp_path))
     store = FileMemoryStore(lambda: tmp_path)
     assert store.path_for(agent(path="~/m.md")) == tmp_path / "m.md"
 
 
 def test_relative_memory_path_is_a_config_error(tmp_path: Path) -> None:
+    """A relative memory.path is a config error asking for an absolute path."""
     store = FileMemoryStore(lambda: tmp_path)
     with pytest.raises(ConfigError) as caught:
         store.path_for(agent(path="memory/m.md"))

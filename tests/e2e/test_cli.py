@@ -48,6 +48,7 @@ def lines(text: str) -> list[str]:
 
 
 def test_gc_no_args_no_all(home: AxeHome) -> None:
+    """`axe gc` with neither an agent nor --all is exit 1 with one line saying what is needed."""
     result = run()
     assert (result.exit_code, result.stdout, result.stderr) == (
         1,
@@ -57,6 +58,7 @@ def test_gc_no_args_no_all(home: AxeHome) -> None:
 
 
 def test_gc_all_with_agent_name(home: AxeHome) -> None:
+    """An agent name together with --all is refused: exit 1, one line, nothing run."""
     result = run("myagent", "--all")
     assert (result.exit_code, result.stdout, result.stderr) == (
         1,
@@ -66,6 +68,7 @@ def test_gc_all_with_agent_name(home: AxeHome) -> None:
 
 
 def test_gc_agent_not_found(home: AxeHome) -> None:
+    """An unknown agent is exit 2, naming the file axe looked for."""
     result = run("nonexistent")
     assert result.exit_code == 2
     assert result.stderr == (
@@ -74,6 +77,7 @@ def test_gc_agent_not_found(home: AxeHome) -> None:
 
 
 def test_gc_memory_disabled(home: AxeHome, llm: respx.MockRouter) -> None:
+    """memory.enabled = false: the spec's skip warning on stderr, empty stdout, exit 0."""
     home.add_agent("quiet", enabled=False)
     result = run("quiet")
     assert (result.exit_code, result.stdout) == (0, "")
@@ -81,6 +85,7 @@ def test_gc_memory_disabled(home: AxeHome, llm: respx.MockRouter) -> None:
 
 
 def test_gc_no_memory_file(home: AxeHome, llm: respx.MockRouter) -> None:
+    """An agent with no memory file yet is 'Nothing to do', exit 0, and no request is made."""
     home.add_agent("helper", last_n=3)
     result = run("helper")
     assert (result.exit_code, result.stdout) == (
@@ -91,6 +96,7 @@ def test_gc_no_memory_file(home: AxeHome, llm: respx.MockRouter) -> None:
 
 
 def test_gc_empty_memory_file(home: AxeHome, llm: respx.MockRouter) -> None:
+    """An empty memory file is 'Nothing to do', exit 0, and no request is made."""
     home.add_agent("helper", last_n=3)
     home.write_memory("helper", b"")
     result = run("helper")
@@ -102,6 +108,7 @@ def test_gc_empty_memory_file(home: AxeHome, llm: respx.MockRouter) -> None:
 
 
 def test_gc_analyze_and_trim(home: AxeHome, llm: respx.MockRouter) -> None:
+    """The main path prints the spec's lines exactly, nothing on stderr, and keeps the newest N."""
     home.add_agent("helper", last_n=3)
     home.write_memory("helper", entries(10))
     result = run("helper")
@@ -115,6 +122,7 @@ def test_gc_analyze_and_trim(home: AxeHome, llm: respx.MockRouter) -> None:
 
 
 def test_gc_dry_run(home: AxeHome, llm: respx.MockRouter) -> None:
+    """--dry-run prints the analysis and the dry-run line and leaves the file untouched."""
     home.add_agent("helper", last_n=3)
     home.write_memory("helper", entries(10))
     result = run("helper", "--dry-run")
@@ -125,6 +133,7 @@ def test_gc_dry_run(home: AxeHome, llm: respx.MockRouter) -> None:
 
 
 def test_gc_no_trim_target(home: AxeHome, llm: respx.MockRouter) -> None:
+    """last_n and max_entries both 0: the analysis, then the skip line; nothing is trimmed."""
     home.add_agent("helper", last_n=0, max_entries=0)
     home.write_memory("helper", entries(10))
     result = run("helper")
@@ -137,6 +146,7 @@ def test_gc_no_trim_target(home: AxeHome, llm: respx.MockRouter) -> None:
 
 
 def test_gc_fallback_to_max_entries(home: AxeHome, llm: respx.MockRouter) -> None:
+    """With last_n = 0, max_entries decides how many entries are kept."""
     home.add_agent("helper", last_n=0, max_entries=5)
     home.write_memory("helper", entries(10))
     result = run("helper")
@@ -145,6 +155,7 @@ def test_gc_fallback_to_max_entries(home: AxeHome, llm: respx.MockRouter) -> Non
 
 
 def test_gc_model_override(home: AxeHome, llm: respx.MockRouter) -> None:
+    """--model sends the analysis to the given provider and model instead of the agent's own."""
     home.add_agent("helper", model="anthropic/claude-3", last_n=3)
     home.write_memory("helper", entries(4))
     result = run("helper", "--model", "ollama/llama3")
@@ -156,6 +167,7 @@ def test_gc_model_override(home: AxeHome, llm: respx.MockRouter) -> None:
 def test_gc_llm_error(
     home: AxeHome, llm: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A provider error is exit 3 with its message on stderr, and the memory file is untouched."""
     monkeypatch.setattr("time.sleep", lambda _: None)  # the retries' backoff
     llm["anthropic"].respond(
         500, json={"error": {"type": "api_error", "message": "Internal server error"}}
@@ -169,6 +181,7 @@ def test_gc_llm_error(
 
 
 def test_gc_nothing_to_trim(home: AxeHome, llm: respx.MockRouter) -> None:
+    """A log within its limit ends with the 'No trimming needed' line giving count and limit."""
     home.add_agent("helper", last_n=10)
     home.write_memory("helper", entries(3))
     result = run("helper")
@@ -176,6 +189,7 @@ def test_gc_nothing_to_trim(home: AxeHome, llm: respx.MockRouter) -> None:
 
 
 def test_gc_all_flag_no_memory_agents(home: AxeHome, llm: respx.MockRouter) -> None:
+    """--all with no memory-enabled agent prints the spec's one line and exits 0."""
     home.add_agent("a", enabled=False)
     home.add_agent("b", enabled=False)
     result = run("--all")
@@ -187,6 +201,7 @@ def test_gc_all_flag_no_memory_agents(home: AxeHome, llm: respx.MockRouter) -> N
 
 
 def test_gc_all_flag_multiple_agents(home: AxeHome, llm: respx.MockRouter) -> None:
+    """--all runs each memory-enabled agent under its own header and leaves disabled ones alone."""
     home.add_agent("agent-a", last_n=3)
     home.add_agent("agent-b", enabled=False)
     home.add_agent("agent-c", last_n=3)
@@ -204,6 +219,7 @@ def test_gc_all_flag_multiple_agents(home: AxeHome, llm: respx.MockRouter) -> No
 
 
 def test_gc_all_flag_partial_failure(home: AxeHome, llm: respx.MockRouter) -> None:
+    """Under --all a failing agent is named on stderr, the others are still trimmed, exit 1."""
     home.add_agent("agent-a", last_n=3)
     home.add_agent("agent-b", last_n=3)
     home.write_memory("agent-a", entries(10))
@@ -218,6 +234,7 @@ def test_gc_all_flag_partial_failure(home: AxeHome, llm: respx.MockRouter) -> No
 
 
 def test_gc_all_flag_with_dry_run(home: AxeHome, llm: respx.MockRouter) -> None:
+    """--all --dry-run prints every agent's analysis and trims none of them."""
     for name in ("a", "b"):
         home.add_agent(name, last_n=1)
         home.write_memory(name, entries(4))
@@ -229,6 +246,7 @@ def test_gc_all_flag_with_dry_run(home: AxeHome, llm: respx.MockRouter) -> None:
 
 
 def test_gc_pattern_detection_prompt(home: AxeHome, llm: respx.MockRouter) -> None:
+    """The provider gets the spec's prompt and the whole log, pre-header text and odd bytes too."""
     home.add_agent("helper", last_n=3)
     memory = b"pre-header notes\n" + entries(4) + b"## odd \xff bytes\r\n"
     home.write_memory("helper", memory)
@@ -243,6 +261,7 @@ def test_gc_pattern_detection_prompt(home: AxeHome, llm: respx.MockRouter) -> No
 
 
 def test_invalid_model_is_exit_1_after_the_counts(home: AxeHome) -> None:
+    """An agent's malformed model is exit 1 after Agent:/Entries:, with one stderr line."""
     home.add_agent("helper", model="nonsense", last_n=3)
     home.write_memory("helper", entries(2))
     result = run("helper")
@@ -251,12 +270,14 @@ def test_invalid_model_is_exit_1_after_the_counts(home: AxeHome) -> None:
 
 
 def test_invalid_model_override_is_exit_1(home: AxeHome) -> None:
+    """A --model without a provider/ prefix is exit 1."""
     home.add_agent("helper", last_n=3)
     home.write_memory("helper", entries(2))
     assert run("helper", "--model", "gpt4").exit_code == 1
 
 
 def test_unknown_provider_is_exit_1(home: AxeHome) -> None:
+    """An unknown provider is exit 1 with one line listing the supported ones."""
     home.add_agent("helper", model="mystery/m1", last_n=3)
     home.write_memory("helper", entries(2))
     result = run("helper")
@@ -268,6 +289,7 @@ def test_unknown_provider_is_exit_1(home: AxeHome) -> None:
 
 
 def test_missing_api_key_is_exit_3_and_trims_nothing(home: AxeHome) -> None:
+    """A missing API key is exit 3 naming the variable to set, and nothing is trimmed."""
     home.add_agent("helper", model="openai/gpt-4o", last_n=1)
     home.write_memory("helper", entries(3))
     result = run("helper")
@@ -279,6 +301,7 @@ def test_missing_api_key_is_exit_3_and_trims_nothing(home: AxeHome) -> None:
 
 
 def test_key_from_config_toml_is_used(home: AxeHome) -> None:
+    """A key in config.toml is sent to the provider when no variable is set."""
     home.write_global_config('[providers.anthropic]\napi_key = "from-file"\n')
     home.add_agent("helper", last_n=3)
     home.write_memory("helper", entries(2))
@@ -289,6 +312,7 @@ def test_key_from_config_toml_is_used(home: AxeHome) -> None:
 
 
 def test_malformed_global_config_is_exit_2(home: AxeHome) -> None:
+    """A config.toml that does not parse is exit 2, naming the file."""
     home.write_global_config("[providers.anthropic\n")
     home.add_agent("helper", last_n=3)
     home.write_memory("helper", entries(2))
@@ -299,6 +323,7 @@ def test_malformed_global_config_is_exit_2(home: AxeHome) -> None:
 
 @pytest.mark.parametrize("name", ["../victim", "/etc/passwd", "a/b"])
 def test_hostile_agent_names_are_exit_2_and_touch_nothing(home: AxeHome, name: str) -> None:
+    """Agent names with .., / or an absolute path are exit 2, refused before any file is read."""
     victim = home.root / "victim.md"
     victim.write_bytes(entries(5))
     (home.config / "victim.toml").write_text(
@@ -311,6 +336,7 @@ def test_hostile_agent_names_are_exit_2_and_touch_nothing(home: AxeHome, name: s
 
 
 def test_relative_memory_path_is_exit_2(home: AxeHome) -> None:
+    """A relative memory.path is exit 2, asking for an absolute path."""
     home.add_agent("helper", last_n=1, path="relative/memory.md")
     result = run("helper")
     assert result.exit_code == 2
@@ -318,6 +344,7 @@ def test_relative_memory_path_is_exit_2(home: AxeHome) -> None:
 
 
 def test_custom_memory_path(home: AxeHome, llm: respx.MockRouter) -> None:
+    """An agent's memory.path is the file gc analyses and trims."""
     custom = home.root / "custom.md"
     custom.write_bytes(entries(6))
     home.add_agent("helper", last_n=2, path=str(custom))
@@ -326,6 +353,7 @@ def test_custom_memory_path(home: AxeHome, llm: respx.MockRouter) -> None:
 
 
 def test_agent_identity_is_its_file_name(home: AxeHome, llm: respx.MockRouter) -> None:
+    """An agent is its file name: reviewer.toml is gc'd as reviewer, whatever its name says."""
     (home.config / "agents" / "reviewer.toml").write_text(
         'name = "PR Reviewer"\nmodel = "anthropic/claude-3"\n[memory]\nenabled = true\nlast_n = 1\n'
     )
@@ -336,6 +364,7 @@ def test_agent_identity_is_its_file_name(home: AxeHome, llm: respx.MockRouter) -
 
 
 def test_broken_agent_files_are_skipped_by_all(home: AxeHome, llm: respx.MockRouter) -> None:
+    """Under --all a broken agent file is a warning naming it; the rest still run, exit 0."""
     (home.config / "agents" / "broken.toml").write_text("name = \n")
     home.add_agent("good", last_n=1)
     home.write_memory("good", entries(2))
@@ -345,24 +374,28 @@ def test_broken_agent_files_are_skipped_by_all(home: AxeHome, llm: respx.MockRou
 
 
 def test_no_agents_directory_with_all(home: AxeHome) -> None:
+    """--all without an agents directory reads as no memory-enabled agents, exit 0."""
     (home.config / "agents").rmdir()
     result = run("--all")
     assert (result.exit_code, result.stdout) == (0, "No agents with memory enabled.\n")
 
 
 def test_unknown_option_is_a_one_line_usage_error(home: AxeHome) -> None:
+    """An unknown option is exit 1 with one line pointing at --help."""
     result = run("--bogus")
     assert result.exit_code == 1
     assert lines(result.stderr) == ["No such option '--bogus' (see 'axe gc --help')"]
 
 
 def test_too_many_arguments_is_exit_1(home: AxeHome) -> None:
+    """More than one agent name is exit 1 with one line, not a traceback."""
     result = run("a", "b")
     assert result.exit_code == 1
     assert len(lines(result.stderr)) == 1
 
 
 def test_help_shows_usage_examples_and_exit_codes() -> None:
+    """`axe gc --help` shows usage examples and the exit codes."""
     result = run("--help")
     assert result.exit_code == 0
     assert "axe gc pr-reviewer --dry-run" in result.stdout
@@ -370,6 +403,7 @@ def test_help_shows_usage_examples_and_exit_codes() -> None:
 
 
 def test_version() -> None:
+    """`axe --version` prints the version and exits 0."""
     from axe import __version__
 
     result = CliRunner().invoke(cli, ["--version"])
@@ -377,6 +411,7 @@ def test_version() -> None:
 
 
 def test_builtin_heuristic_needs_no_key_and_no_network(home: AxeHome) -> None:
+    """--model builtin/heuristic analyses and trims with no API key and no request sent."""
     home.add_agent("helper", model="anthropic/claude-3", last_n=2)
     home.write_memory("helper", entries(5))
     with respx.mock() as router:  # any request would fail the test
@@ -388,6 +423,7 @@ def test_builtin_heuristic_needs_no_key_and_no_network(home: AxeHome) -> None:
 
 
 def test_archive_keeps_the_removed_entries(home: AxeHome) -> None:
+    """--archive keeps the removed bytes in <memory file>.archive and trims the memory file."""
     home.add_agent("helper", model="builtin/heuristic", last_n=2)
     home.write_memory("helper", b"notes\n" + entries(5))
     assert run("helper", "--archive").exit_code == 0
@@ -399,6 +435,7 @@ def test_archive_keeps_the_removed_entries(home: AxeHome) -> None:
 def test_api_key_never_printed_even_when_the_server_echoes_it(
     home: AxeHome, llm: respx.MockRouter
 ) -> None:
+    """A key the provider echoes back is never printed, on either stream, for any agent."""
     llm["anthropic"].respond(
         401, json={"error": {"type": "authentication_error", "message": f"bad key {KEY}"}}
     )
@@ -412,6 +449,7 @@ def test_api_key_never_printed_even_when_the_server_echoes_it(
 
 
 def test_empty_agents_directory_with_all(home: AxeHome) -> None:
+    """--all with an empty agents directory says no agent has memory enabled, exit 0."""
     result = run("--all")
     assert (result.exit_code, result.stdout, result.stderr) == (
         0,
@@ -421,6 +459,7 @@ def test_empty_agents_directory_with_all(home: AxeHome) -> None:
 
 
 def test_agent_file_that_is_a_directory_is_exit_2(home: AxeHome) -> None:
+    """An agent file that is a directory is exit 2 with one line saying so."""
     (home.config / "agents" / "odd.toml").mkdir()
     result = run("odd")
     assert result.exit_code == 2
@@ -428,6 +467,7 @@ def test_agent_file_that_is_a_directory_is_exit_2(home: AxeHome) -> None:
 
 
 def test_wrong_types_in_toml_are_exit_2(home: AxeHome) -> None:
+    """A wrongly typed value (last_n = "ten") is exit 2 naming the key and the value as written."""
     (home.config / "agents" / "typo.toml").write_text(
         'name = "t"\nmodel = "x/y"\n[memory]\nenabled = true\nlast_n = "ten"\n'
     )
@@ -437,6 +477,7 @@ def test_wrong_types_in_toml_are_exit_2(home: AxeHome) -> None:
 
 
 def test_truncated_json_from_the_provider_is_exit_3(home: AxeHome, llm: respx.MockRouter) -> None:
+    """A reply cut off mid-JSON is exit 3 saying so, and nothing is trimmed."""
     llm["anthropic"].respond(200, text='{"content": [{"type": "text", "te')
     home.add_agent("helper", last_n=1)
     home.write_memory("helper", entries(3))
@@ -447,6 +488,7 @@ def test_truncated_json_from_the_provider_is_exit_3(home: AxeHome, llm: respx.Mo
 
 
 def test_top_level_help_lists_gc_with_examples() -> None:
+    """`axe --help` lists the gc command and shows examples of it."""
     result = CliRunner().invoke(cli, ["--help"])
     assert result.exit_code == 0
     assert "  gc  Analyze and trim agent memory\n" in result.stdout
@@ -454,6 +496,7 @@ def test_top_level_help_lists_gc_with_examples() -> None:
 
 
 def test_agent_without_memory_table_is_skipped(home: AxeHome) -> None:
+    """An agent file with no [memory] table is skipped with the spec's warning, exit 0."""
     home.add_agent("plain", enabled=None)
     result = run("plain")
     assert (result.exit_code, result.stdout) == (0, "")
@@ -461,6 +504,7 @@ def test_agent_without_memory_table_is_skipped(home: AxeHome) -> None:
 
 
 def test_all_with_archive_archives_every_agent(home: AxeHome) -> None:
+    """--all --archive gives every trimmed agent its own archive of what was removed."""
     for name in ("a", "b"):
         home.add_agent(name, model="builtin/heuristic", last_n=1)
         home.write_memory(name, entries(3))

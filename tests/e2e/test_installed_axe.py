@@ -38,10 +38,12 @@ def axe(
 
 
 def test_the_script_is_installed() -> None:
+    """Installing the package puts an `axe` command beside its Python."""
     assert AXE.exists(), "run `make test`, which installs the package into .venv"
 
 
 def test_full_gc_against_a_loopback_anthropic(home: AxeHome, server: LoopbackLLM) -> None:
+    """The installed axe does a full gc over real HTTP: the spec's stdout, the key sent, a trim."""
     home.add_agent("helper", last_n=3)
     home.write_memory("helper", entries(10))
     done = axe(home, "gc", "helper", ANTHROPIC_API_KEY=KEY, AXE_ANTHROPIC_BASE_URL=server.url)
@@ -57,6 +59,7 @@ def test_full_gc_against_a_loopback_anthropic(home: AxeHome, server: LoopbackLLM
 
 
 def test_all_reuses_one_connection_across_agents(home: AxeHome, server: LoopbackLLM) -> None:
+    """--all sends every agent's request over one keep-alive connection."""
     for name in ("a", "b", "c"):
         home.add_agent(name, model="openai/gpt-4o", last_n=1)
         home.write_memory(name, entries(3))
@@ -70,6 +73,7 @@ def test_all_reuses_one_connection_across_agents(home: AxeHome, server: Loopback
 def test_http_error_is_exit_3_and_the_key_is_never_printed(
     home: AxeHome, server: LoopbackLLM
 ) -> None:
+    """A provider's 401 is exit 3 with one line, the echoed key redacted, and no trim."""
     server.status = 401
     server.raw_reply = (
         f'{{"error": {{"type": "authentication_error", "message": "bad key {KEY}"}}}}'.encode()
@@ -88,6 +92,7 @@ def test_http_error_is_exit_3_and_the_key_is_never_printed(
 def test_server_that_never_answers_times_out_with_exit_3(
     home: AxeHome, server: LoopbackLLM
 ) -> None:
+    """A provider that never answers times out after AXE_HTTP_TIMEOUT: exit 3, no trim."""
     server.hang.set()
     home.add_agent("helper", model="ollama/llama3", last_n=1)
     home.write_memory("helper", entries(3))
@@ -98,6 +103,7 @@ def test_server_that_never_answers_times_out_with_exit_3(
 
 
 def test_refused_connection_is_exit_3(home: AxeHome) -> None:
+    """Nothing listening at the provider's address is exit 3, one line naming the URL."""
     home.add_agent("helper", model="ollama/llama3", last_n=1)
     home.write_memory("helper", entries(3))
     done = axe(home, "gc", "helper", AXE_OLLAMA_BASE_URL="http://127.0.0.1:9")
@@ -106,6 +112,7 @@ def test_refused_connection_is_exit_3(home: AxeHome) -> None:
 
 
 def test_garbage_reply_is_exit_3(home: AxeHome, server: LoopbackLLM) -> None:
+    """An HTML error page instead of JSON is exit 3 with one line saying so."""
     server.raw_reply = b"<html>502 Bad Gateway</html>"
     home.add_agent("helper", model="ollama/llama3", last_n=1)
     home.write_memory("helper", entries(3))
@@ -115,6 +122,7 @@ def test_garbage_reply_is_exit_3(home: AxeHome, server: LoopbackLLM) -> None:
 
 
 def test_errors_are_one_line_without_traceback(home: AxeHome) -> None:
+    """A binary agent file is exit 2 with one stderr line and no traceback."""
     (home.config / "agents" / "bad.toml").write_bytes(b"\xff\xfe\x00binary")
     done = axe(home, "gc", "bad")
     assert done.returncode == 2
@@ -123,6 +131,7 @@ def test_errors_are_one_line_without_traceback(home: AxeHome) -> None:
 
 
 def test_paths_that_need_no_http_never_import_httpx(home: AxeHome) -> None:
+    """A missing agent, disabled memory and --help never load httpx, so cron runs start fast."""
     home.add_agent("quiet", enabled=False)
     for args in (["gc", "missing"], ["gc", "quiet"], ["gc", "--help"]):
         done = subprocess.run(

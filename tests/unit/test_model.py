@@ -29,11 +29,13 @@ from axe.domain.model import (
     ],
 )
 def test_model_splits_at_first_slash(text: str, provider: str, name: str) -> None:
+    """A model splits at its first slash, so Ollama names with slashes and tags work."""
     assert ModelRef.parse(text) == ModelRef(provider, name)
 
 
 @pytest.mark.parametrize("text", ["claude", "/claude", "anthropic/", "", "/"])
 def test_malformed_model_is_an_agent_error(text: str) -> None:
+    """A model without both a provider and a name is the spec's 'invalid model format' error."""
     with pytest.raises(AgentError) as caught:
         ModelRef.parse(text)
     assert str(caught.value) == f'invalid model format "{text}": expected provider/model-name'
@@ -51,6 +53,7 @@ def test_malformed_model_is_an_agent_error(text: str) -> None:
     ],
 )
 def test_invalid_agents_are_config_errors(changes: dict[str, object], problem: str) -> None:
+    """An agent without a name or model, or with out-of-range settings, is a config error."""
     base = {"name": "a", "model": "x/y", "display_name": "A"}
     config = AgentConfig(**{**base, **changes})  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=problem):
@@ -62,12 +65,14 @@ def test_invalid_agents_are_config_errors(changes: dict[str, object], problem: s
     ["../victim", "a/b", "a\\b", "/etc/passwd", "..", ".", "a\0b", "", "~root", "C:x", "a\nb"],
 )
 def test_names_that_could_escape_their_directory_are_refused(name: str) -> None:
+    """Agent names that could leave their directory (/, .., ~, C:, NUL, newline, ...) are refused."""
     with pytest.raises(ConfigError, match="invalid agent name"):
         validate_agent_name(name)
 
 
 @pytest.mark.parametrize("name", ["pr-reviewer", "agent.v2", "日本語", "a b"])
 def test_ordinary_names_are_accepted(name: str) -> None:
+    """Ordinary names (dashes, dots, spaces, non-Latin letters) are accepted as agent names."""
     validate_agent_name(name)
 
 
