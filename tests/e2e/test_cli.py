@@ -323,11 +323,19 @@ def test_malformed_global_config_is_exit_2(home: AxeHome) -> None:
 
 @pytest.mark.parametrize("name", ["../victim", "/etc/passwd", "a/b"])
 def test_hostile_agent_names_are_exit_2_and_touch_nothing(home: AxeHome, name: str) -> None:
-    """Agent names with .., / or an absolute path are exit 2, refused before any file is read."""
-    victim = home.root / "victim.md"
+    """Agent names with .., / or an absolute path are exit 2, refused before any file is read.
+
+    The victim lies exactly where `../victim` would lead: its agent file one level above the
+    agents directory, its memory one level above the memory directory."""
+    victim = home.data / "victim.md"
     victim.write_bytes(entries(5))
     (home.config / "victim.toml").write_text(
         'name = "v"\nmodel = "builtin/heuristic"\n[memory]\nenabled = true\nlast_n = 1\n'
+    )
+    (home.config / "agents" / "a").mkdir()
+    (home.config / "agents" / "a" / "b.toml").write_text(
+        'name = "v"\nmodel = "builtin/heuristic"\n[memory]\nenabled = true\nlast_n = 1\n'
+        f'path = "{victim}"\n'
     )
     result = run(name)
     assert result.exit_code == 2
