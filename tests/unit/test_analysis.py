@@ -261,3 +261,20 @@ def test_with_a_window_known_only_from_refusals_the_analysis_finishes(
 
 def first_number(content: bytes) -> int:
     return int(content[3:8])
+
+
+def test_a_window_too_small_for_the_instructions_fails_in_one_line() -> None:
+    """A model (or cap) whose window cannot hold gc's instructions and a slice of the log is
+    exit 3, saying so and what to do, and nothing is trimmed."""
+    llm = ScriptedLLM(script=Window(200), window=200)
+    result, _, store = run(entries(50), llm)
+    assert (result.status, result.exit_code) == (AgentStatus.FAILED, 3)
+    assert str(result.error).startswith(
+        "the model's context window (200 tokens for input) is too small to hold gc's "
+        "instructions (about "
+    )
+    assert str(result.error).endswith(
+        "use a model with a larger window, or --model builtin/heuristic"
+    )
+    assert llm.requests == []
+    assert store.files["a"] == entries(50)

@@ -74,13 +74,19 @@ class _Sizing:
         if room is None:
             return halve(layout, part)
         if room < _SMALLEST_PART // 4:
-            raise _window_too_small()
+            raise _window_too_small(self.budget)
         pieces = plan_parts(layout, room, part.start, part.end)
         return pieces if pieces != [part] else halve(layout, part)
 
 
-def _window_too_small() -> ApiError:
-    return ApiError("the model's context window is too small to hold gc's instructions")
+def _window_too_small(budget: TokenBudget | None = None) -> ApiError:
+    size = f" ({budget.limit:,} tokens for input)" if budget is not None else ""
+    need = prompt_cost(PATTERN_DETECTION_PROMPT, b"")
+    return ApiError(
+        f"the model's context window{size} is too small to hold gc's instructions (about "
+        f"{need:,} tokens) and a part of the log; use a model with a larger window, or "
+        "--model builtin/heuristic"
+    )
 
 
 class _Slot(Generic[T]):
