@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from axe.adapters.analyst import analyse
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import AgentError
-from axe.domain.heuristic import analyse
 from axe.domain.model import quoted
 
 HEURISTIC_MODEL = "heuristic"
