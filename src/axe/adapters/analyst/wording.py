@@ -179,11 +179,11 @@ class WordBook:
         probes: tuple[int, ...] = (shape,)
         if len(distinct) >= _NEAR_MATCH_WORDS:
             probes += tuple([(shape - fp) & _MASK for fp in distinct])
-        first = next(index for index, fp in enumerate(fingerprints) if fp)
-        kind_word = words[first]
+        kind = next(filter(None, fingerprints))  # the first significant word's
+        kind_word = words[fingerprints.index(kind)]
         if isinstance(kind_word, bytes):
             kind_word = kind_word.decode()
-        return TaskPrint(shape, fingerprints[first], kind_word, probes)
+        return TaskPrint(shape, kind, kind_word, probes)
 
     def _fingerprints(self, words: list[bytes] | list[str]) -> list[int]:
         """Each word's stem fingerprint (0 for a stop word), from the memo where it can."""
