@@ -15,6 +15,7 @@ from attrs import define, field
 from axe.adapters.analyst.counting import FrequentCounter
 from axe.adapters.analyst.reading import (
     NO_TIME,
+    RESULT_LIMIT,
     Parts,
     failure_key,
     failure_line,
@@ -22,9 +23,10 @@ from axe.adapters.analyst.reading import (
     locate,
     moment,
 )
-from axe.adapters.analyst.wording import WordBook, fingerprint
+from axe.adapters.analyst.wording import LINE_MEMO_LIMIT, WordBook, fingerprint
 from axe.domain.entries import entry_starts
 
+_MEMO_RESULT_BYTES = RESULT_LIMIT + 100
 KIND_SHARE = 10  # a kind of task is worth naming from one task in ten
 _KINDS_TRACKED = 32  # at least KIND_SHARE; more spares the counter churn on varied logs
 
@@ -55,6 +57,8 @@ class Columns:
     book: WordBook = field(factory=WordBook)
     shapes: array[int] = field(factory=_fingerprints)
     kinds: array[int] = field(factory=_fingerprints)
+    wordings: array[int] = field(factory=_fingerprints)
+    values: array[int] = field(factory=_fingerprints)
     failures: array[int] = field(factory=_fingerprints)
     probe_ends: array[int] = field(factory=_column)
     probes: array[int] = field(factory=_fingerprints)
@@ -86,6 +90,7 @@ def scan(memory: bytes, book: WordBook | None = None) -> Columns:
         columns.walls.append,
     )
     add_failure = columns.failures.append
+    results = ResultBook()
     for start, end in zip(starts, [*starts[1:], len(memory)][: len(starts)], strict=True):
         parts = locate(memory, start, end)
         add_start(start)
@@ -93,10 +98,32 @@ def scan(memory: bytes, book: WordBook | None = None) -> Columns:
         add_instant(when.instant if when else NO_TIME)
         add_wall(when.wall if when else NO_TIME)
         _add_task(columns, parts)
-        columns.truncated += is_truncated(memory, parts)
-        failure = failure_line(memory, parts)
-        add_failure(fingerprint(failure_key(failure)) if failure else 0)
+        failure, truncated = results.read(memory[parts.result_start : parts.result_end])
+        add_failure(failure)
+        columns.truncated += truncated
     return columns
+
+
+class ResultBook:
+    """Reads results: which failure each reports (a fingerprint, 0 for none) and whether
+    it was cut at the length limit. Remembers recent short results, since many logs say
+    "Done." or the same error a thousand times; long ones would make the memo unbounded."""
+
+    def __init__(self, limit: int = LINE_MEMO_LIMIT) -> None:
+        self._memo: dict[bytes, tuple[int, bool]] = {}
+        self._limit = limit
+
+    def read(self, result: bytes) -> tuple[int, bool]:
+        known = self._memo.get(result)
+        if known is not None:
+            return known
+        failure = failure_line(result)
+        verdict = (fingerprint(failure_key(failure)) if failure else 0, is_truncated(result))
+        if len(result) <= _MEMO_RESULT_BYTES:
+            if len(self._memo) >= self._limit:
+                self._memo.clear()
+            self._memo[result] = verdict
+        return verdict
 
 
 def _add_task(columns: Columns, parts: Parts) -> None:
@@ -106,11 +133,13 @@ def _add_task(columns: Columns, parts: Parts) -> None:
     else:
         task = columns.book.read(columns.memory[parts.task_start : parts.task_end])
     if task is None:
-        columns.shapes.append(0)
-        columns.kinds.append(0)
+        for column in (columns.shapes, columns.kinds, columns.wordings, columns.values):
+            column.append(0)
     else:
         columns.shapes.append(task.shape)
         columns.kinds.append(task.kind)
+        columns.wordings.append(task.wording)
+        columns.values.append(task.values)
         columns.probes.extend(task.probes)
         if task.kind:
             columns.frequent_kinds.add(task.kind, task.kind_word)

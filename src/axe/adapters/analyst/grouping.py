@@ -1,16 +1,15 @@
 """Repeated tasks, recurring failures and the main kinds of task, found in the columns.
 
-Repeated work is found in three steps, each linear in the log:
+Repeated work is found in two passes, each linear in the log:
 
-1. Entries whose task has the same *shape* (same significant words and kinds of value, see
-   :mod:`~axe.adapters.analyst.wording`) are the same task. Which shapes occur twice is
-   learned with :func:`~axe.adapters.analyst.counting.repeated`, so a log of all-different
-   tasks never holds a table of them.
-2. Near-duplicates, shapes whose word sets differ by one word (both having three words or
-   more) or that add one word to a shape, meet through a shared *probe* (a shape with one
-   word left out). Each distinct shape offers its probes once; probes offered by two shapes
-   are found the same bounded way, and only those join shapes, with a union-find.
-3. One more pass gathers, for each group of two runs or more, what the report needs: how
+1. Every entry offers its task's *probes* (see :mod:`~axe.adapters.analyst.wording`): its
+   *shape* (significant words and kinds of value), and, for three words or more, the shape
+   with each word left out. The same shape twice is a repeated task; two shapes that offer
+   the same probe are near-duplicates (one word changed, or one word added), joined with a
+   union-find. A :class:`~axe.adapters.analyst.counting.RepeatFilter` first rules out the
+   probes offered only once, so a log of all-different tasks never holds a table of them,
+   and no two tasks are ever compared with each other.
+2. One more pass gathers, for each group of two runs or more, what the report needs: how
    many runs, the first few and the last in time, the wordings and values seen, whether
    the results agree.
 
@@ -26,8 +25,8 @@ from attrs import define, field, frozen
 
 from axe.adapters.analyst.columns import KIND_SHARE, Columns
 from axe.adapters.analyst.counting import SLOTS_PER_VALUE, RepeatFilter, repeated
-from axe.adapters.analyst.reading import failure_line, label, task_text, text_of
-from axe.adapters.analyst.wording import SLOT_NAMES, kind_name, normalise
+from axe.adapters.analyst.reading import failure_line, label, result_of, task_text, text_of
+from axe.adapters.analyst.wording import SLOT_NAMES, kind_name, normalise, tokenise
 
 CITED_RUNS = 4
 _SHOWN_KINDS = 4
@@ -112,7 +111,7 @@ def recurring_failures(
             tallies.setdefault(key, _Runs()).add_in_file_order(index)
     failures = []
     for tally in tallies.values():
-        message = failure_line(columns.memory, columns.parts(tally.first)) or ""
+        message = failure_line(result_of(columns.memory, columns.parts(tally.first))) or ""
         failures.append((tally.first, Failure(message, tally.citation(columns))))
     failures.sort(key=lambda item: (-item[1].cited.runs, item[1].message, item[0]))
     return [failure for _, failure in failures]
@@ -213,16 +212,13 @@ class _GroupTally:
     results_differ: bool = False
 
     def add(self, columns: Columns, index: int) -> None:
-        memory, parts = columns.memory, columns.parts(index)
         self.runs.add(index, columns.instants[index])
-        variant = columns.book.variant(memory[parts.task_start : parts.task_end])
-        seen = self.wordings.setdefault(variant.wording, [0, index])
+        seen = self.wordings.setdefault(columns.wordings[index], [0, index])
         seen[0] += 1
-        self.values.add(variant.values)
+        self.values.add(columns.values[index])
         if not self.results_differ:
-            self.results_differ = not self._same_result(
-                memory[parts.result_start : parts.result_end].strip()
-            )
+            result = result_of(columns.memory, columns.parts(index)).strip()
+            self.results_differ = not self._same_result(result)
 
     def _same_result(self, result: bytes) -> bool:
         """Whether ``result`` says what the group's first result said (case, spacing and
@@ -242,15 +238,14 @@ class _GroupTally:
             wording=wording,
             wordings=len(self.wordings),
             values=len(self.values),
-            value_kind=_value_kind(columns, -example),
+            value_kind=_value_kind(wording),
             cited=self.runs.citation(columns),
             same_result=not self.results_differ,
             last_failed=columns.failures[self.runs.latest[1]] != 0,
         )
 
 
-def _value_kind(columns: Columns, index: int) -> str:
+def _value_kind(wording: str) -> str:
     """What the values of a task are called in the report: their kind, if they share one."""
-    parts = columns.parts(index)
-    kinds = set(columns.book.variant(columns.memory[parts.task_start : parts.task_end]).value_kinds)
+    kinds = set(tokenise(wording).slot_kinds)
     return SLOT_NAMES[kinds.pop()] if len(kinds) == 1 else "values"

@@ -117,26 +117,22 @@ def moment(memory: bytes, start: int, parts: Parts) -> Moment | None:
     return Moment(wall - offset // _MICROSECOND if offset else wall, wall)
 
 
-def is_truncated(memory: bytes, parts: Parts) -> bool:
-    """Whether the result was cut at ``axe run``'s limit: long, and ending in "..."."""
-    start, end = parts.result_start, parts.result_end
-    if end - start < RESULT_LIMIT or not memory[max(start, end - 16) : end].rstrip().endswith(
-        _ELLIPSIS
-    ):
+def is_truncated(result: bytes) -> bool:
+    """Whether a result was cut at ``axe run``'s limit: long, and ending in "..."."""
+    if len(result) < RESULT_LIMIT or not result[-16:].rstrip().endswith(_ELLIPSIS):
         return False
-    raw = memory[start:end].strip()
+    raw = result.strip()
     if raw.isascii():
         return len(raw) - raw.count(b"\r\n") >= RESULT_LIMIT
     return len(text_of(raw).replace("\r\n", "\n")) >= RESULT_LIMIT
 
 
-def failure_line(memory: bytes, parts: Parts) -> str | None:
-    """The first result line that reports a failure, clipped for quoting; None if none does.
+def failure_line(result: bytes) -> str | None:
+    """The first line of ``result`` that reports a failure, clipped for quoting, if any.
 
     The bytes are searched (ASCII case folded); a hit is confirmed on the decoded line,
     where a word boundary next to a non-ASCII letter is no boundary.
     """
-    result = memory[parts.result_start : parts.result_end]
     lowered = result.lower()
     at = 0
     while (found := _FAILURE_LOWER_BYTES.search(lowered, at)) is not None:
@@ -148,6 +144,10 @@ def failure_line(memory: bytes, parts: Parts) -> str | None:
             return clip(line)
         at = line_end
     return None
+
+
+def result_of(memory: bytes, parts: Parts) -> bytes:
+    return memory[parts.result_start : parts.result_end]
 
 
 def failure_key(line: str) -> str:

@@ -67,7 +67,11 @@ SLOT_NAMES = {
 
 def fingerprint(text: str) -> int:
     """A 64-bit fingerprint of ``text`` that no process, seed or platform changes."""
-    return int.from_bytes(blake2b(text.encode(), digest_size=8).digest(), "little")
+    return _fingerprint_bytes(text.encode())
+
+
+def _fingerprint_bytes(data: bytes) -> int:
+    return int.from_bytes(blake2b(data, digest_size=8).digest(), "little")
 
 
 def normalise(text: str) -> str:
@@ -87,25 +91,20 @@ def stem(word: str) -> str:
 
 
 class TaskPrint(NamedTuple):
-    """What a Task line asks for, as integers.
+    """What a Task line asks for, and how, as integers.
 
     ``shape`` identifies the task; ``kind`` is the fingerprint of its first significant
     word, ``kind_word`` that word as written; ``probes`` are the fingerprints a
-    near-duplicate would share with it (the shape itself first).
+    near-duplicate would share with it (the shape itself first); ``wording`` is how it was
+    put (values folded, stop words kept) and ``values`` which values it named (0: none).
     """
 
     shape: int
     kind: int
     kind_word: str
     probes: tuple[int, ...]
-
-
-class Variant(NamedTuple):
-    """How a task was put: its wording with values folded, and the values it named."""
-
     wording: int
     values: int
-    value_kinds: tuple[str, ...]
 
 
 class Tokens(NamedTuple):
@@ -118,7 +117,7 @@ class Tokens(NamedTuple):
     plain: list[str]
 
 
-_UNREAD = TaskPrint(0, 0, "", ())
+_UNREAD = TaskPrint(0, 0, "", (), 0, 0)
 
 
 class WordBook:
@@ -134,7 +133,6 @@ class WordBook:
         self._words: dict[str | bytes, int] = {}
         self._word_limit = word_limit
         self._lines: dict[bytes, TaskPrint | None] = {}
-        self._variants: dict[bytes, Variant] = {}
         self._line_limit = line_limit
 
     def read(self, raw: bytes) -> TaskPrint | None:
@@ -147,32 +145,19 @@ class WordBook:
         task = self._lines[raw] = self._read(raw)
         return task
 
-    def variant(self, raw: bytes) -> Variant:
-        """How the Task line ``raw`` was worded, and the values it named."""
-        known = self._variants.get(raw)
-        if known is not None:
-            return known
-        if len(self._variants) >= self._line_limit:
-            self._variants.clear()
-        tokens = tokenise(text_of(raw))
-        variant = self._variants[raw] = Variant(
-            wording=fingerprint(" ".join(tokens.folded)),
-            values=fingerprint("\x1f".join(tokens.slot_values)) if tokens.slot_values else 0,
-            value_kinds=tuple(tokens.slot_kinds),
-        )
-        return variant
-
     def _read(self, raw: bytes) -> TaskPrint | None:
-        words: list[bytes] | list[str] | None = _plain_words(raw)
-        tokens = None
-        if words is None:
-            tokens = tokenise(text_of(raw))
-            words = tokens.words
+        plain = _plain_words(raw)
+        tokens = tokenise(text_of(raw)) if plain is None else None
+        words: list[bytes] | list[str] = tokens.words if tokens else plain or []
         fingerprints = self._fingerprints(words)
         distinct = set(fingerprints)
         distinct.discard(0)
+        if plain is not None:
+            wording, values = _fingerprint_bytes(b" ".join(plain).replace(b"'", b"")), 0
+        else:
+            wording, values = _wording_and_values(tokens or tokenise(text_of(raw)))
         if not distinct:
-            return _exact_print(tokens or tokenise(text_of(raw))) if tokens or words else None
+            return _exact_print(tokens or tokenise(text_of(raw)), wording, values)
         kinds = tokens.slot_kinds if tokens else None
         signature = fingerprint(" ".join(sorted(kinds))) if kinds else 0
         shape = (sum(distinct) + signature) & _MASK
@@ -183,7 +168,7 @@ class WordBook:
         kind_word = words[fingerprints.index(kind)]
         if isinstance(kind_word, bytes):
             kind_word = kind_word.decode()
-        return TaskPrint(shape, kind, kind_word, probes)
+        return TaskPrint(shape, kind, kind_word, probes, wording, values)
 
     def _fingerprints(self, words: list[bytes] | list[str]) -> list[int]:
         """Each word's stem fingerprint (0 for a stop word), from the memo where it can."""
@@ -260,8 +245,16 @@ def _is_id(word: str) -> bool:
     return bool(_LONG_NUMBER.search(word)) or len(_DIGIT_RUN.findall(word)) >= _DIGIT_RUNS_OF_AN_ID
 
 
-def _exact_print(tokens: Tokens) -> TaskPrint:
+def _exact_print(tokens: Tokens, wording: int, values: int) -> TaskPrint | None:
     """A task with no significant word ("4411", "the", a quoted question) only matches
-    itself: folding its values would leave nothing that says what was asked."""
+    itself: folding its values would leave nothing that says what was asked. A line of
+    punctuation alone is no task at all."""
+    if not _WORD_ONLY.search(" ".join(tokens.plain)):
+        return None
     exact = fingerprint("=" + " ".join(tokens.plain))
-    return TaskPrint(shape=exact, kind=0, kind_word="", probes=(exact,))
+    return TaskPrint(exact, 0, "", (exact,), wording, values)
+
+
+def _wording_and_values(tokens: Tokens) -> tuple[int, int]:
+    values = fingerprint("\x1f".join(tokens.slot_values)) if tokens.slot_values else 0
+    return fingerprint(" ".join(tokens.folded)), values
