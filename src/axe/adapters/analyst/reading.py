@@ -23,8 +23,7 @@ NO_TIME = (1 << 63) - 1  # sorts after every real instant
 _TASK = b"\n**Task:**"
 _RESULT = b"\n**Result:**"
 _ELLIPSIS = b"..."
-_EPOCH_ORDINAL = datetime(1970, 1, 1, tzinfo=UTC).toordinal()
-_SECONDS_A_DAY = 24 * 60 * 60
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _STRAY_BYTES = {
     0xDC00 + byte: bytes([byte]).decode("cp1252", "replace") for byte in range(128, 256)
@@ -110,11 +109,13 @@ def moment(memory: bytes, start: int, parts: Parts) -> Moment | None:
         when = datetime.fromisoformat(words[0].decode("ascii"))
     except (UnicodeDecodeError, ValueError):
         return None
-    seconds = (when.toordinal() - _EPOCH_ORDINAL) * _SECONDS_A_DAY
-    seconds += when.hour * 3600 + when.minute * 60 + when.second
-    wall = seconds * 1_000_000 + when.microsecond
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    instant = (when - _EPOCH) // _MICROSECOND
+    if when.tzinfo is UTC:  # nearly every log: skip the offset
+        return Moment(instant, instant)
     offset = when.utcoffset()
-    return Moment(wall - offset // _MICROSECOND if offset else wall, wall)
+    return Moment(instant, instant + offset // _MICROSECOND if offset else instant)
 
 
 def is_truncated(result: bytes) -> bool:
