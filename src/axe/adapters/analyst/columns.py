@@ -1,8 +1,9 @@
 """One pass over the log that leaves a few integers per entry, in typed arrays.
 
 Every later question (what repeats, what fails again, when runs happened) is answered from
-these columns, and the entry's own bytes are read again only for the handful of entries a
-report quotes. An entry costs about a dozen 8-byte integers, whatever its text.
+these columns; an entry's bytes are read again only when it turns out to matter (a run of a
+repeated task, whose result is compared until the results differ, or an entry the report
+quotes). An entry costs about a dozen 8-byte integers, whatever its text.
 """
 
 from __future__ import annotations
