@@ -62,6 +62,9 @@ class Sample:
     exit_code: int
 
 
+Goal = tuple[str, float, float, str]  # name, measured, target (at most), unit
+
+
 @frozen
 class Figure:
     label: str
@@ -105,15 +108,16 @@ def measure(
     *,
     before_each: Callable[[], None] = lambda: None,
     expect_exit: int = 0,
+    warm_up: bool = True,
 ) -> Figure:
     samples = []
-    for _ in range(runs + 1):  # the first run warms caches and is discarded
+    for _ in range(runs + warm_up):  # the first run warms caches and is discarded
         before_each()
         samples.append(run_once(command, env))
     for sample in samples:
         if sample.exit_code != expect_exit:
             sys.exit(f"bench: {label}: exit code {sample.exit_code}, expected {expect_exit}")
-    kept = samples[1:] if runs > 1 else samples
+    kept = samples[1:] if runs > 1 and warm_up else samples
     return Figure(
         label,
         statistics.median(s.seconds for s in kept),
@@ -194,6 +198,84 @@ def analyst_log(count: int) -> bytes:
     return "".join(parts).encode()
 
 
+_CONSONANTS = "bdfgklmnprstvz"
+_VOWELS = "aeiou"
+_VERBS = ["Summarise", "Review", "Draft", "Explain", "Compare", "Translate"]
+_VERBS += ["Check", "Plan", "Find", "Outline", "Estimate", "List"]
+_POOL = 128  # words per slot of a task; 128**3 tasks before any repeats
+
+
+def _made_up_words(count: int) -> list[str]:
+    """Distinct pronounceable words ("vuzoli"), none of them an English stop word."""
+    words: list[str] = []
+    seen: set[str] = set()
+    state = 1
+    while len(words) < count:
+        state = (state * 1103515245 + 12345) % 2**31
+        c = [_CONSONANTS[(state >> shift) % 14] for shift in (3, 10, 17)]
+        v = [_VOWELS[(state >> shift) % 5] for shift in (7, 14)]
+        word = c[0] + v[0] + c[1] + v[1] + c[2] + "ia"[state >> 21 & 1]
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
+
+
+def distinct_entry(index: int, pools: list[list[str]]) -> bytes:
+    """Entry ``index`` of a log whose tasks and results are all different.
+
+    Each task names one word from each of four pools, the fourth a checksum of the other
+    three, so any two tasks differ in at least two words: no two are even near-duplicates.
+    """
+    a, b, c = index % _POOL, index // _POOL % _POOL, index // _POOL**2 % _POOL
+    d = (a + b + c) % _POOL
+    e, f, g = (a * 5 + 1) % _POOL, (b * 3 + 2) % _POOL, (c * 7 + 3) % _POOL
+    h = (e + f + g) % _POOL
+    minute = index * 7
+    stamp = (
+        f"2026-{1 + minute // 40320 % 12:02d}-{1 + minute // 1440 % 28:02d}"
+        f"T{minute // 60 % 24:02d}:{minute % 60:02d}:00Z"
+    )
+    task = f"{_VERBS[index % 12]} the {pools[0][a]} {pools[1][b]} about {pools[2][c]}"
+    task += f" for {pools[3][d]}"
+    if index % 20 == 7:
+        result = (
+            f"Error: {pools[4][e]} failed while reading {pools[5][f]} {pools[6][g]} from "
+            f"{pools[7][h]}; nothing was written and the {pools[4][f]} stays as it was."
+        )
+    else:
+        result = (
+            f"Wrote {pools[4][e]} notes on {pools[5][f]} and {pools[6][g]}; the {pools[7][h]} "
+            f"section needs {pools[4][g]} {pools[5][h]} before it can go to {pools[6][e]} and "
+            f"{pools[7][f]} next week."
+        )
+    return f"## {stamp}\n**Task:** {task}\n**Result:** {result}\n\n".encode()
+
+
+def write_distinct_log(path: Path, count: int) -> None:
+    """A log as `axe run` leaves it when every task is new (about 225 bytes an entry)."""
+    words = _made_up_words(8 * _POOL)
+    pools = [words[i * _POOL : (i + 1) * _POOL] for i in range(8)]
+    with path.open("wb") as out:
+        for start in range(0, count, 10_000):
+            out.write(
+                b"".join(distinct_entry(i, pools) for i in range(start, min(count, start + 10_000)))
+            )
+
+
+def write_one_task_many_ids_log(path: Path, count: int) -> None:
+    """Every run the same job on another id ("Review PR #4411"), with its own result."""
+    with path.open("wb") as out:
+        for index in range(count):
+            day, minute = divmod(index, 1440)
+            hour, minute = divmod(minute, 60)
+            stamp = f"2026-{1 + day // 28 % 12:02d}-{1 + day % 28:02d}T{hour:02d}:{minute:02d}:00Z"
+            out.write(
+                f"## {stamp}\n**Task:** Review PR #{index}\n"
+                f"**Result:** Reviewed change {index}: {index % 7} comments.\n\n".encode()
+            )
+
+
 def agent_toml(name: str, *, last_n: int, enabled: bool = True) -> str:
     return (
         f'name = "{name}"\nmodel = "openai/gpt-4o"\n[memory]\n'
@@ -266,6 +348,64 @@ def via_proxy(env: dict[str, str], url: str, proxy: LoopbackProxy) -> dict[str, 
     return {**env, "AXE_OPENAI_BASE_URL": f"http://{LLM_HOST}:{port}", "HTTP_PROXY": proxy.url}
 
 
+@frozen
+class Scenario:
+    """One offline analysis: how many entries, how big the log, what it cost."""
+
+    entries: int
+    log_bytes: int
+    figure: Figure
+
+    def line(self) -> str:
+        return (
+            f"{row(self.figure)} peak RSS {self.log_bytes / MIB:7.1f} MiB log "
+            f"{self.figure.peak_kib * 1024 / self.log_bytes:5.2f}x log "
+            f"{self.figure.seconds / self.entries * 1e6:6.1f} us/entry"
+        )
+
+
+def offline_analysis(space: Workspace, *, runs: int, smoke: bool) -> list[Goal]:
+    """`--model builtin/heuristic` on a log whose tasks repeat, logs whose every task is
+    different at three sizes (time and memory must grow linearly), and one job run on
+    many ids. Prints the figures and returns the goals (issues 4 and 12)."""
+    offline = [AXE, "gc", "--dry-run", "--model", "builtin/heuristic"]
+    few = max(1, runs - 4)
+
+    def scenario(name: str, label: str, entries: int, *, largest: bool = False) -> Scenario:
+        figure = measure(
+            label, [*offline, name], space.env, 1 if largest else few, warm_up=not largest
+        )
+        return Scenario(entries, (space.memory / f"{name}.md").stat().st_size, figure)
+
+    repeated_entries = 2_000 if smoke else 100_000
+    space.agent("diary", analyst_log(repeated_entries), last_n=0)
+    repeated = scenario("diary", f"repeated tasks, {repeated_entries:,}", repeated_entries)
+    sizes = (100, 1_000, 10_000) if smoke else (10_000, 100_000, 1_000_000)
+    distinct = []
+    for count in sizes:
+        space.agent(f"distinct-{count}", None, last_n=0)
+        write_distinct_log(space.memory / f"distinct-{count}.md", count)
+        label = f"distinct tasks, {count:,}"
+        distinct.append(scenario(f"distinct-{count}", label, count, largest=count == sizes[-1]))
+        (space.memory / f"distinct-{count}.md").unlink()
+    templated_entries = sizes[1]
+    space.agent("one-task", None, last_n=0)
+    write_one_task_many_ids_log(space.memory / "one-task.md", templated_entries)
+    templated = scenario("one-task", f"one task, {templated_entries:,} ids", templated_entries)
+
+    print("\noffline analysis (builtin/heuristic)")
+    for figure in (repeated, *distinct, templated):
+        print(figure.line())
+    middle, largest = distinct[1], distinct[2]
+    growth = (largest.figure.seconds / middle.figure.seconds) / (largest.entries / middle.entries)
+    return [
+        ("offline, repeated tasks", repeated.figure.seconds, 2.0, f"s, {repeated.entries:,}"),
+        ("offline, distinct tasks", middle.figure.seconds, 3.0, f"s, {middle.entries:,}"),
+        ("  peak RSS", middle.figure.peak_kib * 1024 / middle.log_bytes, 5.0, "x log size"),
+        ("  10x entries", growth, 1.25, "x 10x the time"),
+    ]
+
+
 def report(
     root: Path,
     url: str,
@@ -286,9 +426,6 @@ def report(
     space.agent("big", None, last_n=100)
     big_path = space.memory / "big.md"
     small_pristine = (space.memory / "small.md").read_bytes()
-
-    analyst_entries = 2_000 if smoke else 100_000
-    space.agent("diary", analyst_log(analyst_entries), last_n=0)
 
     fleet_space = Workspace(root / "fleet", url)
     one_space = Workspace(root / "one", url)
@@ -338,12 +475,6 @@ def report(
         max(1, runs - 2),
         before_each=restore_big,
     )
-    analyst = measure(
-        f"offline analysis, {analyst_entries:,}",
-        [AXE, "gc", "diary", "--dry-run", "--model", "builtin/heuristic"],
-        env,
-        max(1, runs - 4),
-    )
     one = measure(
         "gc --all, 1 agent", [AXE, "gc", "--all"], one_space.env, runs, before_each=restore_fleet
     )
@@ -380,10 +511,11 @@ def report(
     for figure in (import_floor, http_floor, request_floor, cp_floor):
         print(row(figure))
     print("\naxe")
-    for figure in (missing, help_page, disabled, small, big_run, analyst, one, many):
+    for figure in (missing, help_page, disabled, small, big_run, one, many):
         print(row(figure) + " peak RSS")
     for figure in (small_proxied, one_proxied, many_proxied):
         print(row(figure) + " peak RSS")
+    offline_goals = offline_analysis(space, runs=runs, smoke=smoke)
 
     per_agent_ms = (many.seconds - one.seconds) / max(1, fleet - 1) * 1000
     per_agent_proxied_ms = (many_proxied.seconds - one_proxied.seconds) / max(1, fleet - 1) * 1000
@@ -400,8 +532,12 @@ def report(
         ("big log, peak RSS", big_run.peak_kib * 1024 / big_size, 2.5, "x file size"),
         ("--all, per extra agent", per_agent_ms, 2.0, "ms"),
         ("  (via a loopback proxy)", per_agent_proxied_ms, 2.0, "ms"),
-        ("offline analysis", analyst.seconds, 2.0, f"s, {analyst_entries:,} entries"),
+        *offline_goals,
     ]
+    print_goals(goals, no_http=no_http)
+
+
+def print_goals(goals: list[Goal], *, no_http: bool) -> None:
     print("\ngoals")
     for name, value, target, unit in goals:
         verdict = "met" if value <= target else "NOT MET"

@@ -29,19 +29,12 @@ settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
-# TEMPORARY EXEMPTION from the docstring check, until another branch replaces this file.
-# Delete this set (and its one use in _undocumented_tests) when test_heuristic.py is gone.
-_UNDOCUMENTED_FILES_ALLOWED = frozenset({"tests/unit/test_heuristic.py"})
-
-
 def _undocumented_tests(items: list[pytest.Item]) -> list[str]:
     """The node ids (parameters left off, each test once) of test functions without a
     docstring, in collection order."""
     missing: dict[str, None] = {}
     for item in items:
         if not isinstance(item, pytest.Function):
-            continue
-        if item.nodeid.split("::", 1)[0] in _UNDOCUMENTED_FILES_ALLOWED:
             continue
         if not (item.function.__doc__ or "").strip():
             parent = item.parent.nodeid if item.parent is not None else ""

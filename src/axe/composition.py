@@ -96,7 +96,7 @@ class _LazyAdapters:
         """The offline analyst needs no key, but a broken ``config.toml`` is reported all the
         same: the same file gives the same answer whichever model is asked."""
         self.global_config.check()
-        from axe.adapters.builtin import HeuristicAnalyst  # noqa: PLC0415
+        from axe.adapters.analyst.client import HeuristicAnalyst  # noqa: PLC0415
 
         return HeuristicAnalyst()
 
@@ -241,7 +241,7 @@ def _check_model(llm: LLMClient, model: ModelRef) -> None:
     if isinstance(llm, ProviderRouter):
         llm.check(model.provider)
     if model.provider == BUILTIN_PROVIDER:
-        from axe.adapters.builtin import check_model_name  # noqa: PLC0415
+        from axe.adapters.analyst.client import check_model_name  # noqa: PLC0415
 
         check_model_name(model.name)
 

@@ -252,27 +252,43 @@ class LogAnalysis:
                     slot = running.pop(future)
                     if future.cancelled():
                         continue
-                    self._requests += 1
-                    try:
-                        slot.completion = future.result()
-                    except PromptTooLargeError as refusal:
-                        if not failures:
-                            pieces = refused(slot, refusal)
-                            at = slots.index(slot)
-                            slots[at : at + 1] = pieces
-                            running.update((send(piece), piece) for piece in pieces)
-                        continue
-                    except AxeError as error:
-                        failures.append((slot, error))
+                    pieces = self._settle(future, slot, slots, refused, failures)
+                    running.update((send(piece), piece) for piece in pieces)
+                    if failures:
                         for waiting in running:
                             waiting.cancel()  # only those not yet started are cancelled
-                        continue
-                    self._usages.append(slot.completion.usage)
-                    answered(sum(s.completion is not None for s in slots), len(slots))
+                    elif slot.completion is not None:
+                        answered(sum(s.completion is not None for s in slots), len(slots))
                 self._stop.check()
         if failures:
             first, cause = min(failures, key=lambda failure: slots.index(failure[0]))
             raise failed(cause, slots.index(first) + 1, len(slots)) from cause
+
+    def _settle(
+        self,
+        future: Future[Completion],
+        slot: _Slot[T],
+        slots: list[_Slot[T]],
+        refused: Callable[[_Slot[T], PromptTooLargeError], list[_Slot[T]]],
+        failures: list[tuple[_Slot[T], AxeError]],
+    ) -> list[_Slot[T]]:
+        """Take one finished request's outcome into ``slot``; returns the slots that now
+        need sending (the pieces a refused slot was replaced by, in place)."""
+        self._requests += 1
+        try:
+            slot.completion = future.result()
+        except PromptTooLargeError as refusal:
+            if failures:
+                return []  # the batch is failing: nothing more is sent
+            pieces = refused(slot, refusal)
+            at = slots.index(slot)
+            slots[at : at + 1] = pieces
+            return pieces
+        except AxeError as error:
+            failures.append((slot, error))
+            return []
+        self._usages.append(slot.completion.usage)
+        return []
 
     def _send(self, request: AnalysisRequest) -> Completion:
         self._requests += 1

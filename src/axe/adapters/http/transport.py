@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from attrs import field, frozen
+
 from axe.adapters.http.body import JsonBody
 from axe.adapters.http.pauses import SharedPauses
 from axe.adapters.http.refusals import too_long
@@ -106,48 +108,56 @@ class HttpTransport:
         provider: str,
         reply_tokens: int,
     ) -> Any:
-        import httpx  # noqa: PLC0415  (imported only when a request is made)
-
         deadline = self._clock() + self._timeout
         proxy = self._proxy_routes().proxy_for(url)
-        where = _where(provider, url, proxy)
-        paused_as = f"{provider} {urlsplit(url).netloc}"
+        call = _Call(url, provider, _where(provider, url, proxy), proxy, reply_tokens)
         retry = 0
         while True:  # a retry starts only while time remains (checked before sleeping)
-            if not self._pauses.wait(paused_as, deadline=deadline):
-                raise ApiError(f"{where} asked to slow down past the {self._timeout:g}s limit")
-            remaining = deadline - self._clock()
-            try:
-                status, reply_headers, raw = self._attempt(url, headers, body, remaining, deadline)
-            except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
-                raise ConfigError(
-                    f"invalid base URL for {provider} ({display_url(url)}): {_one_line(str(error))}"
-                ) from None
-            except _DeadlineError:
-                failure: ApiError = ApiError(
-                    f"request to {where} timed out after {self._timeout:g}s"
-                )
-                retryable, reply_headers = True, {}
-            except httpx.TransportError as error:
-                failure = ApiError(f"cannot reach {where}: {_transport_reason(error, proxy)}")
-                retryable, reply_headers = _may_pass_on_retry(error), {}
-            else:
-                if 200 <= status < 300:
-                    return _decode_reply(raw, provider)
-                failure = _http_failure(status, reply_headers, raw, provider, reply_tokens)
-                retryable = status >= 400 and self._retry.should_retry(
-                    status, reply_headers, raw.decode("utf-8", "replace")
-                )
-                server_pause = self._retry.server_delay(reply_headers)
-                if status == _RATE_LIMITED and server_pause is not None:
-                    self._pauses.hold(paused_as, server_pause)
-            if not retryable or retry >= self._retry.max_retries or self._closed:
-                raise failure
-            pause = self._retry.delay(retry, reply_headers)
+            if not self._pauses.wait(call.paused_as, deadline=deadline):
+                raise ApiError(f"{call.where} asked to slow down past the {self._timeout:g}s limit")
+            outcome = self._try_once(call, headers, body, deadline)
+            if not isinstance(outcome, _Failed):
+                return outcome
+            if not outcome.retryable or retry >= self._retry.max_retries or self._closed:
+                raise outcome.error
+            pause = self._retry.delay(retry, outcome.headers)
             if self._clock() + pause >= deadline:
-                raise failure
+                raise outcome.error
             self._sleep(pause)
             retry += 1
+
+    def _try_once(
+        self, call: _Call, headers: Mapping[str, str], body: JsonBody, deadline: float
+    ) -> Any:
+        """One attempt: the decoded reply, or a :class:`_Failed` saying whether to retry.
+        A 429's server-given pause is shared with every worker of that provider."""
+        import httpx  # noqa: PLC0415  (imported only when a request is made)
+
+        remaining = deadline - self._clock()
+        try:
+            status, reply_headers, raw = self._attempt(call.url, headers, body, remaining, deadline)
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
+            raise ConfigError(
+                f"invalid base URL for {call.provider} ({display_url(call.url)}): "
+                f"{_one_line(str(error))}"
+            ) from None
+        except _DeadlineError:
+            return _Failed(ApiError(f"request to {call.where} timed out after {self._timeout:g}s"))
+        except httpx.TransportError as error:
+            reason = _transport_reason(error, call.proxy)
+            return _Failed(
+                ApiError(f"cannot reach {call.where}: {reason}"), _may_pass_on_retry(error)
+            )
+        if 200 <= status < 300:
+            return _decode_reply(raw, call.provider)
+        server_pause = self._retry.server_delay(reply_headers)
+        if status == _RATE_LIMITED and server_pause is not None:
+            self._pauses.hold(call.paused_as, server_pause)
+        retryable = status >= 400 and self._retry.should_retry(
+            status, reply_headers, raw.decode("utf-8", "replace")
+        )
+        failure = _http_failure(status, reply_headers, raw, call.provider, call.reply_tokens)
+        return _Failed(failure, retryable, reply_headers)
 
     def _attempt(
         self,
@@ -229,6 +239,30 @@ class HttpTransport:
         for secret in self._proxies.secrets if self._proxies else ():
             text = redact(text, secret)
         return text
+
+
+@frozen
+class _Call:
+    """What one ``post_json`` is about, for its messages and its shared pause."""
+
+    url: str
+    provider: str
+    where: str
+    proxy: EnvironmentProxy | None
+    reply_tokens: int
+
+    @property
+    def paused_as(self) -> str:
+        return f"{self.provider} {urlsplit(self.url).netloc}"
+
+
+@frozen
+class _Failed:
+    """An attempt that failed: the error to raise, and whether another try may pass."""
+
+    error: ApiError
+    retryable: bool = True
+    headers: Mapping[str, str] = field(factory=dict)
 
 
 class _DeadlineError(Exception):

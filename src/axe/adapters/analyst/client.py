@@ -1,10 +1,11 @@
-"""The offline analyst: ``--model builtin/heuristic``; no key, no network, no request."""
+"""The offline analyst as an ``LLMClient``: ``--model builtin/heuristic``; no key, no
+network, no request, no window (a log of any size is read whole, never split)."""
 
 from __future__ import annotations
 
+from axe.adapters.analyst import analyse
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import AgentError
-from axe.domain.heuristic import analyse
 from axe.domain.model import quoted
 from axe.domain.results import Completion
 
