@@ -49,3 +49,26 @@ def test_the_embedding_test_example_passes_on_the_testing_kit(
     capsys.readouterr()
     run(test, namespace)
     namespace["test_the_page_shows_the_entry_count_then_the_model"]()
+
+
+def test_the_offline_sample_in_the_readme_is_what_axe_prints(home: AxeHome) -> None:
+    """The README shows the built-in analyst's report as it really looks: the demo's log,
+    analysed now, prints exactly the sample's lines."""
+    import sys
+
+    from click.testing import CliRunner
+
+    from axe.cli import cli
+
+    sys.path.insert(0, str(README.parent / "scripts"))
+    import demo
+
+    (home.config / "agents" / f"{demo.AGENT}.toml").write_text(demo.AGENT_TOML)
+    home.write_memory(demo.AGENT, demo.sample_log())
+    section = README.read_text().split("`make demo`'s, verbatim", 1)[1]
+    sample = re.search(r"```\n(.*?)```", section, re.DOTALL)
+    assert sample, "the README shows the offline sample"
+    command, _, printed = sample.group(1).partition("\n")
+    assert command == f"$ axe gc {demo.AGENT} --model builtin/heuristic"
+    result = CliRunner().invoke(cli, command.split()[2:], catch_exceptions=False)
+    assert result.stdout == printed
