@@ -10,8 +10,6 @@ signals and exit code are the Go axe's own. Without one, one line says what to i
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import NoReturn
@@ -31,6 +29,8 @@ def foreign_command(arguments: Sequence[str], known: Collection[str]) -> str | N
 def next_axe(environ: Mapping[str, str], this: str | None) -> str | None:
     """The first ``axe`` on PATH that is neither this program nor another install of this
     project."""
+    import shutil  # noqa: PLC0415  (only when a command is handed off: start-up matters)
+
     if environ.get(_HANDED_OFF):
         return None
     here = os.path.realpath(this) if this else None
@@ -56,6 +56,8 @@ def hand_off(program: str, arguments: Sequence[str], environ: Mapping[str, str])
     env = {**environ, _HANDED_OFF: "1"}
     sys.stdout.flush()
     if sys.platform == "win32":
+        import subprocess  # noqa: PLC0415
+
         # The program is the `axe` the user's own PATH names: what typing `axe` would run.
         run = subprocess.run([program, *arguments], env=env, check=False)  # noqa: S603
         sys.exit(run.returncode)

@@ -6,7 +6,6 @@ name the command was run by, and its usage hint names that command's own help.
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from typing import Any, NoReturn
@@ -66,6 +65,8 @@ class AxeCommand(OneLineErrors, click.Command):
 def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOption:
     """click suggests any option within a 0.6 similarity ratio, which pairs '--bogus' with
     '--jobs'; only near-misses such as '--dryrun' for '--dry-run' help the reader."""
+    import difflib  # noqa: PLC0415  (only for a mistyped option)
+
     close = [
         option
         for option in error.possibilities or []

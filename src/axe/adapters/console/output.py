@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable
 from typing import BinaryIO
 
-from axe.adapters.console.json_lines import result_line
 from axe.adapters.console.lines import Line, Stream, TextLines
 from axe.adapters.console.status import StatusLine
 from axe.domain.events import (
@@ -81,6 +80,8 @@ class ConsoleOutput:
             return lines
         lines = [line for line in lines if line.stream is Stream.ERR]
         if isinstance(event, AgentFinished):
+            from axe.adapters.console.json_lines import result_line  # noqa: PLC0415  (--json)
+
             lines.append(Line(Stream.OUT, result_line(event.result)))
         return lines
 

@@ -10,10 +10,7 @@ hooks here accept only the TOML type that was meant, and integers only within TO
 
 from __future__ import annotations
 
-import ast
-import datetime
 import functools
-import json
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -58,7 +55,9 @@ def _require(value: Any, kind: type[Any], expected: str) -> None:
 
 
 def _describe(value: Any) -> str:
-    """``value`` as it is written in TOML."""
+    """``value`` as it is written in TOML (only ever needed for an error message)."""
+    import datetime  # noqa: PLC0415  (error paths only: start-up matters)
+    import json  # noqa: PLC0415
     if isinstance(value, Mapping):
         return "a table"
     if isinstance(value, list):
@@ -168,6 +167,8 @@ _PATH_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\
 def _toml_path(where: str) -> str:
     """cattrs' ``.memory.last_n`` or ``.providers['openai'].base_url`` as TOML writes the
     key: ``memory.last_n``, ``providers.openai.base_url``, ``files[2]``."""
+    import ast  # noqa: PLC0415  (error paths only: start-up matters)
+    import json  # noqa: PLC0415
     path = ""
     for attribute, index, key in _PATH_STEP.findall(where):
         if index:
