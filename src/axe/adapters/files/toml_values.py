@@ -58,6 +58,7 @@ def _describe(value: Any) -> str:
     """``value`` as it is written in TOML (only ever needed for an error message)."""
     import datetime  # noqa: PLC0415  (error paths only: start-up matters)
     import json  # noqa: PLC0415
+
     if isinstance(value, Mapping):
         return "a table"
     if isinstance(value, list):
@@ -169,6 +170,7 @@ def _toml_path(where: str) -> str:
     key: ``memory.last_n``, ``providers.openai.base_url``, ``files[2]``."""
     import ast  # noqa: PLC0415  (error paths only: start-up matters)
     import json  # noqa: PLC0415
+
     path = ""
     for attribute, index, key in _PATH_STEP.findall(where):
         if index:
