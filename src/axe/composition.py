@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, BinaryIO, Final
 from axe import __version__
 from axe.adapters.console import ConsoleOutput
 from axe.adapters.files.agents import TomlAgentRepository
-from axe.adapters.files.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
-from axe.adapters.files.memory import FileMemoryStore
+from axe.adapters.files.lock import DEFAULT_LOCK_TIMEOUT, HELD_SIDECARS, MemoryFileLocks
+from axe.adapters.files.memory import TRIMS_UNDER_WAY, FileMemoryStore
 from axe.adapters.files.paths import config_dir, data_dir
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import LLMClient, Output
@@ -233,6 +233,14 @@ def run_gc(
         if agent is None:
             return collect_all_garbage(options, ports)
         return collect_garbage(agent, options, ports)
+
+
+def settle_interrupted_run(timeout: float = 10.0) -> None:
+    """After Ctrl-C, before the process ends without waiting for its worker threads: let
+    trims under way finish (at most ``timeout`` seconds), so none is cut short, and remove
+    the lock sidecars this process holds, so none is left behind."""
+    TRIMS_UNDER_WAY.wait_until_none(timeout)
+    HELD_SIDECARS.remove_all()
 
 
 def _check_model(llm: LLMClient, model: ModelRef) -> None:

@@ -31,9 +31,9 @@ def server() -> Iterator[LoopbackLLM]:
         yield llm
 
 
-def start(home: AxeHome, server: LoopbackLLM, agent: str, *args: str, **env: str):
+def start(home: AxeHome, server: LoopbackLLM, *args: str, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [AXE, "gc", agent, *args],
+        [AXE, "gc", *args],
         env=environment({**home.env, "AXE_OLLAMA_BASE_URL": server.url, **env}),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -174,3 +174,24 @@ def test_a_dry_run_is_not_held_up_by_a_running_gc(home: AxeHome, server: Loopbac
         assert finish(holder)[0] == 0
     assert code == 0
     assert stdout.splitlines()[-1] == "Dry run: no entries trimmed."
+
+
+def test_ctrl_c_stops_every_worker_at_once_and_leaves_every_file_whole(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """Ctrl-C during `--all --jobs 4` against a provider that never answers: the process
+    ends at once with exit 130 and one line, every memory file is exactly as it was, and no
+    temp file or lock is left behind."""
+    server.hang.set()
+    for index in range(6):
+        home.add_agent(f"agent-{index}", model="ollama/m", last_n=2)
+        home.write_memory(f"agent-{index}", entries(5))
+    process = start(home, server, "--all", "--jobs", "4")
+    time.sleep(1.0)  # four analyses in flight, two queued
+    process.send_signal(signal.SIGINT)
+    code, _, stderr = finish(process)  # finish() allows 60 s; the requests would hang 30
+    assert code == 130
+    assert stderr.strip() == "interrupted"  # after click's newline, which ends the echoed ^C
+    for index in range(6):
+        assert home.memory_path(f"agent-{index}").read_bytes() == entries(5)
+    assert sorted(os.listdir(home.data / "memory")) == [f"agent-{i}.md" for i in range(6)]

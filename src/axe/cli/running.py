@@ -39,7 +39,7 @@ class OneLineErrors:
         except AxeError as error:
             _fail(str(error), exit_code_for(error))
         except (KeyboardInterrupt, click.Abort):
-            _fail("interrupted", EXIT_INTERRUPTED)
+            _end_interrupted()
         except BrokenPipeError:
             _silence_stdout()
             sys.exit(1)
@@ -73,6 +73,29 @@ def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOptio
         if difflib.SequenceMatcher(None, error.option_name, option).ratio() >= _CLOSE_ENOUGH
     ]
     return click.NoSuchOption(error.option_name, possibilities=close, ctx=error.ctx)
+
+
+def _end_interrupted() -> NoReturn:
+    """Ctrl-C: one line and exit 130, at once.
+
+    Worker threads (``--jobs``, a big log's parts) may be blocked on a provider that takes
+    minutes; Python would wait for them at exit. Trims under way are let finish (they are
+    quick, and a file is never left half-trimmed anyway: each is atomic), then the process
+    ends without waiting for requests nobody will read; the lock sidecars it held are
+    removed first.
+    """
+    import threading  # noqa: PLC0415
+
+    click.echo("interrupted", err=True)
+    workers = [t for t in threading.enumerate() if t is not threading.current_thread()]
+    if not any(not worker.daemon for worker in workers):
+        sys.exit(EXIT_INTERRUPTED)
+    from axe.composition import settle_interrupted_run  # noqa: PLC0415
+
+    settle_interrupted_run()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
 
 
 def _fail(message: str, code: int) -> NoReturn:

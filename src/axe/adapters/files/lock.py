@@ -53,6 +53,34 @@ _UNLOCKABLE = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS})
 _WINDOWS_LOCK_OFFSET = 1 << 30  # far past the pid at offset 0, which waiters must read
 
 
+class _HeldSidecars:
+    """The sidecars this process holds the lock of, so an interrupted run that ends without
+    unwinding (Ctrl-C under ``--jobs``) can still remove them before its locks die with it."""
+
+    def __init__(self) -> None:
+        self._paths: set[Path] = set()
+        self._guard = threading.Lock()
+
+    def add(self, sidecar: Path) -> None:
+        with self._guard:
+            self._paths.add(sidecar)
+
+    def discard(self, sidecar: Path) -> None:
+        with self._guard:
+            self._paths.discard(sidecar)
+
+    def remove_all(self) -> None:
+        """Delete every held sidecar; the locks themselves go when the process ends."""
+        with self._guard:
+            held, self._paths = self._paths, set()
+        for sidecar in held:
+            with contextlib.suppress(OSError):
+                os.unlink(sidecar)
+
+
+HELD_SIDECARS = _HeldSidecars()
+
+
 def lock_path(memory_path: Path) -> Path:
     """The sidecar for ``memory_path``, beside its resolved real path."""
     real = Path(os.path.realpath(memory_path))
@@ -184,12 +212,16 @@ class MemoryFileLocks:
                 break
             self._locker.unlock(fd)  # its holder removed it: start again on the new one
             os.close(fd)
+        removable = writable and self._locker.removes_sidecar
+        if removable:
+            HELD_SIDECARS.add(sidecar)
         try:
             if writable:
                 _write_pid(fd)
             yield
         finally:
-            if writable and self._locker.removes_sidecar:
+            if removable:
+                HELD_SIDECARS.discard(sidecar)
                 with contextlib.suppress(OSError):
                     os.unlink(sidecar)  # while still locked: see the module docstring
             self._locker.unlock(fd)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,14 +68,43 @@ class FileMemoryStore:
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> None:
-        trim_memory(
-            self.path_for(agent),
-            snapshot,
-            plan,
-            archive=archive,
-            sleep=self._sleep,
-            clock=self._clock,
-        )
+        with TRIMS_UNDER_WAY.counting():
+            trim_memory(
+                self.path_for(agent),
+                snapshot,
+                plan,
+                archive=archive,
+                sleep=self._sleep,
+                clock=self._clock,
+            )
+
+
+class TrimsUnderWay:
+    """How many trims this process is carrying out, so an interrupted run can let them
+    finish (they take milliseconds) before it ends without waiting for anything else."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition()
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[None]:
+        with self._changed:
+            self._count += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._count -= 1
+                self._changed.notify_all()
+
+    def wait_until_none(self, timeout: float) -> bool:
+        """True once no trim is under way; False if some still were after ``timeout``."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._count == 0, timeout)
+
+
+TRIMS_UNDER_WAY = TrimsUnderWay()
 
 
 def trim_entries(path: Path, keep: int) -> int:
