@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
 from pathlib import Path
+
+INSTALLED_BIN = Path(sys.executable).parent  # where `make test` installed axe and axe-gc
+INSTALLED_AXE = INSTALLED_BIN / "axe"
 
 CANNED_ANALYSIS = (
     "## Patterns Found\nReviews dominate.\n\n## Repeated Work\nNo repeated work detected.\n\n"
@@ -79,3 +86,31 @@ class AxeHome:
 
     def write_global_config(self, text: str) -> None:
         (self.config / "config.toml").write_text(text)
+
+
+def run_installed(
+    home: AxeHome,
+    *args: str,
+    program: str = "axe",
+    path: list[Path] | None = None,
+    stdin: str | None = None,
+    timeout: float = 120,
+    environment: Mapping[str, str] | None = None,
+    **env: str,
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed ``program`` in a real process, in ``home``, with ``environment``
+    and ``env`` added.
+
+    ``path`` is the whole PATH when given (which other ``axe`` programs it can find);
+    otherwise this environment's PATH is kept.
+    """
+    search = os.pathsep.join(map(str, path)) if path is not None else os.environ.get("PATH", "")
+    return subprocess.run(
+        [str(INSTALLED_BIN / program), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={"PATH": search, **home.env, **(environment or {}), **env},
+        timeout=timeout,
+        check=False,
+    )

@@ -19,15 +19,16 @@ from typing import TYPE_CHECKING, BinaryIO, Final
 
 from axe import __version__
 from axe.adapters.console import ConsoleOutput
+from axe.adapters.console.status import terminal_columns
 from axe.adapters.files.agents import TomlAgentRepository
-from axe.adapters.files.lock import DEFAULT_LOCK_TIMEOUT, HELD_SIDECARS, MemoryFileLocks
-from axe.adapters.files.memory import TRIMS_UNDER_WAY, FileMemoryStore
+from axe.adapters.files.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
+from axe.adapters.files.memory import FileMemoryStore
 from axe.adapters.files.paths import config_dir, data_dir
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import LLMClient, Output
 from axe.application.routing import ProviderRouter
 from axe.domain.errors import ConfigError
-from axe.domain.limits import MIN_INPUT_TOKENS
+from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, SweepResult
 
@@ -44,10 +45,13 @@ BUILTIN_PROVIDER: Final = "builtin"
 
 
 class _LazyAdapters:
-    """The adapters of one run that cost something to build, each built on first use.
+    """The adapters of one run that cost something to build, each built once, on first use.
 
     ``config.toml`` is read, and the HTTP transport (and httpx) created, only when an
-    analysis is requested; ``close`` releases the transport if one was made.
+    analysis is requested; ``close`` releases the transport if one was made. Under
+    ``--jobs`` several workers ask for a client at the same moment, so every build happens
+    under one lock: each gets the same client over the same transport, whose pauses for a
+    rate limit and whose connections they then share.
     """
 
     def __init__(
@@ -61,28 +65,44 @@ class _LazyAdapters:
         self._environ = environ
         self._http_timeout = http_timeout
         self._max_input_tokens = max_input_tokens
+        self._building = threading.RLock()
         self._transport: HttpTransport | None = None
+        self._global_config: TomlGlobalConfig | None = None
+        self._clients: dict[str, LLMClient] = {}
 
-    @functools.cached_property
     def global_config(self) -> TomlGlobalConfig:
-        from axe.adapters.files.global_config import TomlGlobalConfig  # noqa: PLC0415
+        with self._building:
+            if self._global_config is None:
+                from axe.adapters.files.global_config import TomlGlobalConfig  # noqa: PLC0415
 
-        return TomlGlobalConfig(self._configuration / "config.toml", self._environ)
+                path = self._configuration / "config.toml"
+                self._global_config = TomlGlobalConfig(path, self._environ)
+            return self._global_config
 
     def transport(self) -> HttpTransport:
-        if self._transport is None:
-            from axe.adapters.http.transport import HttpTransport  # noqa: PLC0415
+        with self._building:
+            if self._transport is None:
+                from axe.adapters.http.transport import HttpTransport  # noqa: PLC0415
 
-            self._transport = HttpTransport(
-                timeout=self._http_timeout, user_agent=f"axe/{__version__}"
-            )
-        return self._transport
+                self._transport = HttpTransport(
+                    timeout=self._http_timeout, user_agent=f"axe/{__version__}"
+                )
+            return self._transport
 
-    def http_client(self, provider: str) -> LLMClient:
+    def client(self, provider: str) -> LLMClient:
+        """``provider``'s client, the same one however many workers ask at once."""
+        with self._building:
+            if provider not in self._clients:
+                build = self._builtin_client if provider == BUILTIN_PROVIDER else self._http_client
+                self._clients[provider] = build(provider)
+            return self._clients[provider]
+
+    def _http_client(self, provider: str) -> LLMClient:
         from axe.adapters.http import providers  # noqa: PLC0415
         from axe.adapters.http.settings import ProviderSettings  # noqa: PLC0415
 
-        config = self.global_config
+        config = self.global_config()
+        config.check()  # broken even when the environment supplies everything it would give
         settings = ProviderSettings(
             api_key=config.api_key(provider),
             base_url=config.base_url(provider),
@@ -92,17 +112,17 @@ class _LazyAdapters:
         client: LLMClient = getattr(providers, HTTP_PROVIDERS[provider])(self.transport(), settings)
         return client
 
-    def builtin_client(self) -> LLMClient:
+    def _builtin_client(self, _: str) -> LLMClient:
         """The offline analyst needs no key, but a broken ``config.toml`` is reported all the
         same: the same file gives the same answer whichever model is asked."""
-        self.global_config.check()
+        self.global_config().check()
         from axe.adapters.analyst.client import HeuristicAnalyst  # noqa: PLC0415
 
         return HeuristicAnalyst()
 
     def llm(self) -> ProviderRouter:
-        factories = {name: functools.partial(self.http_client, name) for name in HTTP_PROVIDERS}
-        return ProviderRouter(factories | {BUILTIN_PROVIDER: self.builtin_client})
+        names = [*HTTP_PROVIDERS, BUILTIN_PROVIDER]
+        return ProviderRouter({name: functools.partial(self.client, name) for name in names})
 
     def close(self) -> None:
         if self._transport is not None:
@@ -126,16 +146,19 @@ def production_ports(
     """
     configuration = config_dir(environ)
     lazy = _LazyAdapters(configuration, environ, http_timeout, max_input_tokens)
+    memory = FileMemoryStore(
+        functools.partial(data_dir, environ), locks=MemoryFileLocks(timeout=lock_timeout)
+    )
     try:
         yield GcPorts(
             agents=TomlAgentRepository(configuration / "agents"),
-            memory=FileMemoryStore(
-                functools.partial(data_dir, environ),
-                locks=MemoryFileLocks(timeout=lock_timeout),
-            ),
+            memory=memory,
             llm=lazy.llm(),
             output=output,
         )
+    except KeyboardInterrupt:  # the process may end without waiting for worker threads
+        memory.settle_interrupted()
+        raise
     finally:
         lazy.close()
 
@@ -160,6 +183,7 @@ def console_output(
         json_lines=json_lines,
         interactive=interactive,
         color=interactive and not environ.get("NO_COLOR"),
+        columns=functools.partial(terminal_columns, stderr, environ),
     )
 
 
@@ -168,7 +192,7 @@ def seconds_from(environ: Mapping[str, str], variable: str) -> float | None:
     when it is set.
 
     Raises:
-        ConfigError: the variable is not a positive number.
+        ConfigError: the variable is not a positive number of seconds, at most a day.
     """
     text = environ.get(variable, "")
     if not text:
@@ -177,8 +201,11 @@ def seconds_from(environ: Mapping[str, str], variable: str) -> float | None:
         seconds = float(text)
     except ValueError:
         seconds = -1.0
-    if not 0 < seconds < float("inf"):
-        raise ConfigError(f"{variable} must be a positive number of seconds, not {text!r}")
+    if not 0 < seconds <= MAX_WAIT_SECONDS:
+        raise ConfigError(
+            f"{variable} must be a positive number of seconds, at most {MAX_WAIT_SECONDS}, "
+            f"not {text!r}"
+        )
     return seconds
 
 
@@ -221,26 +248,21 @@ def run_gc(
     """
     environ = os.environ if environ is None else environ
     _ignore_sigio()
-    output = console_output(stdout, stderr, environ, json_lines=json_lines)
     timeout = seconds_from(environ, "AXE_HTTP_TIMEOUT")
     cap = max_input_tokens or max_input_tokens_from(environ)
     waits = lock_timeout or seconds_from(environ, "AXE_LOCK_TIMEOUT") or DEFAULT_LOCK_TIMEOUT
-    with production_ports(
-        environ, output, http_timeout=timeout, max_input_tokens=cap, lock_timeout=waits
-    ) as ports:
-        if options.model_override is not None:  # known before any agent runs, like its format
-            _check_model(ports.llm, options.model_override)
-        if agent is None:
-            return collect_all_garbage(options, ports)
-        return collect_garbage(agent, options, ports)
-
-
-def settle_interrupted_run(timeout: float = 10.0) -> None:
-    """After Ctrl-C, before the process ends without waiting for its worker threads: let
-    trims under way finish (at most ``timeout`` seconds), so none is cut short, and remove
-    the lock sidecars this process holds, so none is left behind."""
-    TRIMS_UNDER_WAY.wait_until_none(timeout)
-    HELD_SIDECARS.remove_all()
+    output = console_output(stdout, stderr, environ, json_lines=json_lines)
+    try:
+        with production_ports(
+            environ, output, http_timeout=timeout, max_input_tokens=cap, lock_timeout=waits
+        ) as ports:
+            if options.model_override is not None:  # known before any agent runs, like its format
+                _check_model(ports.llm, options.model_override)
+            if agent is None:
+                return collect_all_garbage(options, ports)
+            return collect_garbage(agent, options, ports)
+    finally:
+        output.close()
 
 
 def _check_model(llm: LLMClient, model: ModelRef) -> None:

@@ -130,7 +130,17 @@ class FakeMemoryStore:
     ) -> None:
         if agent.name in self.failing_trim:
             raise AgentError("cannot trim memory file: no space left on device")
-        current = self.files[agent.name]
+        current = self.files.get(agent.name)
+        if current is None:
+            raise AgentError(
+                f"memory file of {agent.name} disappeared before it could be trimmed; "
+                "nothing was changed"
+            )
+        if not current.startswith(snapshot.content):  # only appends keep what was read
+            raise AgentError(
+                f"memory file of {agent.name} changed while gc was running; not trimmed "
+                "(run gc again)"
+            )
         if archive:
             removed = current[: plan.keep_from]
             self.archives[agent.name] = self.archives.get(agent.name, b"") + removed

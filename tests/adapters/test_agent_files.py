@@ -170,3 +170,41 @@ def test_agents_path_that_is_a_file_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "agents").write_text("")
     with pytest.raises(ConfigError, match="cannot list agents"):
         TomlAgentRepository(tmp_path / "agents").list_names()
+
+
+def test_a_broken_rule_names_the_file_to_fix(agents_dir: Path) -> None:
+    """A file that parses but breaks a rule says which file, as a parse error does."""
+    path = write(agents_dir, "a", 'name = " "\nmodel = "x/y"\n')
+    with pytest.raises(ConfigError) as caught:
+        TomlAgentRepository(agents_dir).load("a")
+    assert str(caught.value) == f'invalid agent config "a": name is required (in {path})'
+
+
+def test_a_byte_order_mark_is_allowed(agents_dir: Path) -> None:
+    """Editors on Windows save UTF-8 with a byte-order mark; the Go axe's TOML decoder
+    skips it, so the same file loads here."""
+    write(agents_dir, "a", b'\xef\xbb\xbfname = "A"\nmodel = "x/y"\n[memory]\nlast_n = 3\n')
+    agent = TomlAgentRepository(agents_dir).load("a")
+    assert (agent.display_name, agent.memory.last_n) == ("A", 3)
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("", "it is blank"),
+        ("..", "it names a directory"),
+        ("a/b", "it contains a path separator"),
+        ("a\\b", "it contains a path separator"),
+        ("a\x00b", "it contains a control character"),
+        ("a\tb", "it contains a control character"),
+        ("~root", "it starts with ~, which a shell expands to a home directory"),
+        ("C:evil", "it starts with a drive letter"),
+    ],
+)
+def test_a_refused_name_says_why(agents_dir: Path, name: str, reason: str) -> None:
+    """The refusal names what is wrong with the name, so the user knows what to change."""
+    with pytest.raises(ConfigError) as caught:
+        TomlAgentRepository(agents_dir).load(name)
+    message = str(caught.value)
+    assert message.startswith("invalid agent name ")
+    assert message.endswith(f": {reason}; use the file name of an agent in the agents directory")

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from axe.adapters.console import ConsoleOutput
-from axe.adapters.console.status import cells, fit, status_text
+from axe.adapters.console.status import cells, fit, status_text, terminal_columns
 from axe.composition import console_output
 from axe.domain.errors import ApiError
 from axe.domain.events import (
@@ -23,6 +23,7 @@ from axe.domain.events import (
     MemoryRead,
     SweepFinished,
     SweepStarted,
+    WaitingForLock,
 )
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult, Usage
@@ -102,6 +103,42 @@ def test_the_status_line_shows_while_waiting_and_is_erased() -> None:
     assert b"Analysing" not in out.getvalue()
 
 
+def test_closing_the_console_erases_a_status_left_showing() -> None:
+    """A run cut short (Ctrl-C mid-analysis) leaves no spinner beside the shell prompt:
+    closing erases the row, and closing again writes nothing more."""
+    err = Terminal()
+    console = ConsoleOutput(io.BytesIO(), err, interactive=True, columns=lambda: 80)
+    console.emit(AnalysisStarted("a", MODEL, 3))
+    console.close()
+    shown = err.getvalue()
+    assert shown.endswith(b"\r\x1b[2K")
+    console.close()
+    assert err.getvalue() == shown
+
+
+def test_the_wait_for_a_lock_names_the_agent_first() -> None:
+    """On a narrow terminal the middle of a status gives way, so the agent comes first."""
+    err = Terminal()
+    console = ConsoleOutput(io.BytesIO(), err, interactive=True, columns=lambda: 120)
+    console.emit(WaitingForLock("pr-reviewer", 4242))
+    console.close()
+    assert "| pr-reviewer: waiting for another gc (pid 4242) to finish with its memory (0s)" in (
+        err.getvalue().decode()
+    )
+
+
+@pytest.mark.parametrize(
+    ("environ", "columns"),
+    [({"COLUMNS": "132"}, 132), ({"COLUMNS": "wide"}, 80), ({"COLUMNS": "0"}, 80), ({}, 80)],
+)
+def test_a_terminal_without_a_size_is_measured_by_columns(
+    environ: dict[str, str], columns: int
+) -> None:
+    """A terminal that reports no width (0 columns, or none at all) is as wide as COLUMNS
+    says, else 80."""
+    assert terminal_columns(Terminal(), environ) == columns
+
+
 def test_the_status_is_erased_before_a_warning_is_printed() -> None:
     """A stderr line never lands after a half-erased status."""
     err = Terminal()
@@ -122,6 +159,16 @@ def test_the_status_never_wraps_whatever_the_width(columns: int) -> None:
     frames = [f for f in re.split(r"\r\x1b\[2K", err.getvalue().decode()) if f]
     assert frames
     assert all(cells(frame) <= columns - 1 for frame in frames)
+
+
+def test_a_model_name_with_a_newline_or_tab_stays_on_one_row() -> None:
+    """A status never moves the cursor off its row, whatever a TOML file names the model."""
+    err = Terminal()
+    console = ConsoleOutput(io.BytesIO(), err, interactive=True, columns=lambda: 120)
+    console.emit(AnalysisStarted("a", ModelRef("ollama", "llama\n3\tbig\r"), 9))
+    console.close()
+    frames = [f for f in re.split(r"\r\x1b\[2K", err.getvalue().decode()) if f]
+    assert frames == ["| Analysing a: 9 entries with ollama/llama 3 big (0s)"]
 
 
 @given(st.text(max_size=80), st.integers(min_value=1, max_value=120), st.floats(0, 10_000))

@@ -426,6 +426,25 @@ def test_server_retry_delays_are_honoured_up_to_a_minute(
     assert clock.sleeps == [expected]
 
 
+def test_giving_up_on_a_long_retry_after_says_how_long_was_asked(
+    mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock
+) -> None:
+    """A rate limit asking for an hour gets the usual short retries, and the final error
+    says the provider asked for an hour, so the user knows to come back later."""
+    mock.post(ANTHROPIC_URL).respond(
+        429,
+        headers={"retry-after": "3600"},
+        json={"error": {"type": "rate_limit_error", "message": "slow down"}},
+    )
+    with pytest.raises(ApiError) as caught:
+        AnthropicClient(transport, settings()).complete(request())
+    assert str(caught.value) == (
+        "anthropic API error (HTTP 429 rate_limit_error): slow down (the provider asked to "
+        "wait 3600s before trying again)"
+    )
+    assert clock.sleeps == [0.5, 1.0]
+
+
 def test_x_should_retry_false_stops_retries(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
@@ -693,14 +712,20 @@ def test_unusable_base_url_is_a_config_error_without_retries(
         ),
         ("sk-test-1", '{"key": "sk-test-1"}', '{"key": "[redacted]"}'),
         ("sk-test-1", "GET /v1?key=sk-test-1&x=2", "GET /v1?key=[redacted]&x=2"),
-        ("sk-test-1", "sk-test-10 is another key", "sk-test-10 is another key"),
+        ("sk-test-1", "key_sk-test-1 was refused", "key_[redacted] was refused"),
+        ("sk-test-1", "Bearersk-test-1", "Bearer[redacted]"),
+        ("sk-test-1", "sk-test-1_suffix", "[redacted]_suffix"),
+        ("sk-test-1", "sk-test-10 holds the key", "[redacted]0 holds the key"),
+        ("none", "nonetheless none", "nonetheless [redacted]"),
         ("p@ss!", "proxy said p@ss!word", "proxy said [redacted]word"),
     ],
 )
 def test_a_secret_is_hidden_as_a_token_and_words_are_left_whole(
     secret: str, text: str, shown: str
 ) -> None:
-    """Keys are never printed, and a short placeholder key never eats ordinary words."""
+    """A key is never printed, glued to other words included; only a placeholder too
+    short to be a real key (under 8 characters) is matched as a token of its own, so it
+    never eats ordinary words."""
     assert redact(text, secret) == shown
 
 

@@ -256,8 +256,22 @@ def test_which_variable_wins_is_httpx_s_choice(variables: dict[str, str], expect
         ),
         (
             "HTTP_PROXY",
-            "http://user:hunter2@proxy.test:port",
+            "http://proxy.test:port",
             "the proxy in HTTP_PROXY is not a valid URL: Invalid port: 'port'",
+        ),
+        *(
+            (
+                "HTTPS_PROXY",
+                written,
+                "the proxy in HTTPS_PROXY is not a valid URL (in a user name or password, "
+                "write @ : / ? # and % percent-encoded, such as %23 for #)",
+            )
+            for written in (
+                "http://user:hunter2@proxy.test:port",
+                "http://user:12#hunter2@127.0.0.1:3128",
+                "http://user:hun#ter2@127.0.0.1:3128",
+                "http://us/er:hunter?2@127.0.0.1:3128",
+            )
         ),
         ("NO_PROXY", "a:b:c", "cannot use NO_PROXY entry 'a:b:c': Invalid port: 'b:c'"),
     ],

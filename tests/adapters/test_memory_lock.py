@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 from axe.adapters.files.lock import MemoryFileLocks, MsvcrtLocker, lock_path
+from axe.adapters.files.memory import FileMemoryStore
+from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
+from axe.testing import make_agent
 from tests.support import entries
 
 
@@ -178,3 +181,22 @@ def test_on_windows_a_byte_far_from_the_pid_is_locked_and_the_sidecar_stays(
     assert windows.calls[0] == (FakeMsvcrt.LK_NBLCK, 1 << 30)
     assert windows.calls[-1] == (FakeMsvcrt.LK_UNLCK, 1 << 30)
     assert lock_path(memory).exists()
+
+
+def test_an_interrupted_run_starts_no_trim_and_leaves_no_sidecar(tmp_path: Path) -> None:
+    """After Ctrl-C is settled, a worker that reaches its trim only now is refused (the
+    process is about to end under it), and the sidecar of a lock still held by a worker
+    that will never release it is gone."""
+    store = FileMemoryStore(lambda: tmp_path)
+    agent = make_agent("helper", last_n=1)
+    path = store.path_for(agent)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(entries(3))
+    snapshot = store.read(agent)
+    with store.lock(agent, waiting=lambda _: None):
+        assert lock_path(path).exists()
+        store.settle_interrupted(timeout=1)
+        assert not lock_path(path).exists()
+        with pytest.raises(AgentError, match="not trimmed: the run was interrupted"):
+            store.trim(agent, snapshot, plan_trim(snapshot.content, 1), archive=False)
+    assert path.read_bytes() == entries(3)

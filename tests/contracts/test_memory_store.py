@@ -6,6 +6,7 @@ behaviour production does not have; this suite fails first.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Protocol
@@ -15,6 +16,7 @@ import pytest
 from axe.adapters.files.memory import FileMemoryStore
 from axe.application.ports import MemoryStore
 from axe.domain.entries import plan_trim
+from axe.domain.errors import AgentError
 from axe.domain.model import AgentConfig
 from axe.testing import FakeMemoryStore, make_agent
 from tests.support import entries, entry
@@ -26,6 +28,8 @@ class StoreHarness(Protocol):
     store: MemoryStore
 
     def write(self, agent: AgentConfig, data: bytes) -> None: ...
+    def replace(self, agent: AgentConfig, data: bytes) -> None: ...
+    def remove(self, agent: AgentConfig) -> None: ...
     def append(self, agent: AgentConfig, data: bytes) -> None: ...
     def contents(self, agent: AgentConfig) -> bytes: ...
     def archive(self, agent: AgentConfig) -> bytes | None: ...
@@ -42,6 +46,15 @@ class FileHarness:
     def write(self, agent: AgentConfig, data: bytes) -> None:
         self.path(agent).parent.mkdir(parents=True, exist_ok=True)
         self.path(agent).write_bytes(data)
+
+    def replace(self, agent: AgentConfig, data: bytes) -> None:
+        """A new file renamed over the old one, as an editor saves."""
+        fresh = self.path(agent).with_name("fresh.tmp")
+        fresh.write_bytes(data)
+        os.replace(fresh, self.path(agent))
+
+    def remove(self, agent: AgentConfig) -> None:
+        self.path(agent).unlink()
 
     def append(self, agent: AgentConfig, data: bytes) -> None:
         with self.path(agent).open("ab") as handle:
@@ -62,6 +75,12 @@ class FakeHarness:
 
     def write(self, agent: AgentConfig, data: bytes) -> None:
         self.fake.files[agent.name] = data
+
+    def replace(self, agent: AgentConfig, data: bytes) -> None:
+        self.fake.files[agent.name] = data
+
+    def remove(self, agent: AgentConfig) -> None:
+        del self.fake.files[agent.name]
 
     def append(self, agent: AgentConfig, data: bytes) -> None:
         self.fake.append(agent, data)
@@ -145,3 +164,31 @@ def test_different_files_do_not_wait_for_each_other(harness: StoreHarness) -> No
     ):
         pass
     assert told == []
+
+
+@pytest.mark.parametrize(
+    ("change", "left"),
+    [
+        ("shrunk", entries(2)),
+        ("replaced", entries(5, start=10)),
+        ("removed", None),
+    ],
+)
+def test_a_file_changed_under_gc_is_not_trimmed(
+    harness: StoreHarness, change: str, left: bytes | None
+) -> None:
+    """A file shrunk, replaced (an editor's save) or removed between gc's read and its
+    trim is refused as an agent error (exit 1), and left exactly as it now is."""
+    harness.write(AGENT, entries(5))
+    snapshot = harness.store.read(AGENT)
+    if change == "shrunk":
+        harness.write(AGENT, entries(2))
+    elif change == "replaced":
+        harness.replace(AGENT, entries(5, start=10))
+    else:
+        harness.remove(AGENT)
+    with pytest.raises(AgentError, match=r"not trimmed|nothing was changed"):
+        harness.store.trim(AGENT, snapshot, plan_trim(snapshot.content, 2), archive=False)
+    if left is not None:
+        assert harness.contents(AGENT) == left
+    assert harness.archive(AGENT) is None

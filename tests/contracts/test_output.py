@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import typing
 
 import pytest
 
@@ -14,11 +15,16 @@ from axe.domain.events import (
     AgentSkipped,
     AgentStarted,
     AnalysisReady,
+    AnalysisSplit,
     AnalysisStarted,
     Event,
     MemoryRead,
+    MergeStarted,
+    PartAnalysed,
     SweepFinished,
+    SweepProgress,
     SweepStarted,
+    WaitingForLock,
 )
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult
@@ -37,12 +43,61 @@ EVERY_KIND_OF_EVENT: list[Event] = [
     SweepStarted(tuple(r.agent for r in RESULTS)),
     AgentSkipped("broken", ApiError("x")),
     AgentStarted("a", in_sweep=True),
+    AgentStarted("a", in_sweep=False),
+    WaitingForLock("a", 42),
     MemoryRead("a", 1, 10),
     AnalysisStarted("a", ModelRef("x", "y"), 1),
+    AnalysisSplit("a", 3),
+    PartAnalysed("a", 1, 3),
+    MergeStarted("a", 3),
     AnalysisReady("a", Analysis(text="r")),
     *(AgentFinished(result) for result in RESULTS),
+    SweepProgress(1, 2, ("b",)),
     SweepFinished(SweepResult(RESULTS)),
 ]
+
+# What the text console prints for each event above, in order: (stdout, stderr).
+TEXT_LINES = [
+    ("", ""),
+    ("", 'Warning: skipping agent "broken": x\n'),
+    ("=== GC: a ===\n", ""),
+    ("", ""),
+    ("", ""),
+    ("Agent: a\nEntries: 1\n", ""),
+    ("", ""),
+    ("", ""),
+    ("", ""),
+    ("", ""),
+    ("--- Analysis ---\nr\n", ""),
+    ("Trimmed: 0 entries removed, 1 entries kept.\n", ""),
+    ("No trimming needed: 1 entries within limit (1).\n", ""),
+    ("No trim target configured (last_n and max_entries are both 0). Skipping trim.\n", ""),
+    ("Dry run: no entries trimmed.\n", ""),
+    ('No memory entries for agent "empty". Nothing to do.\n', ""),
+    ("", 'Warning: agent "disabled" does not have memory enabled. Skipping.\n'),
+    ("", 'Error: gc failed for agent "failed": down\n'),
+    ("", ""),
+    ("", "gc completed with errors: 1 of 7 agents failed\n"),
+]
+
+
+def test_the_list_holds_every_kind_of_event() -> None:
+    """A new kind of event fails here until it is added above, with what it prints."""
+    kinds = {type(event) for event in EVERY_KIND_OF_EVENT}
+    assert kinds == set(typing.get_args(Event))
+    assert len(TEXT_LINES) == len(EVERY_KIND_OF_EVENT)
+
+
+def test_the_console_prints_exactly_these_lines_for_each_event() -> None:
+    """Each event's exact bytes on each stream, progress events printing nothing."""
+    out, err = io.BytesIO(), io.BytesIO()
+    console = ConsoleOutput(out, err)
+    printed = []
+    for event in EVERY_KIND_OF_EVENT:
+        before = (len(out.getvalue()), len(err.getvalue()))
+        console.emit(event)
+        printed.append((out.getvalue()[before[0] :].decode(), err.getvalue()[before[1] :].decode()))
+    assert printed == TEXT_LINES
 
 
 @pytest.fixture(params=["console", "console-json", "recording"])

@@ -6,16 +6,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from axe.cli import cli
-from tests.support import AxeHome, entries
+from tests.support import INSTALLED_BIN, AxeHome, entries
+from tests.support import run_installed as axe
 
-BIN = Path(sys.executable).parent
+BIN = INSTALLED_BIN
 GO_AXE = """#!/bin/sh
 echo "go axe: $*"
 while IFS= read -r line; do echo "$line"; done
@@ -32,20 +32,6 @@ def go_axe(tmp_path: Path) -> Path:
     program.write_text(GO_AXE)
     program.chmod(0o755)
     return directory
-
-
-def axe(
-    home: AxeHome, *args: str, path: list[Path], stdin: str = "", program: str = "axe"
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN / program), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env={**home.env, "PATH": os.pathsep.join(map(str, path))},
-        timeout=60,
-        check=False,
-    )
 
 
 def test_other_commands_go_to_the_go_axe_with_arguments_stdin_and_exit_code(
@@ -146,3 +132,30 @@ def test_the_shell_completes_agent_names(home: AxeHome) -> None:
     )
     assert done.returncode == 0
     assert done.stdout.split() == ["plain,helper", "plain,herald"]
+
+
+def test_a_command_name_never_drives_the_terminal(home: AxeHome) -> None:
+    """A command typed with control characters (a pasted escape sequence) is quoted with
+    them escaped in the one line that says it is unknown."""
+    done = axe(home, "x\x1b]0;owned\x07", path=[BIN])
+    assert done.returncode == 1
+    assert done.stderr.startswith('"x\\u001b]0;owned\\u0007" is not a command of this axe')
+
+
+def test_an_axe_run_by_the_go_axe_can_hand_off_to_it_again(
+    home: AxeHome, go_axe: Path, tmp_path: Path
+) -> None:
+    """The Go axe passes its environment on to what it runs; an `axe run` started from
+    there (a script, a sub-agent's tool) that finds this axe first still reaches the Go
+    axe, rather than being refused as a loop."""
+    handed = {**home.env, "AXE_GC_HANDED_OFF": str((go_axe / "axe").resolve())}
+    done = subprocess.run(
+        [str(BIN / "axe"), "run", "helper"],
+        input="",
+        capture_output=True,
+        text=True,
+        env={**handed, "PATH": os.pathsep.join(map(str, [BIN, go_axe]))},
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (7, "go axe: run helper\n")

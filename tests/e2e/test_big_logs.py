@@ -4,19 +4,15 @@ loopback providers that have a context window and answer as the real ones do."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from axe.domain.entries import count_entries
 from tests.e2e.loopback import LoopbackLLM, Prompt, loopback_llm
 from tests.support import AxeHome, entries
+from tests.support import run_installed as axe
 
-AXE = Path(sys.executable).with_name("axe")
 WINDOW = 12_000  # holds the 4,096-token reply too, as OpenAI and Ollama count it
 ENTRIES = 3600  # about ten windows
 MERGED = "## Patterns Found\nmerged\n\n## Repeated Work\nNone.\n\n## Recommendations\nNone."
@@ -28,18 +24,6 @@ def server() -> Iterator[LoopbackLLM]:
         llm.window = WINDOW
         llm.reply_for = lambda prompt: MERGED if prompt.merge else "part report"
         yield llm
-
-
-def axe(home: AxeHome, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {"PATH": os.environ.get("PATH", ""), **home.env, **env}
-    return subprocess.run(
-        [str(AXE), *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-        check=False,
-    )
 
 
 PROVIDERS = {
@@ -60,8 +44,7 @@ def run_big_log(home: AxeHome, server: LoopbackLLM, provider: str, *args: str):
         "gc",
         "diary",
         *args,
-        **settings,
-        **{f"AXE_{provider.upper()}_BASE_URL": server.url},
+        environment={**settings, f"AXE_{provider.upper()}_BASE_URL": server.url},
     )
     return done, memory
 

@@ -411,11 +411,13 @@ def test_help_shows_usage_examples_and_exit_codes() -> None:
 
 
 def test_version() -> None:
-    """`axe --version` prints the version and exits 0."""
+    """`axe --version` and `axe gc --version` print the version and exit 0."""
     from axe import __version__
 
     result = CliRunner().invoke(cli, ["--version"])
     assert (result.exit_code, result.stdout) == (0, f"axe {__version__}\n")
+    of_gc = run("--version")  # what `axe-gc --version` runs
+    assert (of_gc.exit_code, of_gc.stdout) == (0, f"axe {__version__}\n")
 
 
 def test_builtin_heuristic_needs_no_key_and_no_network(home: AxeHome) -> None:
@@ -530,8 +532,10 @@ def test_a_broken_config_toml_is_reported_whichever_model_is_asked(
     home: AxeHome, model: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A malformed config.toml is exit 2 with one line, for the offline analyst as for a
-    provider that needs it: the same file gives the same answer."""
+    provider, even one whose key and base URL both come from the environment: the same
+    file gives the same answer."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("AXE_ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     home.write_global_config("[providers.anthropic\n")
     home.add_agent("helper", last_n=1)
     home.write_memory("helper", entries(3))
@@ -586,3 +590,39 @@ def test_an_agent_name_never_drives_the_terminal(home: AxeHome) -> None:
     result = run("ghost\x9b2J\x1b]0;owned\x07")
     assert result.exit_code == 2
     assert not any(0x80 <= ord(c) <= 0x9F or ord(c) < 0x20 for c in result.stderr.rstrip("\n"))
+
+
+@pytest.mark.parametrize("variable", ["AXE_HTTP_TIMEOUT", "AXE_LOCK_TIMEOUT"])
+@pytest.mark.parametrize("value", ["1e10", "nan", "0", "soon"])
+def test_a_time_limit_beyond_a_day_or_not_a_number_is_exit_2(
+    home: AxeHome, monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    """A time limit in the environment must be a positive number of seconds up to a day:
+    anything else is one line, exit 2, before any agent runs."""
+    monkeypatch.setenv(variable, value)
+    home.add_agent("helper", last_n=1)
+    home.write_memory("helper", entries(3))
+    result = run("helper", "--model", "builtin/heuristic")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"{variable} must be a positive number of seconds, at most 86400, not {value!r}\n"
+    )
+    assert home.memory_path("helper").read_bytes() == entries(3)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("nan", "nan is not a number of seconds"),
+        ("1e10", "10000000000.0 is not in the range 0<x<=86400"),
+    ],
+)
+def test_a_lock_timeout_option_beyond_a_day_or_nan_is_a_usage_error(
+    home: AxeHome, value: str, problem: str
+) -> None:
+    """--lock-timeout is checked like the variable: a usage error naming the option."""
+    result = run("helper", "--lock-timeout", value)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"Invalid value for '--lock-timeout': {problem} (see 'axe gc --help')\n"
+    )

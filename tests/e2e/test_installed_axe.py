@@ -6,14 +6,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
-from tests.support import CANNED_ANALYSIS, AxeHome, entries
+from tests.support import CANNED_ANALYSIS, INSTALLED_AXE, AxeHome, entries
+from tests.support import run_installed as axe
 
-AXE = Path(sys.executable).with_name("axe")
 KEY = "sk-ant-subprocess-0123456789"
 
 
@@ -23,23 +22,9 @@ def server() -> Iterator[LoopbackLLM]:
         yield llm
 
 
-def axe(
-    home: AxeHome, *args: str, timeout: float = 60, **env: str
-) -> subprocess.CompletedProcess[str]:
-    environment = {"PATH": os.environ.get("PATH", ""), **home.env, **env}
-    return subprocess.run(
-        [str(AXE), *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=timeout,
-        check=False,
-    )
-
-
 def test_the_script_is_installed() -> None:
     """Installing the package puts an `axe` command beside its Python."""
-    assert AXE.exists(), "run `make test`, which installs the package into .venv"
+    assert INSTALLED_AXE.exists(), "run `make test`, which installs the package into .venv"
 
 
 def test_full_gc_against_a_loopback_anthropic(home: AxeHome, server: LoopbackLLM) -> None:

@@ -14,9 +14,9 @@ import pytest
 
 from tests.e2e.loopback import LoopbackLLM
 from tests.e2e.loopback_proxy import LLM_HOST, LoopbackProxy, unused_port
-from tests.e2e.test_installed_axe import axe
 from tests.e2e.tls import CA_FILE
 from tests.support import CANNED_ANALYSIS, AxeHome, entries
+from tests.support import run_installed as axe
 
 TRIMMED = (
     f"Agent: helper\nEntries: 3\n--- Analysis ---\n{CANNED_ANALYSIS}\n"

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,10 +14,10 @@ from click.testing import CliRunner, Result
 
 from axe.cli import cli
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
-from tests.support import CANNED_ANALYSIS, AxeHome, entries
+from tests.support import CANNED_ANALYSIS, INSTALLED_AXE, AxeHome, entries
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
-AXE = Path(sys.executable).with_name("axe")
+AXE = str(INSTALLED_AXE)
 
 
 def run(*args: str) -> Result:
@@ -78,7 +76,7 @@ def test_a_trimmed_agent_is_one_object_with_every_documented_key(
     [
         ({"last_n": 10}, entries(3), [], {"status": "within_limit", "entries": 3, "kept": 3}),
         ({}, entries(3), [], {"status": "no_target", "entries": 3, "removed": 0}),
-        ({"last_n": 1}, entries(3), ["--dry-run"], {"status": "dry_run", "kept": 3}),
+        ({"last_n": 1}, entries(3), ["--dry-run"], {"status": "dry_run", "kept": 3, "limit": 1}),
         ({"last_n": 1}, b"", [], {"status": "empty", "entries": 0, "model": None}),
     ],
     ids=["within_limit", "no_target", "dry_run", "empty"],
@@ -132,6 +130,26 @@ def test_a_missing_agent_fails_with_its_exit_code_in_the_object(home: AxeHome) -
         "exit_code": 2,
     }
     assert (result.exit_code, result.stderr) == (2, message + "\n")
+
+
+def test_a_provider_failure_keeps_every_entry_and_says_the_limit(
+    home: AxeHome, anthropic: respx.MockRouter
+) -> None:
+    """After the provider fails, the object says what the file still holds (every entry:
+    nothing was trimmed) and the limit a successful run would have trimmed to."""
+    anthropic.routes["messages"].respond(400, json={"error": {"message": "bad request"}})
+    home.add_agent("helper", last_n=2)
+    home.write_memory("helper", entries(5))
+    result = run("helper", "--json")
+    (found,) = objects(result.stdout)
+    assert (found["status"], found["entries"], found["kept"], found["limit"]) == (
+        "failed",
+        5,
+        5,
+        2,
+    )
+    assert (result.exit_code, found["exit_code"]) == (3, 3)
+    assert home.memory_path("helper").read_bytes() == entries(5)
 
 
 def test_all_lists_only_memory_enabled_agents_in_name_order(

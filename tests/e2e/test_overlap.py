@@ -9,18 +9,16 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
 from tests.e2e.racing import appended_numbers, appender_command, environment
-from tests.support import AxeHome, entries
+from tests.support import INSTALLED_AXE, AxeHome, entries
 
-AXE = str(Path(sys.executable).with_name("axe"))
+AXE = str(INSTALLED_AXE)
 KEEP = 5
 
 

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from axe.application.analysis import prompt_cost
 from axe.application.gc import GcOptions, GcPorts, collect_garbage
 from axe.application.ports import AnalysisRequest
 from axe.domain.entries import count_entries
-from axe.domain.errors import ApiError, PromptTooLargeError
+from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.events import AnalysisSplit, MergeStarted, PartAnalysed
 from axe.domain.prompt import MERGE_PROMPT, PATTERN_DETECTION_PROMPT
 from axe.domain.results import AgentResult, AgentStatus, Completion, Usage
@@ -278,3 +279,95 @@ def test_a_window_too_small_for_the_instructions_fails_in_one_line() -> None:
     )
     assert llm.requests == []
     assert store.files["a"] == entries(50)
+
+
+def test_a_window_that_holds_the_instructions_but_no_part_says_so_in_its_own_tokens() -> None:
+    """Learnt from a refusal, the window's size and the instructions' need are both in the
+    provider's tokens: the message never claims instructions larger than a window that
+    holds them."""
+    llm = ScriptedLLM(script=Window(300))
+    result, _, store = run(entries(50), llm)
+    assert (result.status, result.exit_code) == (AgentStatus.FAILED, 3)
+    found = re.search(
+        r"\((\d+) tokens for input\).*instructions \(about (\d+) tokens\)", str(result.error)
+    )
+    assert found is not None, str(result.error)
+    window, need = int(found[1]), int(found[2])
+    assert window == 300
+    assert need < window
+    assert store.files["a"] == entries(50)
+
+
+class Refusing:
+    """A provider that refuses every request as too long, with the numbers given (or not);
+    after ``give_up`` requests it fails instead, so a loop that never ends fails a test
+    rather than hanging it."""
+
+    def __init__(self, *, tokens: int | None = None, limit: int | None = None) -> None:
+        self.tokens, self.limit = tokens, limit
+        self.count = 0
+
+    def __call__(self, request: AnalysisRequest) -> ApiError:
+        self.count += 1
+        if self.count > 2000:
+            return ApiError("the analysis never ended")
+        return PromptTooLargeError("request too large", tokens=self.tokens, limit=self.limit)
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [entries(40), entry(1, "x" * 20_000), b"pre-header text\n" * 2000 + entries(3)],
+    ids=["many entries", "one huge entry", "long pre-header text"],
+)
+def test_a_provider_that_refuses_everything_without_numbers_ends_in_one_line(
+    memory: bytes,
+) -> None:
+    """A gateway answering 413 to every request: the log is halved down to its smallest
+    part, then gc says the window is too small (exit 3), in a bounded number of requests."""
+    provider = Refusing()
+    result, _, store = run(memory, ScriptedLLM(script=provider))
+    assert (result.status, result.exit_code) == (AgentStatus.FAILED, 3)
+    assert "is too small to hold gc's instructions" in str(result.error)
+    assert provider.count < 200
+    assert store.files["a"] == memory
+
+
+def test_a_window_that_the_reply_alone_fills_is_said_at_once() -> None:
+    """A refusal whose window minus the reply leaves nothing for input (limit 0) ends after
+    that one request, saying so."""
+    provider = Refusing(tokens=5000, limit=0)
+    result, _, _ = run(entries(40), ScriptedLLM(script=provider))
+    assert (result.status, result.exit_code, provider.count) == (AgentStatus.FAILED, 3, 1)
+    assert str(result.error) == (
+        "the model's context window cannot hold gc's instructions beside a reply of "
+        "4,096 tokens; use a model with a larger window, or --model builtin/heuristic"
+    )
+
+
+def test_merge_requests_keep_within_the_cap_however_long_the_reports() -> None:
+    """With a cap, every request, merges included, is estimated within it: long part
+    reports are shortened to fit rather than sent for a provider to cut silently."""
+    cap = 1024
+
+    def long_reports(request: AnalysisRequest) -> str:
+        return "## Patterns Found\n" + "a finding worth keeping. " * 400
+
+    llm = ScriptedLLM(script=long_reports, window=cap)
+    result, output, _ = run(entries(60), llm)
+    assert result.status is AgentStatus.TRIMMED
+    assert output.of_type(MergeStarted)
+    merges = [r for r in llm.requests if r.system_prompt == MERGE_PROMPT]
+    assert merges
+    assert all(prompt_cost(r.system_prompt, r.content) <= cap for r in llm.requests)
+
+
+def test_a_config_error_in_a_part_keeps_its_exit_code() -> None:
+    """A failure that is a config error on a log that fits (a bad proxy setting) is the
+    same exit 2 when it strikes a part of a split log, with the part named."""
+
+    def proxy_misconfigured(request: AnalysisRequest) -> ConfigError:
+        return ConfigError("HTTPS_PROXY: unsupported scheme")
+
+    result, _, _ = run(entries(60), ScriptedLLM(script=proxy_misconfigured, window=1024))
+    assert (result.status, result.exit_code) == (AgentStatus.FAILED, 2)
+    assert str(result.error).endswith("failed: HTTPS_PROXY: unsupported scheme")

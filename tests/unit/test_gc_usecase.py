@@ -7,11 +7,14 @@ exact lines are compared, so the core and the renderer are checked together.
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 
 import pytest
 
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
+from axe.domain.entries import MemorySnapshot
 from axe.domain.errors import AgentError, ApiError
 from axe.domain.events import AnalysisReady, AnalysisStarted, MemoryRead
 from axe.domain.model import AgentConfig, ModelRef
@@ -181,6 +184,37 @@ def test_llm_failure_trims_nothing_and_says_how_far_gc_got() -> None:
     assert store(p).files["a"] == entries(4)
     assert "--- Analysis ---" not in stdout(p)
     assert stderr(p) == ["boom"]
+
+
+class WatchedStore(FakeMemoryStore):
+    """A store that remembers, weakly, every snapshot it handed out."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        super().__init__(files)
+        self.handed_out: list[weakref.ref[MemorySnapshot]] = []
+
+    def read(self, agent: AgentConfig) -> MemorySnapshot:
+        snapshot = super().read(agent)
+        self.handed_out.append(weakref.ref(snapshot))
+        return snapshot
+
+
+def test_failed_results_do_not_keep_the_logs_they_read_alive() -> None:
+    """--all against a provider that is down keeps every failed result, but not every log:
+    a result's error carries no stack frames that would hold the log."""
+    agents = [make_agent(name, last_n=1) for name in ("a", "b", "c")]
+    memory = WatchedStore({agent.name: entries(50) for agent in agents})
+    p = GcPorts(
+        agents=FakeAgentRepository(*agents),
+        memory=memory,
+        llm=ScriptedLLM(ApiError("provider down")),
+        output=RecordingOutput(),
+    )
+    sweep = collect_all_garbage(GcOptions(), p)
+    gc.collect()
+    assert [result.status for result in sweep.agents] == [AgentStatus.FAILED] * 3
+    assert len(memory.handed_out) == 3
+    assert [ref() for ref in memory.handed_out] == [None, None, None]
 
 
 def test_empty_analysis_still_trims() -> None:

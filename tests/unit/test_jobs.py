@@ -32,7 +32,7 @@ KINDS = ["ok", "slow", "unreadable", "provider-down", "disabled", "broken", "emp
 
 def fleet(kinds: list[str], seed: int) -> GcPorts:
     """One agent per kind, named so that name order is the order of ``kinds``."""
-    agents, files, broken, down = [], {}, {}, set()
+    agents, files, broken, down, slow = [], {}, {}, set(), set()
     store = FakeMemoryStore()
     for index, kind in enumerate(kinds):
         name = f"agent-{index:02d}-{kind}"
@@ -46,6 +46,8 @@ def fleet(kinds: list[str], seed: int) -> GcPorts:
             store.unreadable.add(name)
         if kind == "provider-down":
             down.add(entries(5 + index))
+        if kind == "slow":
+            slow.add(entries(5 + index))
     store.files.update(files)
     chance = random.Random(seed)
     lock = threading.Lock()
@@ -53,7 +55,7 @@ def fleet(kinds: list[str], seed: int) -> GcPorts:
     def answer(request: AnalysisRequest) -> Completion | ApiError:
         with lock:
             pause = chance.uniform(0, 0.004)
-        time.sleep(pause * (5 if b"slow" in request.content else 1))
+        time.sleep(pause * (5 if request.content in slow else 1))  # later ones overtake it
         if request.content in down:
             return ApiError("anthropic API error (HTTP 503): overloaded")
         return Completion(f"report on {len(request.content)} bytes")

@@ -15,6 +15,7 @@ split again, so the analysis finishes on any log with any model.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -22,7 +23,7 @@ from attrs import frozen
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.workers import StopSignal, worker_pool
-from axe.domain.errors import AgentError, ApiError, AxeError, PromptTooLargeError
+from axe.domain.errors import AgentError, ApiError, AxeError, ConfigError, PromptTooLargeError
 from axe.domain.events import AnalysisSplit, MergeStarted, PartAnalysed
 from axe.domain.model import MemoryConfig, ModelRef
 from axe.domain.parts import LogLayout, Part, halve, plan_parts
@@ -40,7 +41,9 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 _FRAMING_TOKENS = 16  # role markers and message framing around the two texts
 _CALIBRATED_MARGIN = 0.95  # estimates scaled to a provider's count are exact on average only
-_SMALLEST_PART = 64  # bytes; a refusal below this means the window cannot hold the prompt
+_SMALLEST_PART = 64  # bytes of the log; a part this small refused: the window is too small
+_SMALLEST_ROOM = 16  # tokens left for the log beside the instructions: less is no part at all
+_SMALLEST_REPORT = 64  # characters of a part's report; shorter is no report to merge
 
 T = TypeVar("T")
 
@@ -62,7 +65,17 @@ class _Sizing:
         return self.budget.room() - prompt_cost(system_prompt, b"")
 
     def after(self, refusal: PromptTooLargeError, cost: int, cap: int | None) -> _Sizing:
-        """Sizing learnt from a refusal of a request estimated at ``cost`` tokens."""
+        """Sizing learnt from a refusal of a request estimated at ``cost`` tokens.
+
+        Raises:
+            ApiError: the provider says no input fits at all (the reply takes the window).
+        """
+        if refusal.limit is not None and refusal.limit <= 0:
+            raise ApiError(
+                "the model's context window cannot hold gc's instructions beside a reply of "
+                f"{ANALYSIS_MAX_TOKENS:,} tokens; use a model with a larger window, or "
+                "--model builtin/heuristic"
+            ) from refusal
         if not (refusal.tokens and refusal.limit):
             return self
         limit = refusal.limit if cap is None else min(refusal.limit, cap)
@@ -73,15 +86,18 @@ class _Sizing:
         room = self.room(PATTERN_DETECTION_PROMPT)
         if room is None:
             return halve(layout, part)
-        if room < _SMALLEST_PART // 4:
+        if room < _SMALLEST_ROOM:
             raise _window_too_small(self.budget)
         pieces = plan_parts(layout, room, part.start, part.end)
         return pieces if pieces != [part] else halve(layout, part)
 
 
 def _window_too_small(budget: TokenBudget | None = None) -> ApiError:
+    """Both numbers in the provider's tokens: an estimate beside a real limit could claim
+    instructions bigger than a window that in truth holds them, and only not a part."""
     size = f" ({budget.limit:,} tokens for input)" if budget is not None else ""
-    need = prompt_cost(PATTERN_DETECTION_PROMPT, b"")
+    scale = budget.scale if budget is not None else 1.0
+    need = math.ceil(prompt_cost(PATTERN_DETECTION_PROMPT, b"") * scale)
     return ApiError(
         f"the model's context window{size} is too small to hold gc's instructions (about "
         f"{need:,} tokens) and a part of the log; use a model with a larger window, or "
@@ -132,10 +148,8 @@ class LogAnalysis:
         request = self._request(PATTERN_DETECTION_PROMPT, memory)
         cap = self._llm.input_limit(request)
         sizing = _Sizing(TokenBudget(cap) if cap is not None else None)
-        if (
-            cap is None
-            or sizing.budget is None
-            or sizing.budget.fits(prompt_cost(PATTERN_DETECTION_PROMPT, memory))
+        if sizing.budget is None or sizing.budget.fits(
+            prompt_cost(PATTERN_DETECTION_PROMPT, memory)
         ):
             try:
                 completion = self._send(request)
@@ -165,9 +179,9 @@ class LogAnalysis:
         def refused(slot: _Slot[Part], refusal: PromptTooLargeError) -> list[_Slot[Part]]:
             nonlocal sizing
             content = slot.item.content(layout.log)
-            if len(content) <= _SMALLEST_PART:
-                raise _window_too_small() from refusal
             sizing = sizing.after(refusal, prompt_cost(PATTERN_DETECTION_PROMPT, content), cap)
+            if slot.item.sent_size <= _SMALLEST_PART:  # the marker of a cut entry not counted
+                raise _window_too_small(sizing.budget) from refusal
             pieces = [_Slot(piece) for piece in sizing.split(layout, slot.item)]
             self._output.emit(AnalysisSplit(self._agent, len(slots) - 1 + len(pieces)))
             return pieces
@@ -188,7 +202,7 @@ class LogAnalysis:
         that fit one request; a refused group is split in two and each half merged."""
         while len(reports) > 1:
             self._output.emit(MergeStarted(self._agent, len(reports)))
-            groups = _groups(layout, reports, sizing.room(MERGE_PROMPT))
+            groups = _groups(layout, reports, sizing)
             reports = self._merge_round(layout, groups, sizing, cap)
         return reports[0].text
 
@@ -211,7 +225,7 @@ class LogAnalysis:
             sizing = sizing.after(refusal, cost, cap)
             group = slot.item
             if len(group) == 2:  # two reports too large together: each is cut to half
-                return [_Slot([report.shortened() for report in group])]
+                return [_Slot(_shortened(group, sizing))]
             middle = len(group) // 2
             return [_Slot(group[:middle]), _Slot(group[middle:])]
 
@@ -312,17 +326,38 @@ class LogAnalysis:
         )
 
 
+_LEFT_OUT = "\n[... rest of this report left out ...]"
+
+
 @frozen
 class _Report:
-    """A report and the parts it covers (one part, or a run of merged ones)."""
+    """A report and the parts it covers (one part, or a run of merged ones); ``kept`` is
+    how much of the report's own text is left after shortening (all of it, unless cut)."""
 
     first: Part
     last: Part
     text: str
+    kept: int | None = None
+
+    @property
+    def body(self) -> str:
+        return self.text if self.kept is None else self.text[: self.kept]
 
     def shortened(self) -> _Report:
-        half = self.text[: max(len(self.text) // 2, 1)]
-        return _Report(self.first, self.last, half + "\n[... rest of this report left out ...]")
+        """Half of the report's own text and one marker, however often it is shortened."""
+        kept = len(self.body) // 2
+        return _Report(self.first, self.last, self.body[:kept] + _LEFT_OUT, kept)
+
+
+def _shortened(pair: list[_Report], sizing: _Sizing) -> list[_Report]:
+    """Both reports of a pair cut to half, for a merge request that does not fit.
+
+    Raises:
+        ApiError: both are already too short to be worth merging: the window is too small.
+    """
+    if all(len(report.body) <= _SMALLEST_REPORT for report in pair):
+        raise _window_too_small(sizing.budget)
+    return [report.shortened() for report in pair]
 
 
 def _merge_content(layout: LogLayout, group: list[_Report]) -> bytes:
@@ -333,9 +368,11 @@ def _merge_content(layout: LogLayout, group: list[_Report]) -> bytes:
     return merge_content(labelled, len(group))
 
 
-def _groups(layout: LogLayout, reports: list[_Report], room: int | None) -> list[list[_Report]]:
+def _groups(layout: LogLayout, reports: list[_Report], sizing: _Sizing) -> list[list[_Report]]:
     """Consecutive groups of reports that fit one merge request; never a lone report while
-    another could join it, so every round makes progress."""
+    another could join it, so every round makes progress. A pair too large even alone is
+    shortened to fit, as a provider would otherwise cut it silently (Ollama does)."""
+    room = sizing.room(MERGE_PROMPT)
     if room is None:
         return [reports]
     groups: list[list[_Report]] = [[]]
@@ -345,7 +382,13 @@ def _groups(layout: LogLayout, reports: list[_Report], room: int | None) -> list
             groups.append([report])
         else:
             groups[-1] = candidate
-    return groups
+    return [_fitted(layout, group, room, sizing) for group in groups]
+
+
+def _fitted(layout: LogLayout, group: list[_Report], room: int, sizing: _Sizing) -> list[_Report]:
+    while len(group) == 2 and estimate_tokens(_merge_content(layout, group)) > room:
+        group = _shortened(group, sizing)
+    return group
 
 
 def _text(slot: _Slot[T]) -> str:
@@ -354,6 +397,10 @@ def _text(slot: _Slot[T]) -> str:
 
 
 def _in_context(error: AxeError, what: str) -> AxeError:
-    """``error`` with what failed in front; an API failure stays one (exit 3)."""
-    kind = ApiError if isinstance(error, ApiError) else AgentError
+    """``error`` with what failed in front, of the same kind, so the exit code is the one
+    the same failure has on a log that fits (a proxy misconfigured is exit 2 either way)."""
+    kind = next(
+        (kind for kind in (ApiError, ConfigError, AgentError) if isinstance(error, kind)),
+        AgentError,
+    )
     return kind(f"{what}: {error}")

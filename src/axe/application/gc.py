@@ -16,7 +16,7 @@ from attrs import Attribute, field, frozen
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
 from axe.domain.entries import count_entries, plan_trim
-from axe.domain.errors import AgentError, AxeError, ConfigError
+from axe.domain.errors import AgentError, AxeError, ConfigError, detached
 from axe.domain.events import (
     AgentFinished,
     AgentSkipped,
@@ -94,7 +94,7 @@ def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResul
     try:
         agent = ports.agents.load(name)
     except AxeError as error:
-        result = AgentResult(agent=name, status=AgentStatus.FAILED, error=error)
+        result = AgentResult(agent=name, status=AgentStatus.FAILED, error=detached(error))
     else:
         if agent.memory.enabled:
             result = _AgentGc(agent, options, ports).run()
@@ -152,7 +152,7 @@ def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
         try:
             agent = ports.agents.load(name)
         except ConfigError as error:
-            ports.output.emit(AgentSkipped(name, error))
+            ports.output.emit(AgentSkipped(name, detached(error)))
             continue
         if agent.memory.enabled:
             enabled.append(agent)
@@ -185,7 +185,7 @@ class _AgentGc:
         try:
             return self._steps()
         except AxeError as error:
-            return self._result(AgentStatus.FAILED, error=error)
+            return self._result(AgentStatus.FAILED, kept=self._entries, error=detached(error))
 
     def _steps(self) -> AgentResult:
         if self._options.dry_run:  # changes nothing: neither waits for a lock nor holds one
@@ -217,10 +217,10 @@ class _AgentGc:
             return self._result(AgentStatus.NO_TARGET, kept=count)
         plan = plan_trim(snapshot.content, target, total=count)
         if not plan.changes_file:
-            return self._result(AgentStatus.WITHIN_LIMIT, kept=count, limit=target)
+            return self._result(AgentStatus.WITHIN_LIMIT, kept=count)
         self._stop.check()  # an interrupted run changes no file it has not started on
         self._ports.memory.trim(self._agent, snapshot, plan, archive=self._options.archive)
-        return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target, limit=target)
+        return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
 
     def _analyse(self, memory: bytes, model: ModelRef) -> Analysis:
         # Imported here: runs that never analyse (memory disabled, no entries, a missing
@@ -244,16 +244,18 @@ class _AgentGc:
         *,
         removed: int = 0,
         kept: int | None = None,
-        limit: int | None = None,
         error: AxeError | None = None,
     ) -> AgentResult:
+        """``kept`` is what the file holds when gc ends: a failure removes nothing, so it
+        keeps every entry that was read. ``limit`` is the agent's trim target whatever the
+        outcome, so a dry run or a failure says what a trim would keep."""
         return AgentResult(
             agent=self._agent.name,
             status=status,
             entries=self._entries,
             removed=removed,
             kept=kept,
-            limit=limit,
+            limit=trim_target(self._agent.memory),
             model=self._model,
             analysis=self._analysis,
             error=error,

@@ -3,8 +3,9 @@
 Two rules hold wherever work runs concurrently. Output is ordered: each task's events are
 kept until it and every task before it are done, then replayed whole, so what a listener
 sees is exactly what a sequential run would show, whatever the timing. And a stop (Ctrl-C)
-is prompt: nothing queued starts, nobody waits for requests in flight (they end when the
-shared client is closed), and a task checks the stop before it changes anything.
+is prompt: nothing queued starts, nobody waits for requests in flight (the command line
+ends the process without waiting for the threads that send them), and a task checks the
+stop before it changes anything.
 """
 
 from __future__ import annotations

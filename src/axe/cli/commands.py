@@ -13,7 +13,7 @@ import click
 from axe import __version__
 from axe.cli.running import AxeCommand, AxeGroup
 from axe.domain.errors import AgentError
-from axe.domain.limits import MIN_INPUT_TOKENS
+from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
 
 GC_EXAMPLES = """\b
 Examples:
@@ -56,6 +56,13 @@ def cli(ctx: click.Context) -> None:
     """
     if ctx.invoked_subcommand is None:  # bare `axe`: the help, as the Go axe shows it
         click.echo(ctx.get_help())
+
+
+def _a_number(_: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """click's FloatRange lets ``nan`` through (every comparison with it is false)."""
+    if value is not None and value != value:  # noqa: PLR0124  (only nan differs from itself)
+        raise click.BadParameter("nan is not a number of seconds", param=param)
+    return value
 
 
 def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
@@ -114,12 +121,14 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
 )
 @click.option(
     "--lock-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=click.FloatRange(min=0, min_open=True, max=MAX_WAIT_SECONDS),
+    callback=_a_number,
     default=None,
     metavar="SECONDS",
     help="How long to wait for another gc of the same memory file (also AXE_LOCK_TIMEOUT; "
     "default 300).",
 )
+@click.version_option(__version__, "--version", "-V", prog_name="axe", message="axe %(version)s")
 def gc(
     *,
     agent: str | None,

@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import NoReturn
 
 GO_AXE = "https://github.com/jrswab/axe"
-_HANDED_OFF = "AXE_GC_HANDED_OFF"  # set for the next axe, so two of ours never loop
+_HANDED_OFF = "AXE_GC_HANDED_OFF"  # the program handed to, so two of ours never loop
 _OUR_SCRIPT_MARK = b"axe.cli"  # in the console script pip writes for this project
 
 
@@ -31,9 +31,10 @@ def next_axe(environ: Mapping[str, str], this: str | None) -> str | None:
     project."""
     import shutil  # noqa: PLC0415  (only when a command is handed off: start-up matters)
 
-    if environ.get(_HANDED_OFF):
-        return None
     here = os.path.realpath(this) if this else None
+    handed_to = environ.get(_HANDED_OFF)
+    if handed_to and handed_to == (here or handed_to):  # ours handed this very call to us
+        return None
     for directory in environ.get("PATH", "").split(os.pathsep):
         candidate = shutil.which("axe", path=directory) if directory else None
         if candidate is None or os.path.realpath(candidate) == here:
@@ -52,8 +53,14 @@ def _is_this_project(program: str) -> bool:
 
 
 def hand_off(program: str, arguments: Sequence[str], environ: Mapping[str, str]) -> NoReturn:
-    """Become ``program`` with ``arguments`` (on Windows, run it and exit with its code)."""
-    env = {**environ, _HANDED_OFF: "1"}
+    """Become ``program`` with ``arguments`` (on Windows, run it and exit with its code).
+
+    ``program`` is told it was handed to by its own path: only if that path turns out to
+    be an install of ours (one the script check missed) does it refuse to hand on. The Go
+    axe passes the variable to everything it runs, and an ``axe`` that one of those runs
+    must still reach the Go axe.
+    """
+    env = {**environ, _HANDED_OFF: os.path.realpath(program)}
     sys.stdout.flush()
     if sys.platform == "win32":
         import subprocess  # noqa: PLC0415
@@ -66,7 +73,9 @@ def hand_off(program: str, arguments: Sequence[str], environ: Mapping[str, str])
 
 def missing_command(command: str) -> str:
     """The line for a command neither this axe nor any other on PATH provides."""
+    from axe.domain.model import quoted  # noqa: PLC0415  (attrs: only on this path)
+
     return (
-        f'"{command}" is not a command of this axe, which provides "gc"; the other commands '
-        f"come with the Go axe, and none was found on PATH: {GO_AXE}"
+        f'{quoted(command)} is not a command of this axe, which provides "gc"; the other '
+        f"commands come with the Go axe, and none was found on PATH: {GO_AXE}"
     )

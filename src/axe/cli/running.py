@@ -79,10 +79,10 @@ def _end_interrupted() -> NoReturn:
     """Ctrl-C: one line and exit 130, at once.
 
     Worker threads (``--jobs``, a big log's parts) may be blocked on a provider that takes
-    minutes; Python would wait for them at exit. Trims under way are let finish (they are
-    quick, and a file is never left half-trimmed anyway: each is atomic), then the process
-    ends without waiting for requests nobody will read; the lock sidecars it held are
-    removed first.
+    minutes; Python would wait for them at exit. By now the interrupt has unwound through
+    the composition root, which let trims under way finish (they are quick, and a file is
+    never left half-trimmed anyway: each is atomic), started no more, and removed the lock
+    sidecars still held; so the process ends without waiting for requests nobody will read.
     """
     import threading  # noqa: PLC0415
 
@@ -90,9 +90,6 @@ def _end_interrupted() -> NoReturn:
     workers = [t for t in threading.enumerate() if t is not threading.current_thread()]
     if not any(not worker.daemon for worker in workers):
         sys.exit(EXIT_INTERRUPTED)
-    from axe.composition import settle_interrupted_run  # noqa: PLC0415
-
-    settle_interrupted_run()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(EXIT_INTERRUPTED)

@@ -40,6 +40,22 @@ class PromptTooLargeError(ApiError):
         self.limit = limit
 
 
+def detached(error: AxeError) -> AxeError:
+    """``error`` without the stack frames it was raised through, its causes' included.
+
+    A result keeps its error for as long as the caller keeps the result; the frames would
+    keep everything they referred to alive with it, a whole memory log among them, for
+    every failed agent of an ``--all`` run.
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        cause.__traceback__ = None
+        cause = cause.__cause__ or cause.__context__
+    return error
+
+
 EXIT_SUCCESS = 0
 EXIT_CODES: dict[type[AxeError], int] = {AgentError: 1, ConfigError: 2, ApiError: 3}
 

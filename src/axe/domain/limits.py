@@ -5,3 +5,4 @@ options without loading anything else at start-up.
 """
 
 MIN_INPUT_TOKENS = 1024  # room for gc's instructions, a slice of the log and a merge
+MAX_WAIT_SECONDS = 86_400  # a day: longer waits overflow the clocks they are given to

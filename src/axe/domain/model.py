@@ -134,16 +134,22 @@ def validate_agent_name(name: str) -> None:
     Raises:
         ConfigError: the name is empty or could escape its directory (exit 2).
     """
-    bad = (
-        not name.strip()
-        or name in {".", ".."}
-        or any(c in name for c in ("/", "\\", "\0"))
-        or name.startswith("~")
-        or (len(name) >= 2 and name[1] == ":")
-        or any(ord(c) < 0x20 for c in name)
-    )
-    if bad:
+    reason = _why_not_a_name(name)
+    if reason:
         raise ConfigError(
-            f"invalid agent name {quoted(name)}: use the file name of an agent in the agents "
-            "directory, without path separators"
+            f"invalid agent name {quoted(name)}: {reason}; use the file name of an agent in "
+            "the agents directory"
         )
+
+
+def _why_not_a_name(name: str) -> str:
+    """What is wrong with ``name`` as an agent name, in the user's terms; "" when nothing."""
+    checks = (
+        (not name.strip(), "it is blank"),
+        (name in {".", ".."}, "it names a directory"),
+        (any(c in name for c in ("/", "\\")), "it contains a path separator"),
+        (any(ord(c) < 0x20 for c in name), "it contains a control character"),
+        (name.startswith("~"), "it starts with ~, which a shell expands to a home directory"),
+        (len(name) >= 2 and name[1] == ":", "it starts with a drive letter"),
+    )
+    return next((reason for failed, reason in checks if failed), "")

@@ -39,8 +39,9 @@ class Part:
     sent_bytes: int | None = None
 
     @property
-    def is_cut(self) -> bool:
-        return self.sent_bytes is not None
+    def sent_size(self) -> int:
+        """Bytes of the log this part sends (the marker of a cut entry not counted)."""
+        return self.end - self.start if self.sent_bytes is None else self.sent_bytes
 
     def content(self, log: bytes) -> bytes:
         """What is sent for this part."""
@@ -205,6 +206,5 @@ def halve(layout: LogLayout, part: Part) -> list[Part]:
         middle = (part.start + part.end) // 2
         split = min(inside, key=lambda bound: abs(bound - middle))
         return [layout.part(part.start, split), layout.part(split, part.end)]
-    sent = part.sent_bytes if part.sent_bytes is not None else part.end - part.start
-    kept = _char_boundary(layout, part.start, max(sent // 2, 1))
+    kept = _char_boundary(layout, part.start, max(part.sent_size // 2, 1))
     return [Part(part.start, part.end, part.first_entry, part.entries, sent_bytes=kept)]

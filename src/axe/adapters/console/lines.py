@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
+from typing import assert_never
 
 from attrs import frozen
 
@@ -16,13 +17,19 @@ from axe.domain.events import (
     AgentSkipped,
     AgentStarted,
     AnalysisReady,
+    AnalysisSplit,
+    AnalysisStarted,
     Event,
     MemoryRead,
+    MergeStarted,
+    PartAnalysed,
     SweepFinished,
+    SweepProgress,
     SweepStarted,
+    WaitingForLock,
 )
 from axe.domain.model import quoted
-from axe.domain.results import AgentResult, AgentStatus
+from axe.domain.results import AgentResult, AgentStatus, SweepResult
 
 
 class Stream(enum.Enum):
@@ -76,8 +83,8 @@ class TextLines:
                 return [] if agents else _out("No agents with memory enabled.")
             case AgentSkipped(agent=agent, error=error):
                 return _err(f"Warning: skipping agent {quoted(agent)}: {error}")
-            case AgentStarted(agent=agent, in_sweep=True):
-                return _out(f"=== GC: {agent} ===")
+            case AgentStarted(agent=agent, in_sweep=in_sweep):
+                return _out(f"=== GC: {agent} ===") if in_sweep else []
             case MemoryRead(agent=agent, entries=entries):
                 return [
                     Line(Stream.OUT, f"Agent: {agent}"),
@@ -89,11 +96,18 @@ class TextLines:
                 return self._finished(result)
             case SweepFinished(result=sweep):
                 self._in_sweep = False
-                if not sweep.failed:
-                    return []
-                total = len(sweep.agents)
-                return _err(f"gc completed with errors: {sweep.failed} of {total} agents failed")
-        return []
+                return _sweep_failures(sweep)
+            case (
+                WaitingForLock()
+                | AnalysisStarted()
+                | AnalysisSplit()
+                | PartAnalysed()
+                | MergeStarted()
+                | SweepProgress()
+            ):
+                return []  # progress: the status line shows it, the Go axe prints nothing
+            case _:
+                assert_never(event)  # mypy: a new event must be given its lines here
 
     def _finished(self, result: AgentResult) -> list[Line]:
         if result.status is AgentStatus.DISABLED:
@@ -105,3 +119,9 @@ class TextLines:
                 return _err(f"Error: gc failed for agent {quoted(result.agent)}: {result.error}")
             return _err(str(result.error))
         return _out(_OUTCOME[result.status](result))
+
+
+def _sweep_failures(sweep: SweepResult) -> list[Line]:
+    if not sweep.failed:
+        return []
+    return _err(f"gc completed with errors: {sweep.failed} of {len(sweep.agents)} agents failed")

@@ -74,6 +74,19 @@ class ConsoleOutput:
             for line in lines:
                 self._write(line)
 
+    def close(self) -> None:
+        """Erase the status line, if one is showing, when the run ends however it ends
+        (Ctrl-C included), so the shell prompt does not land beside a stale spinner.
+
+        The lock is only tried briefly: an interrupt may have struck while this thread held
+        it, and a run that is ending must not hang on itself."""
+        if self._status is None or not self._lock.acquire(timeout=0.5):
+            return
+        try:
+            self._status.hide()
+        finally:
+            self._lock.release()
+
     def _lines(self, event: Event) -> list[Line]:
         lines = self._text.render(event)
         if not self._json:
@@ -103,7 +116,7 @@ class ConsoleOutput:
         match event:
             case WaitingForLock(agent=agent, holder=holder):
                 by = f" (pid {holder})" if holder else ""
-                status.show(f"Waiting for another gc{by} to finish with {agent}'s memory")
+                status.show(f"{agent}: waiting for another gc{by} to finish with its memory")
             case MemoryRead():
                 status.hide()
             case AnalysisStarted(agent=agent, model=model, entries=entries):

@@ -9,10 +9,11 @@ column less than its width, counting wide characters as two cells.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import BinaryIO
 
 from axe.domain.safe_text import terminal_safe
@@ -62,6 +63,12 @@ def fit(text: str, room: int) -> str:
     return head + _ELLIPSIS + _tail(text, keep - cells(head))
 
 
+def one_row(text: str) -> str:
+    """``text`` safe for the terminal and on one row: a model name from a TOML file may hold
+    a newline or a tab, which would move the cursor off the row erase-line clears."""
+    return re.sub(r"\s", " ", terminal_safe(text))
+
+
 def status_text(frame: int, text: str, elapsed: float, columns: int) -> str:
     """One frame of the status line, at most ``columns - 1`` cells wide."""
     spinner = f"{_FRAMES[frame % len(_FRAMES)]} "
@@ -72,11 +79,18 @@ def status_text(frame: int, text: str, elapsed: float, columns: int) -> str:
     return spinner + fit(text, room) + timer
 
 
-def terminal_columns(stream: BinaryIO) -> int:
+def terminal_columns(stream: BinaryIO, environ: Mapping[str, str]) -> int:
+    """The width of the terminal behind ``stream``. Some terminals report 0 columns (a
+    container console with no size set, a serial line); then ``COLUMNS``, as the shell or
+    the user sets it, else 80."""
     try:
-        return os.get_terminal_size(stream.fileno()).columns or _FALLBACK_COLUMNS
+        columns = os.get_terminal_size(stream.fileno()).columns
     except (OSError, ValueError, AttributeError):
-        return _FALLBACK_COLUMNS
+        columns = 0
+    if columns > 0:
+        return columns
+    declared = environ.get("COLUMNS", "").strip()
+    return int(declared) if declared.isdecimal() and int(declared) > 0 else _FALLBACK_COLUMNS
 
 
 class StatusLine:
@@ -101,7 +115,7 @@ class StatusLine:
         self._color = color
         self._clock = clock
         self._refresh = refresh_seconds
-        self._columns = columns or (lambda: terminal_columns(stream))
+        self._columns = columns or (lambda: terminal_columns(stream, os.environ))
         self._text: str | None = None
         self._started = 0.0
         self._frame = 0
@@ -111,7 +125,7 @@ class StatusLine:
 
     def show(self, text: str) -> None:
         """Start showing ``text`` (caller holds the lock); the timer starts now."""
-        self._text = terminal_safe(text)
+        self._text = one_row(text)
         self._started = self._clock()
         self._paint()
         if self._painter is None:
@@ -124,7 +138,7 @@ class StatusLine:
         if self._text is None:
             self.show(text)
             return
-        self._text = terminal_safe(text)
+        self._text = one_row(text)
         self._paint()
 
     def hide(self) -> None:

@@ -58,7 +58,10 @@ class TomlAgentRepository:
             memory=layout.memory,
             sub_agents=layout.sub_agents_config,
         )
-        validate_agent(agent)
+        try:
+            validate_agent(agent)
+        except ConfigError as error:  # the user fixes a file: name it
+            raise ConfigError(f"{error} (in {path})") from None
         return agent
 
     def list_names(self) -> list[str]:

@@ -54,8 +54,9 @@ _WINDOWS_LOCK_OFFSET = 1 << 30  # far past the pid at offset 0, which waiters mu
 
 
 class _HeldSidecars:
-    """The sidecars this process holds the lock of, so an interrupted run that ends without
-    unwinding (Ctrl-C under ``--jobs``) can still remove them before its locks die with it."""
+    """The sidecars one :class:`MemoryFileLocks` holds the lock of, so an interrupted run
+    that ends without unwinding (Ctrl-C under ``--jobs``) can still remove them before its
+    locks die with the process."""
 
     def __init__(self) -> None:
         self._paths: set[Path] = set()
@@ -76,9 +77,6 @@ class _HeldSidecars:
         for sidecar in held:
             with contextlib.suppress(OSError):
                 os.unlink(sidecar)
-
-
-HELD_SIDECARS = _HeldSidecars()
 
 
 def lock_path(memory_path: Path) -> Path:
@@ -158,6 +156,12 @@ class MemoryFileLocks:
         self._sleep = sleep
         self._in_process: dict[Path, threading.Lock] = {}
         self._registry = threading.Lock()
+        self._held = _HeldSidecars()
+
+    def remove_held_sidecars(self) -> None:
+        """For a run ending without unwinding: remove the sidecars of the locks still held
+        (their holders never will); the locks go with the process."""
+        self._held.remove_all()
 
     @contextlib.contextmanager
     def hold(
@@ -214,14 +218,14 @@ class MemoryFileLocks:
             os.close(fd)
         removable = writable and self._locker.removes_sidecar
         if removable:
-            HELD_SIDECARS.add(sidecar)
+            self._held.add(sidecar)
         try:
             if writable:
                 _write_pid(fd)
             yield
         finally:
             if removable:
-                HELD_SIDECARS.discard(sidecar)
+                self._held.discard(sidecar)
                 with contextlib.suppress(OSError):
                     os.unlink(sidecar)  # while still locked: see the module docstring
             self._locker.unlock(fd)

@@ -37,6 +37,14 @@ class FileMemoryStore:
         self._locks = locks or MemoryFileLocks()
         self._sleep = sleep
         self._clock = clock
+        self._trims = _TrimsUnderWay()
+
+    def settle_interrupted(self, timeout: float = 10.0) -> None:
+        """Before a run that was interrupted ends without waiting for its worker threads:
+        start no more trims, let those under way finish (at most ``timeout`` seconds; they
+        take milliseconds) so none is cut short, and remove the lock sidecars still held."""
+        self._trims.close_and_wait(timeout)
+        self._locks.remove_held_sidecars()
 
     def lock(
         self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
@@ -68,7 +76,7 @@ class FileMemoryStore:
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> None:
-        with TRIMS_UNDER_WAY.counting():
+        with self._trims.counting():
             trim_memory(
                 self.path_for(agent),
                 snapshot,
@@ -79,17 +87,25 @@ class FileMemoryStore:
             )
 
 
-class TrimsUnderWay:
-    """How many trims this process is carrying out, so an interrupted run can let them
-    finish (they take milliseconds) before it ends without waiting for anything else."""
+class _TrimsUnderWay:
+    """How many trims a store is carrying out, so an interrupted run can let them finish
+    before it ends without waiting for anything else, and start none after that."""
 
     def __init__(self) -> None:
         self._count = 0
+        self._closed = False
         self._changed = threading.Condition()
 
     @contextlib.contextmanager
     def counting(self) -> Iterator[None]:
+        """Count the block as a trim under way.
+
+        Raises:
+            AgentError: the run is being interrupted: no trim starts any more.
+        """
         with self._changed:
+            if self._closed:
+                raise AgentError("not trimmed: the run was interrupted")
             self._count += 1
         try:
             yield
@@ -98,13 +114,12 @@ class TrimsUnderWay:
                 self._count -= 1
                 self._changed.notify_all()
 
-    def wait_until_none(self, timeout: float) -> bool:
-        """True once no trim is under way; False if some still were after ``timeout``."""
+    def close_and_wait(self, timeout: float) -> bool:
+        """Start no more trims; True once none is under way, False if some still were
+        after ``timeout``."""
         with self._changed:
+            self._closed = True
             return self._changed.wait_for(lambda: self._count == 0, timeout)
-
-
-TRIMS_UNDER_WAY = TrimsUnderWay()
 
 
 def trim_entries(path: Path, keep: int) -> int:

@@ -212,7 +212,7 @@ def load_toml(path: Path) -> dict[str, Any]:
     except ValueError:
         raise ConfigError(f"cannot read {path}: larger than {_MAX_CONFIG_BYTES} bytes") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")  # a BOM, as the Go axe allows
     except UnicodeDecodeError as error:
         raise ConfigError(
             f"cannot parse {path}: not UTF-8 text (invalid byte at offset {error.start})"

@@ -9,11 +9,12 @@ block only means the usage is unknown.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 from axe.adapters.http.body import MEMORY, JsonBody
 from axe.adapters.http.settings import ProviderSettings
-from axe.adapters.http.transport import HttpTransport
+from axe.adapters.http.transport import HttpStatusError, HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError
 from axe.domain.model import quoted
@@ -25,6 +26,7 @@ _REASONING_MODEL = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-5")
 _BYTES_PER_TOKEN_LOWER_BOUND = 3
 _OLLAMA_MIN_CONTEXT = 8192
 _FITS_EVERY_MODEL = 2048  # tokens: a prompt estimated below this fits any model's window
+_NO_SUCH_ENDPOINT = frozenset({404, 405, 501})  # answers of a server without /api/show
 
 
 def _base(settings: ProviderSettings, default: str) -> str:
@@ -162,6 +164,7 @@ class OllamaClient:
         self._show_url = base + "/api/show"
         self._cap = settings.max_input_tokens
         self._windows: dict[str, int | None] = {}
+        self._asking = threading.Lock()  # workers wait for the one answer, never ask twice
 
     def input_limit(self, request: AnalysisRequest) -> int | None:
         if certainly_under(request.system_prompt.encode() + request.content, _FITS_EVERY_MODEL):
@@ -198,13 +201,26 @@ class OllamaClient:
         return Completion(content, _usage(reply, "prompt_eval_count", "eval_count"))
 
     def _window(self, model: str) -> int | None:
-        """The model's context length from ``/api/show``, asked once per model per run."""
-        if model not in self._windows:
-            reply = self._transport.post_json(
-                self._show_url, headers={}, body=JsonBody({"model": model}), provider="ollama"
-            )
-            self._windows[model] = context_length(reply)
-        return self._windows[model]
+        """The model's context length from ``/api/show``, asked once per model per run.
+
+        A server that has no ``/api/show`` (an Ollama-compatible one) leaves the window
+        unknown, as it was before gc asked: the log is then sent as it always was.
+        """
+        with self._asking:
+            if model not in self._windows:
+                try:
+                    reply = self._transport.post_json(
+                        self._show_url,
+                        headers={},
+                        body=JsonBody({"model": model}),
+                        provider="ollama",
+                    )
+                except HttpStatusError as error:
+                    if error.status not in _NO_SUCH_ENDPOINT:
+                        raise
+                    reply = None
+                self._windows[model] = context_length(reply)
+            return self._windows[model]
 
 
 def context_length(show: Any) -> int | None:

@@ -189,10 +189,13 @@ def _usable_proxy(url: str, source: str) -> EnvironmentProxy:
         ConfigError: not a URL, a scheme no transport speaks, or SOCKS without ``socksio``
             (which axe does not install; httpx would fail with an ImportError).
     """
+    written_credentials = "@" in url.partition("://")[2]
     try:
         address = httpx.URL(url)
     except httpx.InvalidURL as error:
-        raise ConfigError(f"the proxy in {source} is not a valid URL: {error}") from None
+        raise _not_a_url(source, error, written_credentials) from None
+    if written_credentials and not address.userinfo:  # a # / or ? in them moved the host
+        raise _not_a_url(source, None, written_credentials)
     shown = str(address.copy_with(username=None, password=None))
     if address.scheme not in _PROXY_SCHEMES:
         raise ConfigError(
@@ -204,6 +207,17 @@ def _usable_proxy(url: str, source: str) -> EnvironmentProxy:
             "package installed next to axe (pip install socksio)"
         )
     return EnvironmentProxy(url=url, shown=shown, secrets=_password_forms(address))
+
+
+def _not_a_url(source: str, error: Exception | None, written_credentials: bool) -> ConfigError:
+    """httpx's reason is shown only for a URL without credentials: with them, any part of
+    the reason could be a piece of the password."""
+    if written_credentials:
+        return ConfigError(
+            f"the proxy in {source} is not a valid URL (in a user name or password, write "
+            "@ : / ? # and % percent-encoded, such as %23 for #)"
+        )
+    return ConfigError(f"the proxy in {source} is not a valid URL: {error}")
 
 
 def _socksio_installed() -> bool:

@@ -28,7 +28,6 @@ _HINTS = (
     "context limit",
     "maximum context",
     "request too large",
-    "too large",
 )
 _PROMPT_TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens? > (\d+) maximum")
 _CONTEXT_LIMIT = re.compile(r"exceed context limit: (\d+) \+ (\d+) > (\d+)")

@@ -48,8 +48,14 @@ class RetryPolicy:
     def server_delay(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
         """The wait the server asked for (``retry-after-ms`` / ``retry-after``), if it is
         one worth obeying (up to a minute)."""
-        server = _server_delay(headers, time.time() if now is None else now)
-        return server if server is not None and 0 <= server <= _MAX_SERVER_DELAY else None
+        server = requested_delay(headers, now=now)
+        return server if server is not None and server <= _MAX_SERVER_DELAY else None
+
+
+def requested_delay(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """The wait the server asked for, however long, or None if it named none."""
+    server = _server_delay(headers, time.time() if now is None else now)
+    return server if server is not None and server >= 0 else None
 
 
 def _server_delay(headers: Mapping[str, str], now: float) -> float | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ from attrs import field, frozen
 from axe.adapters.http.body import JsonBody
 from axe.adapters.http.pauses import SharedPauses
 from axe.adapters.http.refusals import too_long
-from axe.adapters.http.retry import RetryPolicy
+from axe.adapters.http.retry import RetryPolicy, requested_delay
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 
 if TYPE_CHECKING:
@@ -44,8 +45,21 @@ _RATE_LIMITED = 429
 _UNKNOWN_ISSUER = frozenset({2, 18, 19, 20, 21})
 
 
+class HttpStatusError(ApiError):
+    """The server answered, with an HTTP error status: a caller may decide by ``status``
+    (an Ollama-compatible server without ``/api/show`` answers 404 or 405)."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class HttpTransport:
-    """Posts JSON to providers over a lazily created, shared ``httpx.Client``."""
+    """Posts JSON to providers over a lazily created, shared ``httpx.Client``.
+
+    Safe to share between threads: the client and the proxy routes are built once, under a
+    lock, however many workers send their first request at the same moment.
+    """
 
     def __init__(
         self,
@@ -65,14 +79,18 @@ class HttpTransport:
         self._pauses = SharedPauses(clock=self._clock, sleep=self._sleep)
         self._closed = False
         self._proxies: ProxyRoutes | None = None
+        self._building = threading.RLock()
 
     def close(self) -> None:
-        """Close the shared client. Requests still in flight on other threads (parts or
-        agents of an interrupted run) fail at once, and none is retried or started after."""
-        self._closed = True
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        """Close the shared client: no request is started or retried after this. One
+        already waiting for a reply on another thread is not cut short by it (httpx does
+        not interrupt a blocked read); an interrupted run ends without waiting for those
+        (``cli/running.py``)."""
+        with self._building:
+            self._closed = True
+            if self._client is not None:
+                self._client.close()
+                self._client = None
 
     def post_json(
         self,
@@ -119,10 +137,10 @@ class HttpTransport:
             if not isinstance(outcome, _Failed):
                 return outcome
             if not outcome.retryable or retry >= self._retry.max_retries or self._closed:
-                raise outcome.error
+                raise _with_requested_wait(outcome)
             pause = self._retry.delay(retry, outcome.headers)
             if self._clock() + pause >= deadline:
-                raise outcome.error
+                raise _with_requested_wait(outcome)
             self._sleep(pause)
             retry += 1
 
@@ -208,20 +226,21 @@ class HttpTransport:
         return response.status_code, {k.lower(): v for k, v in response.headers.items()}, raw
 
     def _shared_client(self) -> httpx.Client:
-        if self._closed:
-            raise ApiError("request not sent: the run is over")
-        if self._client is None:
-            import httpx  # noqa: PLC0415
+        with self._building:
+            if self._closed:
+                raise ApiError("request not sent: the run is over")
+            if self._client is None:
+                import httpx  # noqa: PLC0415
 
-            from axe.adapters.http.pools import RoutingTransport  # noqa: PLC0415
+                from axe.adapters.http.pools import RoutingTransport  # noqa: PLC0415
 
-            # Given a transport, httpx reads no proxies itself: RoutingTransport follows them.
-            self._client = httpx.Client(
-                follow_redirects=False,
-                timeout=self._timeout,
-                transport=RoutingTransport(self._proxy_routes()),
-            )
-        return self._client
+                # Given a transport, httpx reads no proxies itself: RoutingTransport does.
+                self._client = httpx.Client(
+                    follow_redirects=False,
+                    timeout=self._timeout,
+                    transport=RoutingTransport(self._proxy_routes()),
+                )
+            return self._client
 
     def _proxy_routes(self) -> ProxyRoutes:
         """The environment's proxies, read once, on the first request, as httpx would.
@@ -229,11 +248,12 @@ class HttpTransport:
         Raises:
             ConfigError: a proxy variable that names no usable proxy.
         """
-        if self._proxies is None:
-            from axe.adapters.http.proxies import ProxyRoutes  # noqa: PLC0415
+        with self._building:
+            if self._proxies is None:
+                from axe.adapters.http.proxies import ProxyRoutes  # noqa: PLC0415
 
-            self._proxies = ProxyRoutes.from_environment()
-        return self._proxies
+                self._proxies = ProxyRoutes.from_environment()
+            return self._proxies
 
     def _without_proxy_secrets(self, text: str) -> str:
         for secret in self._proxies.secrets if self._proxies else ():
@@ -263,6 +283,18 @@ class _Failed:
     error: ApiError
     retryable: bool = True
     headers: Mapping[str, str] = field(factory=dict)
+
+
+def _with_requested_wait(failed: _Failed) -> ApiError:
+    """The error given up on, saying how long the server asked to be left alone when that
+    is why more tries were pointless (a rate limit's ``retry-after: 3600``)."""
+    asked = requested_delay(failed.headers)
+    if asked is None or asked < 1:
+        return failed.error
+    text = f"{failed.error} (the provider asked to wait {asked:.0f}s before trying again)"
+    if isinstance(failed.error, HttpStatusError):
+        return HttpStatusError(text, status=failed.error.status)
+    return ApiError(text)
 
 
 class _DeadlineError(Exception):
@@ -351,7 +383,7 @@ def _http_failure(
     refusal = too_long(status, code, message, reply_tokens=reply_tokens)
     if refusal is not None:
         return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit)
-    return ApiError(text)
+    return HttpStatusError(text, status=status)
 
 
 def _error_details(raw: bytes) -> tuple[str, str, str]:
@@ -376,6 +408,8 @@ def _redacted(error: ApiError | ConfigError, scrub: Callable[[str], str]) -> Api
     message = scrub(str(error))
     if isinstance(error, PromptTooLargeError):
         return PromptTooLargeError(message, tokens=error.tokens, limit=error.limit)
+    if isinstance(error, HttpStatusError):
+        return HttpStatusError(message, status=error.status)
     return type(error)(message)
 
 
@@ -406,18 +440,22 @@ def display_url(url: str) -> str:
 
 
 _TOKEN_CHARACTER = re.compile(r"[\w-]")
+_SHORTEST_REAL_SECRET = 8  # characters; shorter ones are placeholders such as "e" or "none"
 
 
 def redact(text: str, secret: str) -> str:
-    """``text`` with ``secret`` replaced wherever it stands as a token of its own.
+    """``text`` with ``secret`` replaced wherever it appears.
 
-    Keys never reach output, however a server echoes them; and ordinary words are never
-    eaten, however short the key: a placeholder key ``e`` must not turn "answered" into
-    "answ[redacted]r[redacted]d". So where the secret begins or ends with a letter, digit,
-    ``_`` or ``-``, the character beyond it must not be one.
+    Keys never reach output, however a server echoes them, glued to other words included
+    (``key_sk-…``, ``Bearersk-…``). Only a secret too short to be a real key (a placeholder
+    such as ``e``, common with local servers) is replaced where it stands as a token of its
+    own, so it does not turn "answered" into "answ[redacted]r[redacted]d": where it begins
+    or ends with a letter, digit, ``_`` or ``-``, the character beyond must not be one.
     """
     if not secret:
         return text
+    if len(secret) >= _SHORTEST_REAL_SECRET:
+        return text.replace(secret, "[redacted]")
     before = r"(?<![\w-])" if _TOKEN_CHARACTER.match(secret[0]) else ""
     after = r"(?![\w-])" if _TOKEN_CHARACTER.match(secret[-1]) else ""
     return re.sub(before + re.escape(secret) + after, "[redacted]", text)

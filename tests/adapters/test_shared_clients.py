@@ -1,0 +1,126 @@
+"""One client per provider and one HTTP transport per run, however many workers start at
+once: under ``--jobs`` every worker asks for its provider's client at the same moment, and
+they must share one, with its connections and its pauses for a rate limit."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+import respx
+
+from axe.adapters.http.providers import OllamaClient
+from axe.adapters.http.settings import ProviderSettings
+from axe.adapters.http.transport import HttpTransport
+from axe.application.ports import AnalysisRequest
+from axe.application.routing import ProviderRouter
+from axe.composition import production_ports
+from axe.domain.model import ModelRef
+from axe.domain.prompt import PATTERN_DETECTION_PROMPT
+from axe.testing import RecordingOutput
+
+WORKERS = 8
+
+
+@pytest.fixture(autouse=True)
+def frequent_thread_switches() -> Iterator[None]:
+    """Switch threads every microsecond, so a check-then-act race shows in every run."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(before)
+
+
+def at_once(call: Callable[[], object]) -> list[object]:
+    """``call`` from WORKERS threads released together; what each got, in any order."""
+    start = threading.Barrier(WORKERS)
+    got: list[object] = []
+
+    def worker() -> None:
+        start.wait()
+        got.append(call())
+
+    threads = [threading.Thread(target=worker) for _ in range(WORKERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return got
+
+
+def big_request(model: str = "llama3") -> AnalysisRequest:
+    return AnalysisRequest(
+        model=ModelRef("ollama", model),
+        system_prompt=PATTERN_DETECTION_PROMPT,
+        content=b"## 2026-01-01T00:00:00Z\n**Task:** x\n" * 2000,
+        temperature=0.3,
+        max_tokens=4096,
+    )
+
+
+@pytest.mark.parametrize("round_", range(10))
+def test_workers_asking_at_once_get_one_client_over_one_transport(
+    tmp_path: Path, round_: int
+) -> None:
+    """Eight workers asking for the same provider's client at once all get the same one,
+    and every provider's client sends over the same transport."""
+    environ = {
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path),
+        "ANTHROPIC_API_KEY": "sk-test",
+    }
+    with production_ports(environ, RecordingOutput()) as ports:
+        router = ports.llm
+        assert isinstance(router, ProviderRouter)
+        clients = at_once(lambda: router._client("ollama"))
+        others = at_once(lambda: router._client("anthropic"))
+    assert len({id(client) for client in clients}) == 1
+    transports = {id(cast(Any, client)._transport) for client in [*clients, *others]}
+    assert len(transports) == 1
+
+
+def test_ollama_asks_for_a_models_window_once_however_many_ask_at_once() -> None:
+    """Eight parts measuring the same model at once: /api/show is asked once."""
+    transport = HttpTransport()
+    client = OllamaClient(transport, ProviderSettings(api_key="", base_url="", key_variable=""))
+    with respx.mock() as mock:
+        show = mock.post("http://localhost:11434/api/show").respond(
+            200,
+            json={"model_info": {"general.architecture": "llama", "llama.context_length": 8192}},
+        )
+        limits = at_once(lambda: client.input_limit(big_request()))
+    transport.close()
+    assert show.call_count == 1
+    assert set(limits) == {8192 - 4096}
+
+
+@pytest.mark.parametrize("status", [404, 405, 501])
+def test_an_ollama_compatible_server_without_api_show_is_sent_the_log_as_before(
+    status: int,
+) -> None:
+    """A server that has no /api/show leaves the window unknown (no cap), rather than
+    failing a gc that worked before gc asked."""
+    transport = HttpTransport()
+    client = OllamaClient(transport, ProviderSettings(api_key="", base_url="", key_variable=""))
+    with respx.mock() as mock:
+        mock.post("http://localhost:11434/api/show").respond(status, json={"error": "no"})
+        chat = mock.post("http://localhost:11434/api/chat").respond(
+            200, json={"message": {"content": "## Patterns Found\nok"}}
+        )
+        limit = client.input_limit(big_request())
+        completion = client.complete(big_request())
+    transport.close()
+    assert (limit, completion.text, chat.call_count) == (None, "## Patterns Found\nok", 1)
+
+
+def test_first_requests_at_once_share_one_httpx_client() -> None:
+    """Workers whose first requests start together build one httpx client between them, so
+    none is left unclosed and connections are reused."""
+    transport = HttpTransport()
+    clients = at_once(transport._shared_client)
+    transport.close()
+    assert len({id(client) for client in clients}) == 1
