@@ -445,6 +445,19 @@ def test_giving_up_on_a_long_retry_after_says_how_long_was_asked(
     assert clock.sleeps == [0.5, 1.0]
 
 
+def test_a_refusal_with_a_retry_after_is_still_a_refusal(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A 413 that also says retry-after stays a "too large" refusal, so the log is split
+    rather than the agent failed."""
+    mock.post(ANTHROPIC_URL).respond(
+        413, headers={"retry-after": "30"}, json={"error": {"message": "Request too large"}}
+    )
+    with pytest.raises(PromptTooLargeError) as caught:
+        AnthropicClient(transport, settings()).complete(request())
+    assert str(caught.value).endswith("(the provider asked to wait 30s before trying again)")
+
+
 def test_x_should_retry_false_stops_retries(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:

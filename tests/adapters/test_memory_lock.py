@@ -200,3 +200,13 @@ def test_an_interrupted_run_starts_no_trim_and_leaves_no_sidecar(tmp_path: Path)
         with pytest.raises(AgentError, match="not trimmed: the run was interrupted"):
             store.trim(agent, snapshot, plan_trim(snapshot.content, 1), archive=False)
     assert path.read_bytes() == entries(3)
+
+
+def test_a_sidecar_removed_for_an_interrupted_run_is_not_removed_again(memory: Path) -> None:
+    """Once an interrupted run has removed the sidecars it held, a worker unwinding later
+    leaves the path alone: another gc may have made its own sidecar there meanwhile."""
+    locks = MemoryFileLocks()
+    with locks.hold(memory, agent="helper", waiting=lambda _: None):
+        locks.remove_held_sidecars()
+        lock_path(memory).write_text("4242\n")  # the next gc's own sidecar
+    assert lock_path(memory).read_text() == "4242\n"

@@ -4,12 +4,14 @@ they must share one, with its connections and its pauses for a rate limit."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
+import httpx
 import pytest
 import respx
 
@@ -124,3 +126,29 @@ def test_first_requests_at_once_share_one_httpx_client() -> None:
     clients = at_once(transport._shared_client)
     transport.close()
     assert len({id(client) for client in clients}) == 1
+
+
+def test_a_slow_answer_about_one_model_holds_up_no_other_model() -> None:
+    """While /api/show is slow for one model, agents on another model are measured at
+    once: each model has its own question."""
+    release = threading.Event()
+    info = {"general.architecture": "llama", "llama.context_length": 8192}
+
+    def show(request: httpx.Request) -> httpx.Response:
+        if json.loads(request.content)["model"] == "slow":
+            release.wait(10)
+        return httpx.Response(200, json={"model_info": info})
+
+    transport = HttpTransport()
+    client = OllamaClient(transport, ProviderSettings(api_key="", base_url="", key_variable=""))
+    with respx.mock() as mock:
+        mock.post("http://localhost:11434/api/show").mock(side_effect=show)
+        slow = threading.Thread(target=client.input_limit, args=(big_request("slow"),))
+        slow.start()
+        try:
+            assert client.input_limit(big_request("fast")) == 8192 - 4096
+            assert slow.is_alive()  # still waiting for its own answer
+        finally:
+            release.set()
+            slow.join()
+    transport.close()

@@ -172,19 +172,23 @@ def test_different_files_do_not_wait_for_each_other(harness: StoreHarness) -> No
         ("shrunk", entries(2)),
         ("replaced", entries(5, start=10)),
         ("removed", None),
+        ("rewritten in place", entries(5).replace(b"Task", b"Jobs")),
     ],
 )
 def test_a_file_changed_under_gc_is_not_trimmed(
     harness: StoreHarness, change: str, left: bytes | None
 ) -> None:
-    """A file shrunk, replaced (an editor's save) or removed between gc's read and its
-    trim is refused as an agent error (exit 1), and left exactly as it now is."""
+    """A file shrunk, replaced (an editor's save), rewritten in place or removed between
+    gc's read and its trim is refused as an agent error (exit 1), and left exactly as it
+    now is."""
     harness.write(AGENT, entries(5))
     snapshot = harness.store.read(AGENT)
     if change == "shrunk":
         harness.write(AGENT, entries(2))
     elif change == "replaced":
         harness.replace(AGENT, entries(5, start=10))
+    elif change == "rewritten in place":  # an editor that keeps the inode, same size
+        harness.write(AGENT, entries(5).replace(b"Task", b"Jobs"))
     else:
         harness.remove(AGENT)
     with pytest.raises(AgentError, match=r"not trimmed|nothing was changed"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,7 +149,7 @@ def test_an_axe_run_by_the_go_axe_can_hand_off_to_it_again(
     """The Go axe passes its environment on to what it runs; an `axe run` started from
     there (a script, a sub-agent's tool) that finds this axe first still reaches the Go
     axe, rather than being refused as a loop."""
-    handed = {**home.env, "AXE_GC_HANDED_OFF": str((go_axe / "axe").resolve())}
+    handed = {**home.env, "AXE_GC_HANDED_OFF": "1 1"}  # handed off by another process
     done = subprocess.run(
         [str(BIN / "axe"), "run", "helper"],
         input="",
@@ -159,3 +160,19 @@ def test_an_axe_run_by_the_go_axe_can_hand_off_to_it_again(
         check=False,
     )
     assert (done.returncode, done.stdout) == (7, "go axe: run helper\n")
+
+
+def test_a_wrapper_that_runs_this_axe_is_not_handed_to_in_a_loop(
+    home: AxeHome, tmp_path: Path
+) -> None:
+    """A script on PATH that runs this very axe (`python -m axe`), which the check of
+    installed scripts cannot recognise: the hand-off comes back once, is recognised by its
+    process, and ends with the one line, not in an endless chain."""
+    wrappers = tmp_path / "wrapper-bin"
+    wrappers.mkdir()
+    wrapper = wrappers / "axe"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m axe "$@"\n')
+    wrapper.chmod(0o755)
+    done = axe(home, "run", "helper", path=[BIN, wrappers], timeout=30)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith('"run" is not a command of this axe')

@@ -332,6 +332,50 @@ def test_a_provider_that_refuses_everything_without_numbers_ends_in_one_line(
     assert store.files["a"] == memory
 
 
+@pytest.mark.parametrize(
+    "memory",
+    [entries(40), entry(1, "x" * 20_000)],
+    ids=["many entries", "one huge entry"],
+)
+def test_refusals_without_numbers_end_even_when_a_budget_says_the_part_fits(
+    memory: bytes,
+) -> None:
+    """With a cap (or an Ollama window) the budget believes a part fits, yet a gateway
+    refuses it without numbers: the refusal wins, the part is halved, and the analysis
+    still ends in one line after a bounded number of requests."""
+    provider = Refusing()
+    result, _, _ = run(memory, ScriptedLLM(script=provider, window=100_000))
+    assert (result.status, result.exit_code) == (AgentStatus.FAILED, 3)
+    assert "is too small to hold gc's instructions" in str(result.error)
+    assert provider.count < 200
+
+
+def test_a_refused_merge_of_several_reports_never_sends_a_merge_of_one() -> None:
+    """Long part reports whose merge is refused (a 413, no numbers, no cap): groups are
+    halved down to pairs, a lone report goes on unmerged, pairs are shortened, and the
+    analysis ends with one report; no merge request ever holds fewer than two reports."""
+    count = 0
+
+    def gateway(request: AnalysisRequest) -> Completion | ApiError:
+        nonlocal count
+        count += 1
+        if count > 200:
+            return ApiError("the analysis never ended")
+        if len(request.content) > 20_000:
+            return PromptTooLargeError("request too large")
+        if request.system_prompt == MERGE_PROMPT:
+            return Completion("## Patterns Found\nmerged")
+        return Completion("## Patterns Found\n" + "y" * 20_990)
+
+    log = b"".join(entry(i, "word " * 1500) for i in range(5))
+    llm = ScriptedLLM(script=gateway)
+    result, _, _ = run(log, llm, dry_run=True)
+    assert result.status is AgentStatus.DRY_RUN, str(result.error)
+    merges = [r for r in llm.requests if r.system_prompt == MERGE_PROMPT]
+    assert merges
+    assert all(r.content.count(b"### Report") >= 2 for r in merges)
+
+
 def test_a_window_that_the_reply_alone_fills_is_said_at_once() -> None:
     """A refusal whose window minus the reply leaves nothing for input (limit 0) ends after
     that one request, saying so."""

@@ -217,6 +217,21 @@ def test_failed_results_do_not_keep_the_logs_they_read_alive() -> None:
     assert [ref() for ref in memory.handed_out] == [None, None, None]
 
 
+def test_a_failed_trim_does_not_claim_to_know_what_the_file_kept() -> None:
+    """A failure before the trim keeps every entry read; a failure in the trim itself may
+    come after the file changed, so the result leaves ``kept`` unknown, exit 1."""
+    before = ports(
+        make_agent("a", last_n=1), files={"a": entries(4)}, llm=ScriptedLLM(ApiError("x"))
+    )
+    failed_analysis = collect_garbage("a", GcOptions(), before)
+    assert (failed_analysis.kept, failed_analysis.limit) == (4, 1)
+    during = ports(make_agent("a", last_n=1), files={"a": entries(4)})
+    store(during).failing_trim.add("a")
+    failed_trim = collect_garbage("a", GcOptions(), during)
+    assert (failed_trim.status, failed_trim.exit_code) == (AgentStatus.FAILED, 1)
+    assert (failed_trim.entries, failed_trim.kept, failed_trim.limit) == (4, None, 1)
+
+
 def test_empty_analysis_still_trims() -> None:
     """gc-spec §5.3: an empty reply prints an empty analysis and trimming proceeds."""
     p = ports(make_agent("a", last_n=1), files={"a": entries(3)}, llm=ScriptedLLM(""))

@@ -89,7 +89,9 @@ class _Sizing:
         if room < _SMALLEST_ROOM:
             raise _window_too_small(self.budget)
         pieces = plan_parts(layout, room, part.start, part.end)
-        return pieces if pieces != [part] else halve(layout, part)
+        if all(piece.sent_size < part.sent_size for piece in pieces):
+            return pieces
+        return halve(layout, part)  # the budget thinks the refused part fits: trust the refusal
 
 
 def _window_too_small(budget: TokenBudget | None = None) -> ApiError:
@@ -209,10 +211,7 @@ class LogAnalysis:
     def _merge_round(
         self, layout: LogLayout, groups: list[list[_Report]], sizing: _Sizing, cap: int | None
     ) -> list[_Report]:
-        slots = [_Slot(group) for group in groups]
-        for slot in slots:
-            if len(slot.item) == 1:  # a lone report goes on to the next round as it is
-                slot.completion = Completion(slot.item[0].text)
+        slots = [_group_slot(group) for group in groups]
 
         def request(group: list[_Report]) -> AnalysisRequest:
             return self._request(MERGE_PROMPT, _merge_content(layout, group))
@@ -227,7 +226,7 @@ class LogAnalysis:
             if len(group) == 2:  # two reports too large together: each is cut to half
                 return [_Slot(_shortened(group, sizing))]
             middle = len(group) // 2
-            return [_Slot(group[:middle]), _Slot(group[middle:])]
+            return [_group_slot(group[:middle]), _group_slot(group[middle:])]
 
         def failed(error: AxeError, index: int, total: int) -> AxeError:
             count = sum(len(group) for group in groups)
@@ -267,7 +266,7 @@ class LogAnalysis:
                     if future.cancelled():
                         continue
                     pieces = self._settle(future, slot, slots, refused, failures)
-                    running.update((send(piece), piece) for piece in pieces)
+                    running.update((send(p), p) for p in pieces if p.completion is None)
                     if failures:
                         for waiting in running:
                             waiting.cancel()  # only those not yet started are cancelled
@@ -358,6 +357,14 @@ def _shortened(pair: list[_Report], sizing: _Sizing) -> list[_Report]:
     if all(len(report.body) <= _SMALLEST_REPORT for report in pair):
         raise _window_too_small(sizing.budget)
     return [report.shortened() for report in pair]
+
+
+def _group_slot(group: list[_Report]) -> _Slot[list[_Report]]:
+    """A merge group's slot; a lone report needs no request: it goes on as it is."""
+    slot = _Slot(group)
+    if len(group) == 1:
+        slot.completion = Completion(group[0].text)
+    return slot
 
 
 def _merge_content(layout: LogLayout, group: list[_Report]) -> bytes:

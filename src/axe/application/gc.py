@@ -180,12 +180,14 @@ class _AgentGc:
         self._entries: int | None = None
         self._model: ModelRef | None = None
         self._analysis: Analysis | None = None
+        self._trimming = False  # once the store is asked to trim, what the file keeps is its say
 
     def run(self) -> AgentResult:
         try:
             return self._steps()
         except AxeError as error:
-            return self._result(AgentStatus.FAILED, kept=self._entries, error=detached(error))
+            kept = None if self._trimming else self._entries
+            return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
 
     def _steps(self) -> AgentResult:
         if self._options.dry_run:  # changes nothing: neither waits for a lock nor holds one
@@ -219,6 +221,7 @@ class _AgentGc:
         if not plan.changes_file:
             return self._result(AgentStatus.WITHIN_LIMIT, kept=count)
         self._stop.check()  # an interrupted run changes no file it has not started on
+        self._trimming = True
         self._ports.memory.trim(self._agent, snapshot, plan, archive=self._options.archive)
         return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
 
@@ -246,9 +249,11 @@ class _AgentGc:
         kept: int | None = None,
         error: AxeError | None = None,
     ) -> AgentResult:
-        """``kept`` is what the file holds when gc ends: a failure removes nothing, so it
-        keeps every entry that was read. ``limit`` is the agent's trim target whatever the
-        outcome, so a dry run or a failure says what a trim would keep."""
+        """``kept`` is what the file holds when gc ends: a failure before the trim removes
+        nothing, so it keeps every entry that was read; one in the trim is not known here
+        (a trim can fail after its rename, when late appends could not be carried over).
+        ``limit`` is the agent's trim target whatever the outcome, so a dry run or a
+        failure says what a trim would keep."""
         return AgentResult(
             agent=self._agent.name,
             status=status,

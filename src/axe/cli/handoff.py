@@ -15,7 +15,8 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import NoReturn
 
 GO_AXE = "https://github.com/jrswab/axe"
-_HANDED_OFF = "AXE_GC_HANDED_OFF"  # the program handed to, so two of ours never loop
+_HANDED_OFF = "AXE_GC_HANDED_OFF"  # "<pid> <hops>": which process handed off, how often
+_MOST_HOPS = 8  # hand-offs in one chain before it is taken for a loop
 _OUR_SCRIPT_MARK = b"axe.cli"  # in the console script pip writes for this project
 
 
@@ -31,10 +32,9 @@ def next_axe(environ: Mapping[str, str], this: str | None) -> str | None:
     project."""
     import shutil  # noqa: PLC0415  (only when a command is handed off: start-up matters)
 
-    here = os.path.realpath(this) if this else None
-    handed_to = environ.get(_HANDED_OFF)
-    if handed_to and handed_to == (here or handed_to):  # ours handed this very call to us
+    if _looping(environ.get(_HANDED_OFF, "")):
         return None
+    here = os.path.realpath(this) if this else None
     for directory in environ.get("PATH", "").split(os.pathsep):
         candidate = shutil.which("axe", path=directory) if directory else None
         if candidate is None or os.path.realpath(candidate) == here:
@@ -42,6 +42,19 @@ def next_axe(environ: Mapping[str, str], this: str | None) -> str | None:
         if not _is_this_project(candidate):
             return candidate
     return None
+
+
+def _looping(handed: str) -> bool:
+    """Whether this call came back to us from our own hand-off.
+
+    Executing a program keeps the process id, so a process that finds its own id in the
+    variable was handed to itself: by a copy of this project the script check missed (a
+    wrapper running ``python -m axe``, say). The Go axe passes the variable on to what it
+    runs, but those are other processes, so an ``axe`` they start still reaches it. Where a
+    program is run as a child instead (Windows), a chain of hand-offs ends after a few.
+    """
+    pid, _, hops = handed.partition(" ")
+    return pid == str(os.getpid()) or (hops.isdecimal() and int(hops) >= _MOST_HOPS)
 
 
 def _is_this_project(program: str) -> bool:
@@ -53,14 +66,11 @@ def _is_this_project(program: str) -> bool:
 
 
 def hand_off(program: str, arguments: Sequence[str], environ: Mapping[str, str]) -> NoReturn:
-    """Become ``program`` with ``arguments`` (on Windows, run it and exit with its code).
-
-    ``program`` is told it was handed to by its own path: only if that path turns out to
-    be an install of ours (one the script check missed) does it refuse to hand on. The Go
-    axe passes the variable to everything it runs, and an ``axe`` that one of those runs
-    must still reach the Go axe.
-    """
-    env = {**environ, _HANDED_OFF: os.path.realpath(program)}
+    """Become ``program`` with ``arguments`` (on Windows, run it and exit with its code);
+    the variable it inherits says who handed off, for :func:`_looping`."""
+    _, _, hops = environ.get(_HANDED_OFF, "").partition(" ")
+    count = int(hops) + 1 if hops.isdecimal() else 1
+    env = {**environ, _HANDED_OFF: f"{os.getpid()} {count}"}
     sys.stdout.flush()
     if sys.platform == "win32":
         import subprocess  # noqa: PLC0415

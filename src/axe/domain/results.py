@@ -79,7 +79,8 @@ class AgentResult:
     """The outcome of gc for one agent.
 
     ``entries`` is the count before any trim, None when gc did not get as far as reading
-    the memory file; ``kept`` likewise (a failure keeps every entry it read). ``limit`` is
+    the memory file; ``kept`` likewise (a failure before the trim keeps every entry it
+    read; after a failure in the trim it is None: the store's error says). ``limit`` is
     the trim target the agent's memory config sets, dry run and failure included; None when
     it sets none, its memory is disabled or the agent did not load.
     A failed agent carries its ``error`` and whatever was learnt before it failed.

@@ -66,9 +66,13 @@ class _HeldSidecars:
         with self._guard:
             self._paths.add(sidecar)
 
-    def discard(self, sidecar: Path) -> None:
+    def discard(self, sidecar: Path) -> bool:
+        """Forget ``sidecar``; False if :meth:`remove_all` already took it (and removed it:
+        by now another gc may have made a new one by that name, not to be deleted)."""
         with self._guard:
+            held = sidecar in self._paths
             self._paths.discard(sidecar)
+            return held
 
     def remove_all(self) -> None:
         """Delete every held sidecar; the locks themselves go when the process ends."""
@@ -224,8 +228,7 @@ class MemoryFileLocks:
                 _write_pid(fd)
             yield
         finally:
-            if removable:
-                self._held.discard(sidecar)
+            if removable and self._held.discard(sidecar):
                 with contextlib.suppress(OSError):
                     os.unlink(sidecar)  # while still locked: see the module docstring
             self._locker.unlock(fd)

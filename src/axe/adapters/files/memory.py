@@ -18,7 +18,11 @@ from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, quoted, validate_agent_name
 
 if TYPE_CHECKING:
+    from axe.adapters.files.durable import SourceFile
     from axe.adapters.files.platforms import FilePlatform
+
+
+_CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim to go ahead
 
 
 class FileMemoryStore:
@@ -207,7 +211,7 @@ def trim_memory(
         ) from None
     source = SourceFile(fd, status)
     try:
-        _check_unchanged(path, status, snapshot)
+        _check_unchanged(path, source, snapshot, plan.keep_from)
         remove_abandoned_temps(target, platform=platform)
         if archive:
             _archive(path, snapshot.content[: plan.keep_from], status, platform)
@@ -233,15 +237,29 @@ def _replaced(path: Path) -> AgentError:
     )
 
 
-def _check_unchanged(path: Path, status: os.stat_result, snapshot: MemorySnapshot) -> None:
+def _check_unchanged(
+    path: Path, source: SourceFile, snapshot: MemorySnapshot, keep_from: int
+) -> None:
+    """Refuse a file that is no longer the one read plus appends: another file by now (an
+    editor's save by rename), a shorter one, or one rewritten in place (an editor that
+    keeps the inode) so that the bytes around the cut moved. A trim at a stale offset would
+    cut through the middle of somebody's text."""
+    from axe.adapters.files.durable import pread  # noqa: PLC0415  (trims only)
+
     stamp = snapshot.stamp
     if not isinstance(stamp, FileStamp):
         return
+    status = source.status
     if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
         raise _replaced(path)
     if status.st_size < stamp.size:
         raise AgentError(
             f"memory file {path} shrank while gc was running; not trimmed (run gc again)"
+        )
+    start, end = max(keep_from - _CUT_CONTEXT, 0), min(keep_from + _CUT_CONTEXT, stamp.size)
+    if pread(source.fd, end - start, start) != snapshot.content[start:end]:
+        raise AgentError(
+            f"memory file {path} was rewritten while gc was running; not trimmed (run gc again)"
         )
 
 

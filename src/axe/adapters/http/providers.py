@@ -164,7 +164,8 @@ class OllamaClient:
         self._show_url = base + "/api/show"
         self._cap = settings.max_input_tokens
         self._windows: dict[str, int | None] = {}
-        self._asking = threading.Lock()  # workers wait for the one answer, never ask twice
+        self._asking: dict[str, threading.Lock] = {}  # per model: one question, one answer
+        self._guard = threading.Lock()
 
     def input_limit(self, request: AnalysisRequest) -> int | None:
         if certainly_under(request.system_prompt.encode() + request.content, _FITS_EVERY_MODEL):
@@ -206,7 +207,9 @@ class OllamaClient:
         A server that has no ``/api/show`` (an Ollama-compatible one) leaves the window
         unknown, as it was before gc asked: the log is then sent as it always was.
         """
-        with self._asking:
+        with self._guard:
+            asking = self._asking.setdefault(model, threading.Lock())
+        with asking:  # workers measuring another model are not held up by this one
             if model not in self._windows:
                 try:
                     reply = self._transport.post_json(

@@ -114,7 +114,7 @@ class HttpTransport:
         try:
             return self._post_with_retries(url, headers, body, provider, reply_tokens)
         except (ApiError, ConfigError) as error:
-            raise _redacted(
+            raise _reworded(
                 error, lambda text: self._without_proxy_secrets(redact(text, secret))
             ) from None
 
@@ -291,10 +291,10 @@ def _with_requested_wait(failed: _Failed) -> ApiError:
     asked = requested_delay(failed.headers)
     if asked is None or asked < 1:
         return failed.error
-    text = f"{failed.error} (the provider asked to wait {asked:.0f}s before trying again)"
-    if isinstance(failed.error, HttpStatusError):
-        return HttpStatusError(text, status=failed.error.status)
-    return ApiError(text)
+    hint = f" (the provider asked to wait {asked:.0f}s before trying again)"
+    rewritten = _reworded(failed.error, lambda text: text + hint)
+    assert isinstance(rewritten, ApiError)  # an ApiError stays one
+    return rewritten
 
 
 class _DeadlineError(Exception):
@@ -403,9 +403,12 @@ def _error_details(raw: bytes) -> tuple[str, str, str]:
     return "", "", _snippet(raw)
 
 
-def _redacted(error: ApiError | ConfigError, scrub: Callable[[str], str]) -> ApiError | ConfigError:
-    """``error`` again with its message scrubbed of secrets, its numbers kept."""
-    message = scrub(str(error))
+def _reworded(
+    error: ApiError | ConfigError, reword: Callable[[str], str]
+) -> ApiError | ConfigError:
+    """``error`` again with its message reworded (scrubbed of secrets, a hint added), of the
+    same kind and with its numbers, so a refusal is still split and a status still read."""
+    message = reword(str(error))
     if isinstance(error, PromptTooLargeError):
         return PromptTooLargeError(message, tokens=error.tokens, limit=error.limit)
     if isinstance(error, HttpStatusError):
