@@ -3,9 +3,7 @@ next `axe` on PATH, `axe-gc` never clashes, and the shells can complete agent na
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -117,19 +115,12 @@ def test_the_shell_completes_agent_names(home: AxeHome) -> None:
     """With click's completion enabled, `axe gc he<TAB>` offers the agents that match."""
     for name in ("helper", "herald", "reviewer"):
         home.add_agent(name)
-    done = subprocess.run(
-        [str(BIN / "axe")],
-        capture_output=True,
-        text=True,
-        env={
-            **home.env,
-            "PATH": str(BIN),
-            "_AXE_COMPLETE": "bash_complete",
-            "COMP_WORDS": "axe gc he",
-            "COMP_CWORD": "2",
-        },
-        timeout=60,
-        check=False,
+    done = axe(
+        home,
+        path=[BIN],
+        _AXE_COMPLETE="bash_complete",
+        COMP_WORDS="axe gc he",
+        COMP_CWORD="2",
     )
     assert done.returncode == 0
     assert done.stdout.split() == ["plain,helper", "plain,herald"]
@@ -143,21 +134,18 @@ def test_a_command_name_never_drives_the_terminal(home: AxeHome) -> None:
     assert done.stderr.startswith('"x\\u001b]0;owned\\u0007" is not a command of this axe')
 
 
-def test_an_axe_run_by_the_go_axe_can_hand_off_to_it_again(
-    home: AxeHome, go_axe: Path, tmp_path: Path
-) -> None:
+def test_an_axe_run_by_the_go_axe_can_hand_off_to_it_again(home: AxeHome, go_axe: Path) -> None:
     """The Go axe passes its environment on to what it runs; an `axe run` started from
     there (a script, a sub-agent's tool) that finds this axe first still reaches the Go
     axe, rather than being refused as a loop."""
-    handed = {**home.env, "AXE_GC_HANDED_OFF": "1 1"}  # handed off by another process
-    done = subprocess.run(
-        [str(BIN / "axe"), "run", "helper"],
-        input="",
-        capture_output=True,
-        text=True,
-        env={**handed, "PATH": os.pathsep.join(map(str, [BIN, go_axe]))},
-        timeout=60,
-        check=False,
+    handed_by_another_process = "1 1"
+    done = axe(
+        home,
+        "run",
+        "helper",
+        path=[BIN, go_axe],
+        stdin="",
+        AXE_GC_HANDED_OFF=handed_by_another_process,
     )
     assert (done.returncode, done.stdout) == (7, "go axe: run helper\n")
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,10 +12,9 @@ from click.testing import CliRunner, Result
 
 from axe.cli import cli
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
-from tests.support import CANNED_ANALYSIS, INSTALLED_AXE, AxeHome, entries
+from tests.support import CANNED_ANALYSIS, AxeHome, entries, run_installed
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
-AXE = str(INSTALLED_AXE)
 
 
 def run(*args: str) -> Result:
@@ -200,14 +197,7 @@ def test_the_installed_axe_prints_json_lines(home: AxeHome, server: LoopbackLLM)
     for name in ("a", "b"):
         home.add_agent(name, model="ollama/llama3", last_n=1)
         home.write_memory(name, entries(2))
-    done = subprocess.run(
-        [str(AXE), "gc", "--all", "--json"],
-        capture_output=True,
-        text=True,
-        env={"PATH": os.environ.get("PATH", ""), **home.env, "AXE_OLLAMA_BASE_URL": server.url},
-        timeout=60,
-        check=False,
-    )
+    done = run_installed(home, "gc", "--all", "--json", AXE_OLLAMA_BASE_URL=server.url)
     assert (done.returncode, done.stderr) == (0, "")
     found = objects(done.stdout)
     assert [(o["agent"], o["status"], o["removed"]) for o in found] == [
