@@ -23,7 +23,15 @@ class ConfigError(AxeError):
 
 
 class ApiError(AxeError):
-    """The LLM provider could not be used: no key, HTTP error, timeout, bad reply (exit 3)."""
+    """The LLM provider could not be used: no key, HTTP error, timeout, bad reply (exit 3).
+
+    ``sent`` counts the HTTP requests that went out before it was given up (retries
+    included; 0 when none was sent, as for a missing key): each may have been billed.
+    """
+
+    def __init__(self, message: str, *, sent: int = 0) -> None:
+        super().__init__(message)
+        self.sent = sent
 
 
 class PromptTooLargeError(ApiError):
@@ -34,8 +42,10 @@ class PromptTooLargeError(ApiError):
     the parts it splits the log into, and halves the log when they are missing.
     """
 
-    def __init__(self, message: str, *, tokens: int | None = None, limit: int | None = None):
-        super().__init__(message)
+    def __init__(
+        self, message: str, *, tokens: int | None = None, limit: int | None = None, sent: int = 0
+    ) -> None:
+        super().__init__(message, sent=sent)
         self.tokens = tokens
         self.limit = limit
 

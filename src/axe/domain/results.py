@@ -29,14 +29,22 @@ class AgentStatus(enum.Enum):
 
 @frozen
 class Usage:
-    """Tokens a provider reports having read and written; summed over split analyses."""
+    """Tokens a provider reports having read and written; summed over split analyses.
+
+    ``cost`` is the price in US dollars where the provider states it (OpenRouter's
+    ``usage.cost``); a sum keeps the costs that are known.
+    """
 
     input_tokens: int
     output_tokens: int
+    cost: float | None = None
 
     def __add__(self, other: Usage) -> Usage:
+        costs = [cost for cost in (self.cost, other.cost) if cost is not None]
         return Usage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            sum(costs) if costs else None,
         )
 
 
@@ -53,10 +61,14 @@ def total_usage(usages: list[Usage | None]) -> Usage | None:
 
 @frozen
 class Completion:
-    """One reply of an :class:`~axe.application.ports.LLMClient`: its text and its cost."""
+    """One reply of an :class:`~axe.application.ports.LLMClient`: its text and its cost.
+
+    ``sent`` counts the HTTP requests it took (retries of a 429 or a 503 included).
+    """
 
     text: str
     usage: Usage | None = None
+    sent: int = 1
 
 
 @frozen(kw_only=True)
