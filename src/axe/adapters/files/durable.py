@@ -1,22 +1,6 @@
-"""Crash-safe, race-safe replacement of a memory file by its own tail.
+"""Crash-safe, race-safe replacement of a memory file by its own tail (POSIX).
 
-The promise to the user: at any instant, even under SIGKILL or a full disk, the memory file
-is either exactly as it was or exactly trimmed, and no entry that ``axe run`` appends while
-gc works is lost. How:
-
-1. Copy the kept tail into a temp file in the same directory, picking up bytes appended
-   meanwhile; give it the original's permissions; fsync it.
-2. ``os.replace`` it over the original (atomic on one filesystem), then fsync the directory
-   so the rename itself survives a power cut.
-3. ``axe run`` appends with ``open(O_APPEND)``, one write, close, and no lock. A writer that
-   opened the old file just before the rename still writes into the old inode. So keep the
-   old file open, wait until no writer holds it (on Linux a read lease is granted only
-   then; elsewhere, until it stops growing), and append whatever arrived to the new file.
-
-Windows refuses step 2 while any handle is open on the file; :mod:`.closed_replace` does
-steps 2 and 3 there, reusing the pieces below. What differs by system (the fsync that
-reaches the disk, directory fsync, process probing) comes from a
-:class:`~axe.adapters.files.platforms.FilePlatform`.
+The steps and why each is there: architecture.md, "Replacing a memory file".
 """
 
 from __future__ import annotations
