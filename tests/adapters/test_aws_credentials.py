@@ -213,6 +213,16 @@ def test_an_unreadable_file_is_a_config_error(tmp_path: Path) -> None:
     assert str(raised.value) == f"cannot read {path}: Permission denied"
 
 
+def test_a_file_in_place_of_a_directory_is_a_config_error(tmp_path: Path) -> None:
+    """A path through a regular file (~/.aws is a file) is a config error that says why."""
+    (tmp_path / ".aws").write_text("not a directory")
+    with pytest.raises(ConfigError) as raised:
+        read_aws_credentials({"HOME": str(tmp_path)})
+    assert str(raised.value) == (
+        f"cannot read {tmp_path / '.aws' / 'credentials'}: Not a directory"
+    )
+
+
 def test_a_byte_order_mark_is_allowed(tmp_path: Path) -> None:
     """A file saved with a UTF-8 BOM (Windows editors) reads like one without."""
     path = tmp_path / "credentials"

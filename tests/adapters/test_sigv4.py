@@ -145,6 +145,7 @@ _KEY_CHARACTERS = string.ascii_letters + string.digits + "/+="
     key_id=st.from_regex(r"(AKIA|ASIA)[A-Z0-9]{16}", fullmatch=True),
     secret=st.text(alphabet=_KEY_CHARACTERS, min_size=1, max_size=40),
     token=st.one_of(st.just(""), st.text(alphabet=_KEY_CHARACTERS, min_size=1, max_size=300)),
+    note=st.one_of(st.none(), st.text(alphabet=string.ascii_letters + "  \t-", max_size=30)),
     when=st.datetimes(
         min_value=datetime(2000, 1, 1),
         max_value=datetime(2099, 12, 31),
@@ -159,9 +160,13 @@ def test_signature_matches_botocore_for_any_converse_request(
     key_id: str,
     secret: str,
     token: str,
+    note: str | None,
     when: datetime,
 ) -> None:
-    """Any Converse request is signed exactly as botocore (AWS's Python SDK) signs it."""
+    """Any Converse request is signed exactly as botocore (AWS's Python SDK) signs it.
+
+    ``note`` is an extra ``x-amz-*`` header (runs of spaces and tabs in it): signed as well.
+    """
     keys = AwsCredentials(
         access_key_id=key_id, secret_access_key=secret, session_token=token, source="test"
     )
@@ -171,22 +176,29 @@ def test_signature_matches_botocore_for_any_converse_request(
         "POST",
         url,
         content=body,
-        headers=JSON,
+        headers=JSON if note is None else {**JSON, "x-amz-meta-note": note},
     )
 
-    expected = _botocore_signed(str(sent.url), body, keys, region, when)
+    expected = _botocore_signed(str(sent.url), body, keys, region, when, note=note)
     assert sent.headers["authorization"] == expected["Authorization"]
     assert sent.headers["x-amz-date"] == expected["X-Amz-Date"]
     assert sent.headers.get("x-amz-security-token") == expected.get("X-Amz-Security-Token")
 
 
 def _botocore_signed(
-    url: str, body: bytes, keys: AwsCredentials, region: str, when: datetime
+    url: str,
+    body: bytes,
+    keys: AwsCredentials,
+    region: str,
+    when: datetime,
+    *,
+    note: str | None = None,
 ) -> dict[str, str]:
     """The headers botocore's SigV4 signer sets on the same request at the same time."""
-    request = AWSRequest(
-        method="POST", url=url, data=body, headers={"Content-Type": "application/json"}
-    )
+    headers = {"Content-Type": "application/json"}
+    if note is not None:
+        headers["X-Amz-Meta-Note"] = note
+    request = AWSRequest(method="POST", url=url, data=body, headers=headers)
     signer = BotocoreSigV4Auth(
         Credentials(keys.access_key_id, keys.secret_access_key, keys.session_token or None),
         "bedrock",
