@@ -111,7 +111,7 @@ class SigV4Auth(httpx.Auth):
         key = f"AWS4{self._credentials.secret_access_key}".encode()
         for part in (stamp[:8], self._region, self._service, "aws4_request"):
             key = _hmac(key, part)
-        signature = hmac.new(key, string_to_sign.encode(), hashlib.sha256).hexdigest()
+        signature = _hmac(key, string_to_sign).hex()
         request.headers["authorization"] = (
             f"{_ALGORITHM} Credential={self._credentials.access_key_id}/{scope}, "
             f"SignedHeaders={signed_headers}, Signature={signature}"
