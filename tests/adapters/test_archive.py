@@ -93,12 +93,13 @@ def dying_at(step: int, *, midway: bool) -> FilePlatform:
             around(lambda: os.write(fd, data), lambda: os.write(fd, data[: len(data) // 2]))
         )
 
-    return attrs.evolve(
-        base,
-        write=write,
-        fsync=lambda fd: around(lambda: base.fsync(fd)),
-        replace=lambda source, target: around(lambda: os.replace(source, target)),
-    )
+    def fsync(fd: int) -> None:
+        around(lambda: base.fsync(fd))
+
+    def replace(source: Path, target: Path) -> None:
+        around(lambda: os.replace(source, target))
+
+    return attrs.evolve(base, write=write, fsync=fsync, replace=replace)
 
 
 def in_child(action: Callable[[], None]) -> int:
