@@ -89,9 +89,9 @@ def dying_at(step: int, *, midway: bool) -> FilePlatform:
         return result
 
     def write(fd: int, data: memoryview) -> int:
-        return int(  # type: ignore[call-overload]
-            around(lambda: os.write(fd, data), lambda: os.write(fd, data[: len(data) // 2]))
-        )
+        written = around(lambda: os.write(fd, data), lambda: os.write(fd, data[: len(data) // 2]))
+        assert isinstance(written, int)
+        return written
 
     def fsync(fd: int) -> None:
         around(lambda: base.fsync(fd))
