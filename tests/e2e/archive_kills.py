@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,14 +20,18 @@ def size_of(path: Path) -> int:
         return -1
 
 
-def kill_at_archive_size(command: list[str], env: dict[str, str], archive: Path, size: int) -> None:
-    """Start ``command``; SIGKILL it once ``archive`` holds ``size`` bytes (0: as soon as
-    it exists), or once it has ended."""
+def kill_at_archive_size(
+    command: list[str], env: dict[str, str], archive: Path, size: int, delay: float = 0.0
+) -> None:
+    """Start ``command``; SIGKILL it ``delay`` seconds after ``archive`` holds ``size``
+    bytes (0: as soon as it exists), or once it has ended."""
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     while process.poll() is None and size_of(archive) < size:
         pass
+    if delay:
+        time.sleep(delay)
     process.kill()
     process.wait()
 
