@@ -15,10 +15,11 @@ import pytest
 
 from axe.adapters.files.archive import archive_path, intent_path, settle_archive
 from axe.adapters.files.durable import signals_deferred
-from axe.adapters.files.memory import read_memory, trim_memory
+from axe.adapters.files.memory import FileMemoryStore, read_memory, trim_memory
 from axe.adapters.files.platforms import FilePlatform, current_platform
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
+from axe.domain.model import AgentConfig, MemoryConfig
 from tests.support import entries, entry
 
 DIED = 9  # the exit code of a child process "killed" at a chosen step
@@ -273,6 +274,25 @@ def test_an_undo_that_fails_too_is_finished_by_the_next_gc(tmp_path: Path) -> No
     assert archive_path(path).read_bytes() == entries(1, start=100) + entries(3)
     assert path.read_bytes() == entries(2, start=3)
     assert names(tmp_path) == ["m.md", "m.md.archive"]
+
+
+def test_a_record_that_cannot_be_settled_fails_that_gc_with_one_line(tmp_path: Path) -> None:
+    """The next gc settles a record under the lock, before anything else; if it cannot, it
+    says so in one line and changes nothing."""
+    store = FileMemoryStore(lambda: tmp_path)
+    helper = AgentConfig(name="helper", model="x/y", display_name="h", memory=MemoryConfig())
+    path = store.path_for(helper)
+    path.parent.mkdir()
+    path.write_bytes(entries(5))
+    intent_path(path).mkdir()  # unreadable as a record
+    with pytest.raises(AgentError) as caught, store.lock(helper, waiting=lambda _: None):
+        pass
+    assert str(caught.value) == (
+        f"cannot settle the archive {archive_path(path)} that an interrupted gc left: "
+        "Is a directory; the memory file was not changed"
+    )
+    assert path.read_bytes() == entries(5)
+    assert sorted(os.listdir(path.parent)) == [intent_path(path).name, "helper.md"]  # no lock
 
 
 def test_a_rename_that_fails_takes_the_append_back(tmp_path: Path) -> None:
