@@ -74,19 +74,23 @@ def test_the_next_gc_settles_a_killed_append_even_without_archive(
     nothing to trim, still takes the cut append back: the archive is as it was before."""
     original = entries(150_000)
     home.add_agent("fragile", model="ollama/m", last_n=60_000)
-    path = home.write_memory("fragile", original)
-    archive_of(path).write_bytes(entries(3, start=900_000))
+    path = home.memory_path("fragile")
     env = environment({**home.env, "AXE_OLLAMA_BASE_URL": server.url})
-    before = len(entries(3, start=900_000))
-    kill_at_archive_size([AXE, "gc", "fragile", "--archive"], env, archive_of(path), before + 1)
-    assert kill_point(path, original, plan_trim(original, 60_000).keep_from, before) in (
-        KILL_POINTS[2],
-        KILL_POINTS[3],
-    )
+    before = entries(3, start=900_000)
+    for _ in range(5):  # a busy machine may let the run get past its append first
+        path.write_bytes(original)
+        archive_of(path).write_bytes(before)
+        command = [AXE, "gc", "fragile", "--archive"]
+        kill_at_archive_size(command, env, archive_of(path), len(before) + 1)
+        removed = plan_trim(original, 60_000).keep_from
+        if kill_point(path, original, removed, len(before)) in KILL_POINTS[2:4]:
+            break
+    else:
+        pytest.fail("never killed during or just after the append")
     home.add_agent("fragile", model="ollama/m", last_n=200_000)  # nothing to trim now
     rerun = subprocess.run([AXE, "gc", "fragile"], env=env, capture_output=True, check=False)
     assert rerun.returncode == 0
-    assert archive_of(path).read_bytes() == entries(3, start=900_000)
+    assert archive_of(path).read_bytes() == before
     assert path.read_bytes() == original
     assert sorted(os.listdir(path.parent)) == [
         "fragile.md",
