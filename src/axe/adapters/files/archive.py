@@ -85,8 +85,9 @@ def archiving(
     trim happened); if that fails too, the next gc settles it.
 
     Raises:
-        OSError: the archive or its record cannot be read or written; nothing was
-            appended, and the memory file is untouched.
+        OSError: the archive or its record cannot be read or written; the memory file is
+            untouched, and whatever was appended is taken back (by the next gc, if even
+            that failed).
     """
     settle_archive(memory_path, platform=platform)
     record = _record_intent(memory_path, removed, memory_status, platform)
