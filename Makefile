@@ -30,7 +30,7 @@ demo: $(STAMP)  ## the main job on a sample agent: no API key, no network
 bench: $(STAMP)  ## figures, not assertions
 	$(BIN)/python scripts/bench.py
 
-stress: $(STAMP)  ## durability figures: racing appends, random SIGKILLs
+stress: $(STAMP)  ## durability figures: racing appends, random SIGKILLs (also during --archive), overlapping runs
 	$(BIN)/python scripts/stress.py
 
 $(STAMP): pyproject.toml

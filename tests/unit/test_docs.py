@@ -49,6 +49,18 @@ def test_every_local_link_leads_to_a_file_and_heading_that_exist(page: Path) -> 
     assert broken == []
 
 
+def test_every_test_the_troubleshooting_table_names_exists() -> None:
+    """Each row of docs/troubleshooting.md names a test that is really in tests/."""
+    named = set(re.findall(r"`(test_\w+)`", (DOCS / "troubleshooting.md").read_text()))
+    defined = {
+        name
+        for source in (ROOT / "tests").rglob("test_*.py")
+        for name in re.findall(r"^def (test_\w+)", source.read_text(), re.MULTILINE)
+    }
+    assert len(named) > 40
+    assert sorted(named - defined) == []
+
+
 def test_the_readme_points_at_every_docs_page_and_stays_short() -> None:
     """A newcomer finds every page under docs/ from the README, which stays a front page."""
     text = README.read_text()
