@@ -89,7 +89,16 @@ class Guarded:
         return None
 
 
+def _same(one: Path, other: Path) -> bool:
+    try:
+        return one.samefile(other)
+    except OSError:  # either is missing or unreadable: not one and the same directory
+        return False
+
+
 def _inside(path: Path, directory: Path) -> bool:
+    """``path`` is ``directory`` or lies under it, links resolved, case folded on Windows."""
+
     def normal(p: Path) -> Path:
         return Path(os.path.normcase(os.path.realpath(p)))
 
@@ -126,7 +135,7 @@ def agents_directories(
     except OSError:  # the working directory was removed: nothing there to find
         pass
     else:
-        if chosen is not None and working.exists() and chosen.samefile(working):
+        if chosen is not None and _same(chosen, working):
             return [*places, config_dir(environ) / "agents"]  # chosen, so used as given
         if euid is None and hasattr(os, "geteuid"):
             euid = os.geteuid()
