@@ -96,10 +96,11 @@ def run_installed(
     stdin: str | None = None,
     timeout: float = 120,
     environment: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
     **env: str,
 ) -> subprocess.CompletedProcess[str]:
     """Run the installed ``program`` in a real process, in ``home``, with ``environment``
-    and ``env`` added.
+    and ``env`` added, from the working directory ``cwd`` (default: this process's).
 
     ``path`` is the whole PATH when given (which other ``axe`` programs it can find);
     otherwise this environment's PATH is kept.
@@ -113,4 +114,5 @@ def run_installed(
         env={"PATH": search, **home.env, **(environment or {}), **env},
         timeout=timeout,
         check=False,
+        cwd=cwd,
     )

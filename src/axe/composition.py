@@ -12,7 +12,7 @@ import functools
 import os
 import signal
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Final
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, BinaryIO, Final
 from axe import __version__
 from axe.adapters.console import ConsoleOutput
 from axe.adapters.console.status import terminal_columns
-from axe.adapters.files.agents import TomlAgentRepository
+from axe.adapters.files.agents import TomlAgentRepository, agents_directories
 from axe.adapters.files.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
 from axe.adapters.files.memory import FileMemoryStore
 from axe.adapters.files.paths import config_dir, data_dir
@@ -28,6 +28,7 @@ from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_
 from axe.application.ports import LLMClient, Output
 from axe.application.routing import ProviderRouter
 from axe.domain.errors import ConfigError
+from axe.domain.events import Event
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, SweepResult
@@ -137,21 +138,29 @@ def production_ports(
     http_timeout: float | None = None,
     max_input_tokens: int | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    agents_dir: Path | None = None,
 ) -> Iterator[GcPorts]:
     """The real adapters, configured from ``environ``; the HTTP client closes on exit.
 
     ``http_timeout`` (seconds for one analysis request, retries included) defaults to the
     HTTP adapter's own default; ``max_input_tokens`` caps every request to a provider;
-    ``lock_timeout`` is how long gc waits for another gc holding the same memory file.
+    ``lock_timeout`` is how long gc waits for another gc holding the same memory file;
+    ``agents_dir`` (``--agents-dir``) is searched for agents before the usual places.
+
+    Raises:
+        ConfigError: ``agents_dir`` is not a directory.
     """
     configuration = config_dir(environ)
+    agents = TomlAgentRepository(agents_directories(environ, agents_dir), report=_once(output.emit))
     lazy = _LazyAdapters(configuration, environ, http_timeout, max_input_tokens)
     memory = FileMemoryStore(
-        functools.partial(data_dir, environ), locks=MemoryFileLocks(timeout=lock_timeout)
+        functools.partial(data_dir, environ),
+        locks=MemoryFileLocks(timeout=lock_timeout),
+        environ=environ,
     )
     try:
         yield GcPorts(
-            agents=TomlAgentRepository(configuration / "agents"),
+            agents=agents,
             memory=memory,
             llm=lazy.llm(),
             output=output,
@@ -163,11 +172,27 @@ def production_ports(
         lazy.close()
 
 
-def agent_names(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The agents in the agents directory, for shell completion; none if it cannot be read."""
+def _once(emit: Callable[[Event], None]) -> Callable[[Event], None]:
+    """``emit``, passing each distinct event on once: a warning about an unsafe agents
+    directory is said once per run, however often the directory is looked at."""
+    seen: set[Event] = set()
+
+    def emit_once(event: Event) -> None:
+        if event not in seen:
+            seen.add(event)
+            emit(event)
+
+    return emit_once
+
+
+def agent_names(
+    environ: Mapping[str, str] | None = None, agents_dir: Path | None = None
+) -> list[str]:
+    """The agents of every agents directory (``agents_dir`` first, when given), for shell
+    completion; what cannot be read, or is not safe to use, offers none, silently."""
     environ = os.environ if environ is None else environ
     try:
-        return TomlAgentRepository(config_dir(environ) / "agents").list_names()
+        return TomlAgentRepository(agents_directories(environ, agents_dir)).list_names()
     except ConfigError:
         return []
 
@@ -236,15 +261,17 @@ def run_gc(
     json_lines: bool = False,
     max_input_tokens: int | None = None,
     lock_timeout: float | None = None,
+    agents_dir: Path | None = None,
 ) -> AgentResult | SweepResult:
     """``axe gc`` for one agent, or every agent when ``agent`` is None.
 
     ``max_input_tokens`` (``--max-input-tokens``) wins over ``AXE_MAX_INPUT_TOKENS``, and
-    ``lock_timeout`` (``--lock-timeout``) over ``AXE_LOCK_TIMEOUT``.
+    ``lock_timeout`` (``--lock-timeout``) over ``AXE_LOCK_TIMEOUT``; ``agents_dir``
+    (``--agents-dir``) is searched first.
 
     Raises:
-        ConfigError: the agents directory cannot be listed, or a setting in the environment
-            is invalid.
+        ConfigError: an agents directory cannot be listed, ``agents_dir`` is not one, or a
+            setting in the environment is invalid.
     """
     environ = os.environ if environ is None else environ
     _ignore_sigio()
@@ -254,7 +281,12 @@ def run_gc(
     output = console_output(stdout, stderr, environ, json_lines=json_lines)
     try:
         with production_ports(
-            environ, output, http_timeout=timeout, max_input_tokens=cap, lock_timeout=waits
+            environ,
+            output,
+            http_timeout=timeout,
+            max_input_tokens=cap,
+            lock_timeout=waits,
+            agents_dir=agents_dir,
         ) as ports:
             if options.model_override is not None:  # known before any agent runs, like its format
                 _check_model(ports.llm, options.model_override)

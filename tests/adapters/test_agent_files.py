@@ -61,7 +61,7 @@ x = 1
 def test_loads_every_documented_key_and_ignores_unknown_ones(agents_dir: Path) -> None:
     """A Go axe agent file loads: its file name is the agent, and unknown keys are ignored."""
     write(agents_dir, "reviewer", FULL)
-    agent = TomlAgentRepository(agents_dir).load("reviewer")
+    agent = TomlAgentRepository([agents_dir]).load("reviewer")
     assert agent.name == "reviewer"  # the file name is the identity
     assert agent.display_name == "PR Reviewer"
     assert agent.model == "anthropic/claude-sonnet-4-20250514"
@@ -73,14 +73,18 @@ def test_loads_every_documented_key_and_ignores_unknown_ones(agents_dir: Path) -
 def test_no_memory_table_means_disabled(agents_dir: Path) -> None:
     """An agent file without a [memory] table has memory disabled, so gc skips it."""
     write(agents_dir, "a", 'name = "a"\nmodel = "x/y"\n')
-    assert TomlAgentRepository(agents_dir).load("a").memory.enabled is False
+    assert TomlAgentRepository([agents_dir]).load("a").memory.enabled is False
 
 
 def test_missing_agent_is_a_config_error_naming_the_file(agents_dir: Path) -> None:
-    """An agent that does not exist is a config error naming the file axe looked for."""
+    """An agent that does not exist is a config error naming where axe looked and, with no
+    agents at all, the file to write."""
     with pytest.raises(ConfigError) as caught:
-        TomlAgentRepository(agents_dir).load("ghost")
-    assert str(caught.value) == f'agent "ghost" not found (no file {agents_dir / "ghost.toml"})'
+        TomlAgentRepository([agents_dir]).load("ghost")
+    assert str(caught.value) == (
+        f'agent "ghost" not found (looked in {agents_dir}); there are no agents yet: write '
+        f"one to {agents_dir / 'ghost.toml'}"
+    )
 
 
 @pytest.mark.parametrize(
@@ -131,7 +135,7 @@ def test_bad_agent_files_are_config_errors(
     """Unparsable, binary, mistyped or out-of-range agent files are one-line config errors."""
     write(agents_dir, "a", text)
     with pytest.raises(ConfigError) as caught:
-        TomlAgentRepository(agents_dir).load("a")
+        TomlAgentRepository([agents_dir]).load("a")
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
 
@@ -140,7 +144,7 @@ def test_agent_file_that_is_a_directory(agents_dir: Path) -> None:
     """An agent file that is a directory is a config error saying so, not a crash."""
     (agents_dir / "a.toml").mkdir()
     with pytest.raises(ConfigError) as caught:
-        TomlAgentRepository(agents_dir).load("a")
+        TomlAgentRepository([agents_dir]).load("a")
     assert str(caught.value) == f"cannot read {agents_dir / 'a.toml'}: a directory"
 
 
@@ -148,7 +152,7 @@ def test_hostile_names_never_reach_the_filesystem(tmp_path: Path, agents_dir: Pa
     """A name like ../victim is refused before a file outside the agents directory is read."""
     (tmp_path / "victim.toml").write_text('name = "v"\nmodel = "x/y"\n')
     with pytest.raises(ConfigError, match="invalid agent name"):
-        TomlAgentRepository(agents_dir).load("../victim")
+        TomlAgentRepository([agents_dir]).load("../victim")
 
 
 def test_lists_toml_files_in_name_order(agents_dir: Path) -> None:
@@ -157,26 +161,26 @@ def test_lists_toml_files_in_name_order(agents_dir: Path) -> None:
         write(agents_dir, name, "")
     (agents_dir / "notes.txt").write_text("")
     (agents_dir / ".toml").write_text("")
-    assert TomlAgentRepository(agents_dir).list_names() == ["a", "b", "c"]
+    assert TomlAgentRepository([agents_dir]).list_names() == ["a", "b", "c"]
 
 
 def test_missing_agents_directory_lists_nothing(tmp_path: Path) -> None:
     """No agents directory yet means no agents, not an error."""
-    assert TomlAgentRepository(tmp_path / "nope").list_names() == []
+    assert TomlAgentRepository([tmp_path / "nope"]).list_names() == []
 
 
 def test_agents_path_that_is_a_file_is_a_config_error(tmp_path: Path) -> None:
     """An agents directory that is really a file is a config error, not a crash."""
     (tmp_path / "agents").write_text("")
     with pytest.raises(ConfigError, match="cannot list agents"):
-        TomlAgentRepository(tmp_path / "agents").list_names()
+        TomlAgentRepository([tmp_path / "agents"]).list_names()
 
 
 def test_a_broken_rule_names_the_file_to_fix(agents_dir: Path) -> None:
     """A file that parses but breaks a rule says which file, as a parse error does."""
     path = write(agents_dir, "a", 'name = " "\nmodel = "x/y"\n')
     with pytest.raises(ConfigError) as caught:
-        TomlAgentRepository(agents_dir).load("a")
+        TomlAgentRepository([agents_dir]).load("a")
     assert str(caught.value) == f'invalid agent config "a": name is required (in {path})'
 
 
@@ -184,7 +188,7 @@ def test_a_byte_order_mark_is_allowed(agents_dir: Path) -> None:
     """Editors on Windows save UTF-8 with a byte-order mark; the Go axe's TOML decoder
     skips it, so the same file loads here."""
     write(agents_dir, "a", b'\xef\xbb\xbfname = "A"\nmodel = "x/y"\n[memory]\nlast_n = 3\n')
-    agent = TomlAgentRepository(agents_dir).load("a")
+    agent = TomlAgentRepository([agents_dir]).load("a")
     assert (agent.display_name, agent.memory.last_n) == ("A", 3)
 
 
@@ -204,7 +208,7 @@ def test_a_byte_order_mark_is_allowed(agents_dir: Path) -> None:
 def test_a_refused_name_says_why(agents_dir: Path, name: str, reason: str) -> None:
     """The refusal names what is wrong with the name, so the user knows what to change."""
     with pytest.raises(ConfigError) as caught:
-        TomlAgentRepository(agents_dir).load(name)
+        TomlAgentRepository([agents_dir]).load(name)
     message = str(caught.value)
     assert message.startswith("invalid agent name ")
     assert message.endswith(f": {reason}; use the file name of an agent in the agents directory")

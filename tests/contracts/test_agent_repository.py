@@ -38,7 +38,7 @@ def toml_repository(tmp_path: Path) -> RepositoryFactory:
                 max_entries=agent.memory.max_entries,
             )
             (directory / f"{agent.name}.toml").write_text(text)
-        return TomlAgentRepository(directory)
+        return TomlAgentRepository([directory])
 
     return build
 

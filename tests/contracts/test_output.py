@@ -12,14 +12,17 @@ from axe.application.ports import Output
 from axe.domain.errors import ApiError
 from axe.domain.events import (
     AgentFinished,
+    AgentsIgnored,
     AgentSkipped,
     AgentStarted,
     AnalysisReady,
     AnalysisSplit,
     AnalysisStarted,
     Event,
+    Exposure,
     MemoryRead,
     MergeStarted,
+    NoAgentsDirectory,
     PartAnalysed,
     SweepFinished,
     SweepProgress,
@@ -40,6 +43,11 @@ RESULTS = (
     AgentResult(agent="failed", status=AgentStatus.FAILED, error=ApiError("down")),
 )
 EVERY_KIND_OF_EVENT: list[Event] = [
+    AgentsIgnored("/tmp/axe/agents", Exposure.WRITABLE, mode=0o777),
+    AgentsIgnored("/tmp/axe/agents/x.toml", Exposure.OWNER, owner=1001),
+    AgentsIgnored("C:\\shared\\axe\\agents", Exposure.UNCHECKED),
+    NoAgentsDirectory(("/w/axe/agents", "/c/axe/agents")),
+    NoAgentsDirectory(("/d", "/w/axe/agents", "/c/axe/agents")),
     SweepStarted(tuple(r.agent for r in RESULTS)),
     AgentSkipped("broken", ApiError("x")),
     AgentStarted("a", in_sweep=True),
@@ -58,6 +66,23 @@ EVERY_KIND_OF_EVENT: list[Event] = [
 
 # What the text console prints for each event above, in order: (stdout, stderr).
 TEXT_LINES = [
+    (
+        "",
+        "Warning: ignoring /tmp/axe/agents: other users can write to it (mode 0777); run "
+        "chmod go-w on it, or name it with --agents-dir\n",
+    ),
+    (
+        "",
+        "Warning: ignoring /tmp/axe/agents/x.toml: it belongs to another user (uid 1001), "
+        "not to you\n",
+    ),
+    (
+        "",
+        "Warning: ignoring C:\\shared\\axe\\agents: outside your user profile, who can "
+        "write to it cannot be checked; name it with --agents-dir\n",
+    ),
+    ("", "No agents directory found (looked in /w/axe/agents and /c/axe/agents)\n"),
+    ("", "No agents directory found (looked in /d, /w/axe/agents and /c/axe/agents)\n"),
     ("", ""),
     ("", 'Warning: skipping agent "broken": x\n'),
     ("=== GC: a ===\n", ""),

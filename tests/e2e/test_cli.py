@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import respx
@@ -68,11 +69,13 @@ def test_gc_all_with_agent_name(home: AxeHome) -> None:
 
 
 def test_gc_agent_not_found(home: AxeHome) -> None:
-    """An unknown agent is exit 2, naming the file axe looked for."""
+    """An unknown agent is exit 2, naming where axe looked and where an agent goes."""
     result = run("nonexistent")
     assert result.exit_code == 2
     assert result.stderr == (
-        f'agent "nonexistent" not found (no file {home.config / "agents" / "nonexistent.toml"})\n'
+        f'agent "nonexistent" not found (looked in {Path.cwd() / "axe" / "agents"} and '
+        f"{home.config / 'agents'}); there are no agents yet: write one to "
+        f"{home.config / 'agents' / 'nonexistent.toml'}\n"
     )
 
 

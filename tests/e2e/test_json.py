@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,7 +111,11 @@ def test_a_missing_agent_fails_with_its_exit_code_in_the_object(home: AxeHome) -
     process still exits 2 with the same stderr line as text mode."""
     result = run("ghost", "--json")
     (found,) = objects(result.stdout)
-    message = f'agent "ghost" not found (no file {home.config / "agents" / "ghost.toml"})'
+    message = (
+        f'agent "ghost" not found (looked in {Path.cwd() / "axe" / "agents"} and '
+        f"{home.config / 'agents'}); there are no agents yet: write one to "
+        f"{home.config / 'agents' / 'ghost.toml'}"
+    )
     assert found == {
         "agent": "ghost",
         "status": "failed",

@@ -7,6 +7,7 @@ composition root, which returns the outcome whose exit code the process ends wit
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -66,10 +67,12 @@ def _a_number(_: click.Context, param: click.Parameter, value: float | None) -> 
 
 
 def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """Shell completion of AGENT: the agents in the agents directory."""
+    """Shell completion of AGENT: the agents of every agents directory, --agents-dir's
+    too when it was typed before."""
     from axe.composition import agent_names  # noqa: PLC0415
 
-    return [name for name in agent_names() if name.startswith(incomplete)]
+    names = agent_names(agents_dir=ctx.params.get("agents_dir"))
+    return [name for name in names if name.startswith(incomplete)]
 
 
 @cli.command(cls=AxeCommand, epilog=GC_EXAMPLES, short_help="Analyze and trim agent memory")
@@ -128,6 +131,13 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
     help="How long to wait for another gc of the same memory file (also AXE_LOCK_TIMEOUT; "
     "default 300).",
 )
+@click.option(
+    "--agents-dir",
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Look for agents in DIR first, then in ./axe/agents, then in the config "
+    "directory's agents.",
+)
 @click.version_option(__version__, "--version", "-V", prog_name="axe", message="axe %(version)s")
 def gc(
     *,
@@ -140,6 +150,7 @@ def gc(
     jobs: int,
     max_input_tokens: int | None,
     lock_timeout: float | None,
+    agents_dir: Path | None,
 ) -> int:
     """Analyze and trim agent memory.
 
@@ -165,5 +176,6 @@ def gc(
         json_lines=json_lines,
         max_input_tokens=max_input_tokens,
         lock_timeout=lock_timeout,
+        agents_dir=agents_dir,
     )
     return outcome.exit_code

@@ -7,6 +7,8 @@ event carries a sentence; each names its agent so listeners can follow several a
 
 from __future__ import annotations
 
+import enum
+
 from attrs import frozen
 
 from axe.domain.errors import AxeError
@@ -19,6 +21,37 @@ class SweepStarted:
     """``--all`` found these memory-enabled agents (in name order; possibly none)."""
 
     agents: tuple[str, ...]
+
+
+class Exposure(enum.Enum):
+    """Why agent definitions in the working directory were not trusted."""
+
+    OWNER = "owner"  # they belong to another user
+    WRITABLE = "writable"  # other users may write them
+    UNCHECKED = "unchecked"  # who may write them cannot be told (Windows, outside the profile)
+
+
+@frozen
+class AgentsIgnored:
+    """``./axe/agents`` under the working directory, or one file in it, was left out: an
+    agent file chooses which file gc trims (``memory.path``), so only what no one but the
+    user (or root) can have written is used from a directory another user may control.
+
+    ``owner`` is the user id that owns it (``OWNER``), ``mode`` its permission bits
+    (``WRITABLE``).
+    """
+
+    path: str
+    why: Exposure
+    owner: int | None = None
+    mode: int | None = None
+
+
+@frozen
+class NoAgentsDirectory:
+    """``--all`` found none of the directories agents are kept in; it looked in these."""
+
+    searched: tuple[str, ...]
 
 
 @frozen
@@ -127,7 +160,9 @@ class SweepFinished:
 
 
 Event = (
-    SweepStarted
+    AgentsIgnored
+    | NoAgentsDirectory
+    | SweepStarted
     | AgentSkipped
     | AgentStarted
     | WaitingForLock

@@ -14,14 +14,17 @@ from attrs import frozen
 
 from axe.domain.events import (
     AgentFinished,
+    AgentsIgnored,
     AgentSkipped,
     AgentStarted,
     AnalysisReady,
     AnalysisSplit,
     AnalysisStarted,
     Event,
+    Exposure,
     MemoryRead,
     MergeStarted,
+    NoAgentsDirectory,
     PartAnalysed,
     SweepFinished,
     SweepProgress,
@@ -81,8 +84,8 @@ class TextLines:
             case SweepStarted(agents=agents):
                 self._in_sweep = True
                 return [] if agents else _out("No agents with memory enabled.")
-            case AgentSkipped(agent=agent, error=error):
-                return _err(f"Warning: skipping agent {quoted(agent)}: {error}")
+            case AgentSkipped() | AgentsIgnored() | NoAgentsDirectory():
+                return _err(_left_out(event))
             case AgentStarted(agent=agent, in_sweep=in_sweep):
                 return _out(f"=== GC: {agent} ===") if in_sweep else []
             case MemoryRead(agent=agent, entries=entries):
@@ -119,6 +122,44 @@ class TextLines:
                 return _err(f"Error: gc failed for agent {quoted(result.agent)}: {result.error}")
             return _err(str(result.error))
         return _out(_OUTCOME[result.status](result))
+
+
+def _left_out(event: AgentSkipped | AgentsIgnored | NoAgentsDirectory) -> str:
+    """What ``--all`` (or a lookup) could not use, and why."""
+    match event:
+        case AgentSkipped(agent=agent, error=error):
+            return f"Warning: skipping agent {quoted(agent)}: {error}"
+        case AgentsIgnored(path=path):
+            return f"Warning: ignoring {path}: {_exposure(event)}"
+        case NoAgentsDirectory(searched=searched):
+            return f"No agents directory found (looked in {_joined(searched)})"
+        case _:
+            assert_never(event)
+
+
+def _exposure(ignored: AgentsIgnored) -> str:
+    match ignored.why:
+        case Exposure.OWNER:
+            return f"it belongs to another user (uid {ignored.owner}), not to you"
+        case Exposure.WRITABLE:
+            return (
+                f"other users can write to it (mode {ignored.mode or 0:04o}); run chmod go-w "
+                "on it, or name it with --agents-dir"
+            )
+        case Exposure.UNCHECKED:
+            return (
+                "outside your user profile, who can write to it cannot be checked; name it "
+                "with --agents-dir"
+            )
+        case _:
+            assert_never(ignored.why)
+
+
+def _joined(items: tuple[str, ...]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    if len(items) < 2:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _sweep_failures(sweep: SweepResult) -> list[Line]:

@@ -6,12 +6,13 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from axe.adapters.files.lock import MemoryFileLocks
+from axe.adapters.files.paths import expand_path
 from axe.adapters.files.reading import FileStamp, describe_os_error, open_regular, read_regular
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
 from axe.domain.errors import AgentError, ConfigError
@@ -36,8 +37,10 @@ class FileMemoryStore:
         locks: MemoryFileLocks | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self._data_dir = data_dir
+        self._environ = os.environ if environ is None else environ  # for memory.path
         self._locks = locks or MemoryFileLocks()
         self._sleep = sleep
         self._clock = clock
@@ -59,17 +62,22 @@ class FileMemoryStore:
     def path_for(self, agent: AgentConfig) -> Path:
         """Where ``agent``'s memory lives.
 
+        ``memory.path`` is expanded as the Go axe does (``~``, then ``$VAR``/``${VAR}`` from
+        the environment given to the store).
+
         Raises:
-            ConfigError: a relative or malformed ``memory.path``, a hostile agent name, or
-                no data directory.
+            ConfigError: a ``memory.path`` that is not absolute once expanded, a hostile
+                agent name, or no data directory.
         """
         custom = agent.memory.path
         if custom:
-            expanded = os.path.expanduser(custom)
-            if "\0" in custom or not os.path.isabs(expanded):
+            expanded = expand_path(custom, self._environ)
+            if "\0" in expanded or not os.path.isabs(expanded):
+                became = f" (it expands to {quoted(expanded)})" if expanded != custom else ""
                 raise ConfigError(
                     f"memory.path {quoted(custom)} of agent {quoted(agent.name)} is not an "
-                    "absolute path; use an absolute path such as /home/me/agent-memory.md"
+                    f"absolute path{became}; use an absolute path such as "
+                    "/home/me/agent-memory.md"
                 )
             return Path(expanded)
         validate_agent_name(agent.name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from attrs import frozen
@@ -61,15 +62,26 @@ def _require_regular(path: Path | str, status: os.stat_result) -> None:
         raise NotRegularFileError(path, kind)
 
 
-def read_regular(path: Path | str, *, limit: int | None = None) -> tuple[bytes, FileStamp]:
+def read_regular(
+    path: Path | str,
+    *,
+    limit: int | None = None,
+    check: Callable[[os.stat_result], None] | None = None,
+) -> tuple[bytes, FileStamp]:
     """All bytes of the regular file at ``path`` and the stamp of the version read.
+
+    ``check`` is shown the status of the file as opened, before a byte is read (who owns
+    it, who may write it), and may raise to refuse it.
 
     Raises:
         FileNotFoundError, NotRegularFileError, OSError: as :func:`open_regular`, or a read
-            failed; ``ValueError`` if the file is larger than ``limit``.
+            failed; ``ValueError`` if the file is larger than ``limit``; whatever ``check``
+            raises.
     """
     fd, status = open_regular(path)
     with os.fdopen(fd, "rb", buffering=0) as file:
+        if check is not None:
+            check(status)
         if limit is not None and status.st_size > limit:
             raise ValueError(f"{path} is larger than {limit} bytes")
         chunks = []

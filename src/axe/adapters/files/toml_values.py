@@ -11,9 +11,10 @@ hooks here accept only the TOML type that was meant, and integers only within TO
 from __future__ import annotations
 
 import functools
+import os
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -196,15 +197,17 @@ def structure(data: Mapping[str, Any], kind: type[T], *, source: str) -> T:
         raise ConfigError(f"invalid config {source}: {_first_problem(error)}") from None
 
 
-def load_toml(path: Path) -> dict[str, Any]:
-    """The TOML document at ``path``.
+def load_toml(
+    path: Path, *, check: Callable[[os.stat_result], None] | None = None
+) -> dict[str, Any]:
+    """The TOML document at ``path``; ``check`` as for :func:`.reading.read_regular`.
 
     Raises:
         FileNotFoundError: nothing at ``path`` (the caller decides what that means).
         ConfigError: unreadable, not a regular file, too large, not UTF-8, or not TOML.
     """
     try:
-        raw, _ = read_regular(path, limit=_MAX_CONFIG_BYTES)
+        raw, _ = read_regular(path, limit=_MAX_CONFIG_BYTES, check=check)
     except FileNotFoundError:
         raise
     except OSError as error:
