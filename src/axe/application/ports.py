@@ -22,7 +22,7 @@ from axe.domain.results import Completion
 
 
 class AgentRepository(Protocol):
-    """Where agent definitions live (``<config>/agents/*.toml`` in production)."""
+    """Where agent definitions live (``*.toml`` files in the agents directories, in production)."""
 
     def load(self, name: str) -> AgentConfig:
         """The agent called ``name``.
