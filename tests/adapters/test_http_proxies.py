@@ -422,7 +422,7 @@ def test_a_dead_proxy_is_named_with_the_hop_that_failed(
     url = f"http://{LLM_HOST}:11434/api/chat"
     assert failure(transport, url) == (
         f"cannot reach ollama at {url} through proxy http://127.0.0.1:{port}: "
-        "no connection to the proxy (connection refused)"
+        "no connection to the proxy (connection refused) (after 2 retries)"
     )
 
 
@@ -436,7 +436,7 @@ def test_a_proxy_whose_name_does_not_resolve_is_named(
     url = "https://api.anthropic.com/v1/messages"
     assert failure(transport, url) == (
         f"cannot reach ollama at {url} through proxy http://proxy.axe.invalid:3128: "
-        f"no connection to the proxy ({lookup.value})"
+        f"no connection to the proxy ({lookup.value}) (after 2 retries)"
     )
 
 

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 import respx
 
-from axe.adapters.http.providers import AnthropicClient
 from axe.adapters.http.settings import ProviderSettings
 from axe.adapters.http.transport import HttpTransport
 from axe.application.ports import AnalysisRequest, LLMClient
@@ -16,6 +15,7 @@ from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef
 from axe.domain.results import Completion, Usage
 from axe.testing import ScriptedLLM
+from tests.http_clients import client as http_client
 
 URL = "https://api.anthropic.com/v1/messages"
 REQUEST = AnalysisRequest(
@@ -54,7 +54,7 @@ def client_for(request: pytest.FixtureRequest) -> Iterator[ClientFor]:
                     }
                 router.post(URL).respond(200, json=reply)
             settings = ProviderSettings(api_key="k", base_url="", key_variable="ANTHROPIC_API_KEY")
-            return AnthropicClient(transport, settings)
+            return http_client("anthropic", transport, settings)
 
         yield real
     transport.close()
