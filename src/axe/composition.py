@@ -156,12 +156,11 @@ class _LazyAdapters:
                 "of the shared credentials file, AWS_SHARED_CREDENTIALS_FILE or "
                 "~/.aws/credentials)"
             )
-        access_key_id, secret_access_key, session_token, source = found
         aws = AwsCredentials(
-            access_key_id=access_key_id,
-            secret_access_key=secret_access_key,
-            session_token=session_token,
-            source=source,
+            access_key_id=found.access_key_id,
+            secret_access_key=found.secret_access_key,
+            session_token=found.session_token,
+            source=found.source,
         )
         return attrs.evolve(settings, region=region, aws=aws)
 

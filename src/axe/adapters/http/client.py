@@ -166,6 +166,5 @@ def base_url(provider: Provider, settings: ProviderSettings) -> str:
 
 
 def _secrets(settings: ProviderSettings) -> tuple[str, ...]:
-    aws = settings.aws
-    found = (settings.api_key, *((aws.secret_access_key, aws.session_token) if aws else ()))
-    return tuple(secret for secret in found if secret)
+    aws = settings.aws.secrets if settings.aws else ()
+    return tuple(secret for secret in (settings.api_key, *aws) if secret)

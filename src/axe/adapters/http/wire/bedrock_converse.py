@@ -94,8 +94,10 @@ class BedrockConverse:
         refusal = request_too_large(status)
         if kind == "ValidationException" and any(hint in message.lower() for hint in _TOO_LONG):
             refusal = Refusal()
-        transient = True if kind in _TRANSIENT else False if kind in _PERMANENT else None
-        if "signature" in message.lower() and "match" in message.lower():
+        transient = None
+        if kind in _TRANSIENT:
+            transient = True
+        elif kind in _PERMANENT or ("signature" in message.lower() and "match" in message.lower()):
             transient = False
         return WireError(message, kind=kind, refusal=refusal, transient=transient)
 
