@@ -7,9 +7,8 @@ system settings when the environment names none) and ``NO_PROXY`` entries that a
 names, domains (``.example.com``), IP addresses, ``localhost``, ``host:port``, URLs or ``*``.
 
 httpx applies those rules only when it builds its own transports, which would load CA
-certificates for plain-http endpoints and leave out TCP_NODELAY (see ``pools.py``), and its
-functions for them (``httpx._utils.get_environment_proxies`` and ``URLPattern``) are private.
-So the same steps are restated here over public APIs (``urllib.request.getproxies`` and
+certificates for plain-http endpoints too (see ``pools.py``), and its functions for them
+(``httpx._utils.get_environment_proxies`` and ``URLPattern``) are private. So the same steps are restated here over public APIs (``urllib.request.getproxies`` and
 ``httpx.URL``, which normalises hosts as httpx's matching does), and
 ``tests/adapters/test_http_proxies.py`` checks them against the installed httpx's own choice
 of proxy for generated environments and URLs.
