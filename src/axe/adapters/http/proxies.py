@@ -8,10 +8,11 @@ names, domains (``.example.com``), IP addresses, ``localhost``, ``host:port``, U
 
 httpx applies those rules only when it builds its own transports, which would load CA
 certificates for plain-http endpoints too (see ``pools.py``), and its functions for them
-(``httpx._utils.get_environment_proxies`` and ``URLPattern``) are private. So the same steps are restated here over public APIs (``urllib.request.getproxies`` and
-``httpx.URL``, which normalises hosts as httpx's matching does), and
-``tests/adapters/test_http_proxies.py`` checks them against the installed httpx's own choice
-of proxy for generated environments and URLs.
+(``httpx._utils.get_environment_proxies`` and ``URLPattern``) are private. So the same
+steps are restated here over public APIs (``urllib.request.getproxies`` and ``httpx.URL``,
+which normalises hosts as httpx's matching does), and ``tests/adapters/test_http_proxies.py``
+checks them against the installed httpx's own choice of proxy for generated environments
+and URLs.
 
 Imported only when a request is made (it imports httpx).
 """
