@@ -75,8 +75,9 @@ class RoutingTransport(httpx.BaseTransport):
         # Plain http performs no TLS with the provider, so it needs no certificates to verify;
         # through a proxy the provider's certificate is still checked against its own name.
         verify: ssl.SSLContext | bool = self._verifying_context() if scheme == "https" else False
-        # An https:// proxy's own certificate is checked as httpx does by default: the
-        # system's CAs and certifi's, which OpenSSL extends with SSL_CERT_FILE/SSL_CERT_DIR.
+        # An https:// proxy's own certificate is checked as httpcore does by default
+        # (httpcore._ssl.default_ssl_context): the system's CAs, which OpenSSL reads from
+        # SSL_CERT_FILE/SSL_CERT_DIR when set, and certifi's.
         proxy_url = None if proxy is None else proxy.url
         return httpx.HTTPTransport(verify=verify, proxy=proxy_url)
 

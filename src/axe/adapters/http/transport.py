@@ -378,7 +378,8 @@ def _may_pass_on_retry(error: Exception) -> bool:
 
 
 def _root_cause(error: BaseException) -> BaseException:
-    """The OS or TLS error under httpx's wrapper (a cause) and httpcore's (a context)."""
+    """The OS or TLS error under httpx's wrapper and httpcore's (both raise ``from`` it, so
+    it is a cause; a context is followed too)."""
     while (inner := error.__cause__ or error.__context__) is not None:
         error = inner
     return error
