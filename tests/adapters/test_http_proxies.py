@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import socket
-import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from importlib.util import find_spec
@@ -22,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from axe.adapters.http.body import MEMORY, JsonBody
-from axe.adapters.http.proxies import ProxyRoutes, environment_rules
+from axe.adapters.http.proxies import ProxyRoutes
 from axe.adapters.http.transport import HttpTransport
 from axe.domain.errors import ApiError, ConfigError
 from tests.e2e.loopback import LoopbackLLM
@@ -160,19 +159,6 @@ environments = st.fixed_dictionaries(
         for name in ("NO_PROXY", "no_proxy")
     },
 )
-
-
-@given(environments)
-def test_the_environment_is_read_as_httpx_reads_it(variables: dict[str, str]) -> None:
-    """The proxy table axe builds from the environment is httpx's, entry for entry, in order."""
-    from httpx._utils import get_environment_proxies  # the reference: private, so here only
-
-    with environment(variables):
-        rules = environment_rules(urllib.request.getproxies())
-        expected = get_environment_proxies()
-    assert list({pattern: proxy for pattern, (proxy, _) in rules.items()}.items()) == list(
-        expected.items()
-    )
 
 
 @given(environments, st.sampled_from(URLS))
