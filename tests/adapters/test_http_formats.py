@@ -624,3 +624,13 @@ def test_settings_never_show_a_secret() -> None:
     shown = repr(settings)
     for secret in (KEY, AWS.secret_access_key, AWS.session_token):
         assert secret not in shown
+
+
+def test_every_attempt_carries_the_key(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    """The key is set by an httpx.Auth on each attempt, so a retry is authenticated too."""
+    route = mock.post(GEMINI_URL).mock(
+        side_effect=[httpx.Response(503), httpx.Response(200, json=GEMINI_REPLY)]
+    )
+    completion = client(transport, "google").complete(request("google", "gemini-2.5-flash"))
+    assert completion.sent == 2
+    assert [call.request.headers["x-goog-api-key"] for call in route.calls] == [KEY, KEY]

@@ -1,4 +1,4 @@
-"""Proxies and CA bundles from the environment, at the transport: ``HttpTransport.post_json``.
+"""Proxies and CA bundles from the environment, at the transport: ``HttpTransport.exchange``.
 
 First, without a network: the proxy axe picks for a URL is the one httpx's own client (as
 the Anthropic and OpenAI SDKs use it) picks, for generated environments and URLs. Then over
@@ -52,7 +52,7 @@ def transport() -> Iterator[HttpTransport]:
 
 def post(transport: HttpTransport, url: str) -> Any:
     body = JsonBody({"model": "m", "messages": [{"role": "user", "content": MEMORY}]}, b"log")
-    return transport.post_json(url, headers={}, body=body, provider="ollama")
+    return transport.exchange(url, headers={}, body=body, provider="ollama").document
 
 
 def failure(transport: HttpTransport, url: str, kind: type[Exception] = ApiError) -> str:

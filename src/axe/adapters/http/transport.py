@@ -93,21 +93,6 @@ class HttpTransport:
                 self._client.close()
                 self._client = None
 
-    def post_json(
-        self,
-        url: str,
-        *,
-        headers: Mapping[str, str],
-        body: JsonBody,
-        provider: str,
-        secret: str = "",
-        explain: Explain | None = None,
-    ) -> Any:
-        """POST ``body`` to ``url`` and return the decoded JSON reply (see :meth:`exchange`)."""
-        return self.exchange(
-            url, headers=headers, body=body, provider=provider, secrets=(secret,), explain=explain
-        ).document
-
     def exchange(
         self,
         url: str,
