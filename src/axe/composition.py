@@ -27,21 +27,17 @@ from axe.adapters.files.paths import config_dir, data_dir
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import LLMClient, Output
 from axe.application.routing import ProviderRouter
-from axe.domain.errors import ConfigError
+from axe.domain.errors import ApiError, ConfigError
 from axe.domain.events import Event
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
-from axe.domain.model import ModelRef
+from axe.domain.model import ModelRef, quoted
 from axe.domain.results import AgentResult, SweepResult
 
 if TYPE_CHECKING:
     from axe.adapters.files.global_config import TomlGlobalConfig
+    from axe.adapters.http.settings import ProviderSettings
     from axe.adapters.http.transport import HttpTransport
 
-HTTP_PROVIDERS: Final = {  # provider name -> its client class in axe.adapters.http.providers
-    "anthropic": "AnthropicClient",
-    "openai": "OpenAIClient",
-    "ollama": "OllamaClient",
-}
 BUILTIN_PROVIDER: Final = "builtin"
 
 
@@ -99,19 +95,75 @@ class _LazyAdapters:
             return self._clients[provider]
 
     def _http_client(self, provider: str) -> LLMClient:
-        from axe.adapters.http import providers  # noqa: PLC0415
+        """``provider``'s row of the catalogue, with what config.toml and the environment
+        say about it.
+
+        Raises:
+            ConfigError: config.toml is broken, or Bedrock has no region.
+            ApiError: the key (Bedrock: the credentials) is missing.
+        """
+        from axe.adapters.http.catalogue import CATALOGUE, SIGV4  # noqa: PLC0415
+        from axe.adapters.http.client import HttpLLMClient  # noqa: PLC0415
         from axe.adapters.http.settings import ProviderSettings  # noqa: PLC0415
 
+        row = CATALOGUE[provider]
         config = self.global_config()
         config.check()  # broken even when the environment supplies everything it would give
+        key, source = config.key_and_source(provider, row.key_variable or None)
+        headers = {
+            header: value
+            for header, name in row.optional_headers
+            if (value := config.setting(provider, name))
+        }
         settings = ProviderSettings(
-            api_key=config.api_key(provider),
+            api_key=key,
             base_url=config.base_url(provider),
-            key_variable=config.key_variable(provider),
+            key_variable=row.key_variable,
+            key_source=source,
+            config_path=str(config.path),
             max_input_tokens=self._max_input_tokens,
+            headers=headers,
         )
-        client: LLMClient = getattr(providers, HTTP_PROVIDERS[provider])(self.transport(), settings)
-        return client
+        if row.auth == SIGV4:
+            settings = self._signing(provider, row.region_variables, settings)
+        return HttpLLMClient(self.transport(), row, settings)
+
+    def _signing(
+        self, provider: str, region_variables: tuple[str, ...], settings: ProviderSettings
+    ) -> ProviderSettings:
+        """Bedrock's region and AWS credentials, both checked before any request.
+
+        Raises:
+            ConfigError: no region (exit 2).
+            ApiError: no credentials (exit 3, as a missing key).
+        """
+        import attrs  # noqa: PLC0415
+
+        from axe.adapters.files.aws_credentials import read_aws_credentials  # noqa: PLC0415
+        from axe.adapters.http.sigv4 import AwsCredentials  # noqa: PLC0415
+
+        region = self.global_config().setting(provider, "region", region_variables)
+        if not region:
+            raise ConfigError(
+                f"AWS region for provider {quoted(provider)} is not configured (set "
+                f"{', '.join(region_variables)}, or add region to [providers.{provider}] in "
+                f"{self.global_config().path})"
+            )
+        found = read_aws_credentials(self._environ)
+        if found is None:
+            raise ApiError(
+                f"AWS credentials for provider {quoted(provider)} are not configured (set "
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile "
+                "of the shared credentials file, AWS_SHARED_CREDENTIALS_FILE or "
+                "~/.aws/credentials)"
+            )
+        aws = AwsCredentials(
+            access_key_id=found.access_key_id,
+            secret_access_key=found.secret_access_key,
+            session_token=found.session_token,
+            source=found.source,
+        )
+        return attrs.evolve(settings, region=region, aws=aws)
 
     def _builtin_client(self, _: str) -> LLMClient:
         """The offline analyst needs no key, but a broken ``config.toml`` is reported all the
@@ -122,7 +174,9 @@ class _LazyAdapters:
         return HeuristicAnalyst()
 
     def llm(self) -> ProviderRouter:
-        names = [*HTTP_PROVIDERS, BUILTIN_PROVIDER]
+        from axe.adapters.http.catalogue import CATALOGUE  # noqa: PLC0415
+
+        names = [*CATALOGUE, BUILTIN_PROVIDER]
         return ProviderRouter({name: functools.partial(self.client, name) for name in names})
 
     def close(self) -> None:

@@ -50,10 +50,52 @@ def test_other_providers_use_upper_cased_variable_names(tmp_path: Path) -> None:
 
 
 def test_missing_file_means_nothing_configured(tmp_path: Path) -> None:
-    """No config.toml is fine: no key, default base URL, and the variable to set is named."""
+    """No config.toml is fine: no key, no source, default base URL, no other setting."""
     config = TomlGlobalConfig(tmp_path / "config.toml", {})
     assert (config.api_key("openai"), config.base_url("openai")) == ("", "")
-    assert config.key_variable("openai") == "OPENAI_API_KEY"
+    assert config.key_and_source("openai") == ("", "")
+    assert config.setting("bedrock", "region") == ""
+
+
+def test_a_rows_own_variable_is_read_for_its_key(tmp_path: Path) -> None:
+    """Google's key is read from GEMINI_API_KEY (the catalogue's variable), not GOOGLE_API_KEY."""
+    env = {"GEMINI_API_KEY": "g", "GOOGLE_API_KEY": "wrong"}
+    config = TomlGlobalConfig(tmp_path / "config.toml", env)
+    assert config.api_key("google", "GEMINI_API_KEY") == "g"
+
+
+def test_the_source_of_a_key_is_the_variable_or_the_files_path(tmp_path: Path) -> None:
+    """Where a key came from is named (the variable, or config.toml's full path), the
+    environment winning over the file as before."""
+    path = tmp_path / "config.toml"
+    path.write_text(CONFIG)
+    assert TomlGlobalConfig(path, {}).key_and_source("anthropic") == ("file-key", str(path))
+    env = {"ANTHROPIC_API_KEY": "env-key"}
+    assert TomlGlobalConfig(path, env).key_and_source("anthropic") == (
+        "env-key",
+        "ANTHROPIC_API_KEY",
+    )
+
+
+def test_bedrock_region_and_openrouter_headers_are_read_from_the_file_and_the_environment(
+    tmp_path: Path,
+) -> None:
+    """[providers.bedrock] region and [providers.openrouter] referer/title/categories are
+    read; the first variable set wins over the file."""
+    path = tmp_path / "config.toml"
+    path.write_text(
+        '[providers.bedrock]\nregion = "eu-west-1"\n'
+        '[providers.openrouter]\nreferer = "https://me.example"\ntitle = "gc"\n'
+    )
+    variables = ("AWS_REGION", "AWS_DEFAULT_REGION", "AXE_BEDROCK_REGION")
+    assert TomlGlobalConfig(path, {}).setting("bedrock", "region", variables) == "eu-west-1"
+    env = {"AWS_DEFAULT_REGION": "us-east-2", "AXE_BEDROCK_REGION": "ap-south-1"}
+    assert TomlGlobalConfig(path, env).setting("bedrock", "region", variables) == "us-east-2"
+    env = {"AXE_OPENROUTER_TITLE": "nightly"}
+    config = TomlGlobalConfig(path, env)
+    assert config.setting("openrouter", "referer") == "https://me.example"
+    assert config.setting("openrouter", "title") == "nightly"
+    assert config.setting("openrouter", "categories") == ""
 
 
 @pytest.mark.parametrize(
@@ -97,6 +139,7 @@ def test_settings_repr_never_shows_the_key() -> None:
     """The HTTP adapter's settings can be logged without leaking the key."""
     settings = ProviderSettings(api_key="sk-secret", base_url="", key_variable="OPENAI_API_KEY")
     assert "sk-secret" not in repr(settings)
+    assert "OPENAI_API_KEY" in repr(settings)
 
 
 def test_xdg_variables_win_on_every_platform() -> None:

@@ -9,13 +9,13 @@ import pytest
 import respx
 
 from axe.adapters.http.pauses import SharedPauses
-from axe.adapters.http.providers import AnthropicClient, OpenAIClient
 from axe.adapters.http.retry import RetryPolicy
 from axe.adapters.http.settings import ProviderSettings
 from axe.adapters.http.transport import HttpTransport
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef
+from tests.http_clients import client as http_client
 
 ANTHROPIC = "https://api.anthropic.com/v1/messages"
 OPENAI = "https://api.openai.com/v1/chat/completions"
@@ -84,7 +84,7 @@ def test_a_retry_after_holds_back_the_other_workers_of_that_provider(
     times: list[float] = []
     replies = [httpx.Response(429, headers={"retry-after": "2"}), httpx.Response(200, json=OK)]
     replies.append(httpx.Response(200, json=OK))
-    client: LLMClient = AnthropicClient(transport, SETTINGS)
+    client: LLMClient = http_client("anthropic", transport, SETTINGS)
     clock.during_first_sleep = lambda: send(client, "anthropic")
     with respx.mock() as mock:
         mock.post(ANTHROPIC).mock(side_effect=recording(clock, times, replies))
@@ -97,14 +97,14 @@ def test_another_provider_is_not_held_back(clock: Clock, transport: HttpTranspor
     times: list[float] = []
     openai_times: list[float] = []
     replies = [httpx.Response(429, headers={"retry-after": "2"}), httpx.Response(200, json=OK)]
-    other: LLMClient = OpenAIClient(transport, SETTINGS)
+    other: LLMClient = http_client("openai", transport, SETTINGS)
     clock.during_first_sleep = lambda: send(other, "openai")
     with respx.mock() as mock:
         mock.post(ANTHROPIC).mock(side_effect=recording(clock, times, replies))
         mock.post(OPENAI).mock(
             side_effect=recording(clock, openai_times, [httpx.Response(200, json=OPENAI_OK)])
         )
-        AnthropicClient(transport, SETTINGS).complete(request("anthropic"))
+        http_client("anthropic", transport, SETTINGS).complete(request("anthropic"))
     assert openai_times == [0.0]
 
 
@@ -121,7 +121,7 @@ def test_a_pause_longer_than_the_deadline_is_reported_not_slept() -> None:
 def test_a_closed_transport_sends_nothing_more(transport: HttpTransport) -> None:
     """After an interrupted run closes the client, stragglers neither send nor retry."""
     transport.close()
-    client = AnthropicClient(transport, SETTINGS)
+    client = http_client("anthropic", transport, SETTINGS)
     with respx.mock(assert_all_called=False) as mock:
         route = mock.post(ANTHROPIC).respond(200, json=OK)
         with pytest.raises(ApiError, match="run is over"):

@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 import respx
 
-from axe.adapters.http.providers import (
-    AnthropicClient,
-    OllamaClient,
-    OpenAIClient,
-    is_reasoning_model,
-    ollama_context_size,
-)
 from axe.adapters.http.retry import RetryPolicy
 from axe.adapters.http.settings import ProviderSettings
 from axe.adapters.http.transport import HttpTransport, display_url, redact
-from axe.application.ports import AnalysisRequest, LLMClient
+from axe.adapters.http.wire.ollama_chat import context_size as ollama_context_size
+from axe.adapters.http.wire.openai_chat import is_reasoning_model
+from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
+from tests.http_clients import client as http_client
 
 KEY = "sk-test-0123456789abcdef"
 MEMORY = b"## 2026-02-27T03:15:00Z\n**Task:** Review \xff PR\n\n"
@@ -101,7 +97,7 @@ ANTHROPIC_OK = {
 def test_anthropic_request_shape(mock: respx.MockRouter, transport: HttpTransport) -> None:
     """Anthropic gets the spec's request: key, API version, prompt, whole log, 0.3 and 4096."""
     route = mock.post(ANTHROPIC_URL).respond(200, json=ANTHROPIC_OK)
-    AnthropicClient(transport, settings()).complete(request())
+    http_client("anthropic", transport, settings()).complete(request())
     sent = route.calls.last.request
     assert sent.headers["x-api-key"] == KEY
     assert sent.headers["anthropic-version"] == "2023-06-01"
@@ -121,14 +117,14 @@ def test_anthropic_reply_joins_text_blocks(
 ) -> None:
     """An Anthropic reply in several text blocks is one analysis; non-text blocks are left out."""
     mock.post(ANTHROPIC_URL).respond(200, json=ANTHROPIC_OK)
-    reply = AnthropicClient(transport, settings()).complete(request())
+    reply = http_client("anthropic", transport, settings()).complete(request())
     assert reply == Completion("Part one. Part two.")
 
 
 def test_base_url_override_is_used(mock: respx.MockRouter, transport: HttpTransport) -> None:
     """A configured base URL with a path (a gateway) gets the request; a trailing slash is fine."""
     route = mock.post("http://127.0.0.1:8080/proxy/v1/messages").respond(200, json=ANTHROPIC_OK)
-    AnthropicClient(transport, settings(base_url="http://127.0.0.1:8080/proxy/")).complete(
+    http_client("anthropic", transport, settings(base_url="http://127.0.0.1:8080/proxy/")).complete(
         request()
     )
     assert route.called
@@ -140,7 +136,7 @@ def test_missing_key_fails_before_any_request(
     """A missing key fails before anything is sent, naming the variable to set."""
     route = mock.post(ANTHROPIC_URL).respond(200, json=ANTHROPIC_OK)
     with pytest.raises(ApiError) as caught:
-        AnthropicClient(transport, settings(key=""))
+        http_client("anthropic", transport, settings(key=""))
     assert str(caught.value) == (
         'API key for provider "anthropic" is not configured '
         "(set ANTHROPIC_API_KEY or add it to config.toml)"
@@ -156,7 +152,7 @@ def test_openai_request_shape(mock: respx.MockRouter, transport: HttpTransport) 
     route = mock.post(OPENAI_URL).respond(
         200, json={"choices": [{"message": {"content": "report"}}]}
     )
-    reply = OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
+    reply = http_client("openai", transport, settings()).complete(request("gpt-4o", "openai"))
     assert reply == Completion("report")
     assert route.calls.last.request.headers["authorization"] == f"Bearer {KEY}"
     assert sent_json(route) == {
@@ -178,7 +174,7 @@ def test_openai_reasoning_models_get_max_completion_tokens_and_no_temperature(
 ) -> None:
     """o1, o3, o4 and gpt-5 models get max_completion_tokens and no temperature, as they need."""
     route = mock.post(OPENAI_URL).respond(200, json={"choices": [{"message": {"content": "r"}}]})
-    OpenAIClient(transport, settings()).complete(request(model, "openai"))
+    http_client("openai", transport, settings()).complete(request(model, "openai"))
     body = sent_json(route)
     assert body["max_completion_tokens"] == 4096
     assert "max_tokens" not in body
@@ -196,7 +192,7 @@ def test_openai_null_content_is_an_empty_analysis(
 ) -> None:
     """An OpenAI reply with null content is an empty analysis, not an error (gc-spec §5.3)."""
     mock.post(OPENAI_URL).respond(200, json={"choices": [{"message": {"content": None}}]})
-    reply = OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
+    reply = http_client("openai", transport, settings()).complete(request("gpt-4o", "openai"))
     assert reply == Completion("")
 
 
@@ -208,7 +204,7 @@ def test_ollama_request_shape_without_key(mock: respx.MockRouter, transport: Htt
     route = mock.post(OLLAMA_URL).respond(
         200, json={"message": {"role": "assistant", "content": "ok"}}
     )
-    reply = OllamaClient(transport, settings(key="")).complete(request("llama3", "ollama"))
+    reply = http_client("ollama", transport, settings(key="")).complete(request("llama3", "ollama"))
     assert reply == Completion("ok")
     assert "authorization" not in route.calls.last.request.headers
     assert sent_json(route) == {
@@ -283,12 +279,7 @@ def test_usage_is_read_from_each_providers_reply(
 ) -> None:
     """Each wire format's token counts become the same Usage; odd or missing ones, None."""
     mock.post(url).respond(200, json=reply)
-    clients: dict[str, Callable[[HttpTransport, ProviderSettings], LLMClient]] = {
-        "anthropic": AnthropicClient,
-        "openai": OpenAIClient,
-        "ollama": OllamaClient,
-    }
-    completion = clients[provider](transport, settings()).complete(request("m", provider))
+    completion = http_client(provider, transport, settings()).complete(request("m", provider))
     assert completion == Completion("r", usage)
 
 
@@ -326,7 +317,7 @@ def test_garbage_replies_are_api_errors(
     """HTML, truncated or misshapen replies are API errors (exit 3) saying what is wrong."""
     mock.post(ANTHROPIC_URL).mock(return_value=reply)
     with pytest.raises(ApiError) as caught:
-        AnthropicClient(transport, settings()).complete(request())
+        http_client("anthropic", transport, settings()).complete(request())
     assert str(caught.value).startswith(message)
 
 
@@ -336,14 +327,14 @@ def test_openai_without_choices_is_an_api_error(
     """An OpenAI reply without choices is an API error, not an empty analysis."""
     mock.post(OPENAI_URL).respond(200, json={"choices": []})
     with pytest.raises(ApiError, match="no choices"):
-        OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
+        http_client("openai", transport, settings()).complete(request("gpt-4o", "openai"))
 
 
 def test_ollama_error_body(mock: respx.MockRouter, transport: HttpTransport) -> None:
     """Ollama's own error message (such as model not found) is shown with the HTTP status."""
     mock.post(OLLAMA_URL).respond(404, json={"error": "model 'nope' not found"})
     with pytest.raises(ApiError) as caught:
-        OllamaClient(transport, settings(key="")).complete(request("nope", "ollama"))
+        http_client("ollama", transport, settings(key="")).complete(request("nope", "ollama"))
     assert str(caught.value) == "ollama API error (HTTP 404): model 'nope' not found"
 
 
@@ -362,7 +353,7 @@ def test_auth_error_is_not_retried(
         },
     )
     with pytest.raises(ApiError) as caught:
-        AnthropicClient(transport, settings()).complete(request())
+        http_client("anthropic", transport, settings()).complete(request())
     assert (
         str(caught.value)
         == "anthropic API error (HTTP 401 authentication_error): invalid x-api-key"
@@ -378,7 +369,7 @@ def test_client_errors_are_never_retried(
     """400, 401, 403, 404 and 422 are sent once: repeating the same request could not succeed."""
     route = mock.post(ANTHROPIC_URL).respond(status, json={"error": {"type": "x", "message": "no"}})
     with pytest.raises(ApiError):
-        AnthropicClient(transport, settings()).complete(request())
+        http_client("anthropic", transport, settings()).complete(request())
     assert route.call_count == 1
 
 
@@ -391,7 +382,7 @@ def test_transient_errors_are_retried_twice_with_backoff(
         status, json={"error": {"type": "overloaded_error", "message": "busy"}}
     )
     with pytest.raises(ApiError, match=f"HTTP {status} overloaded_error"):
-        AnthropicClient(transport, settings()).complete(request())
+        http_client("anthropic", transport, settings()).complete(request())
     assert route.call_count == 3
     assert clock.sleeps == [0.5, 1.0]
 
@@ -403,8 +394,8 @@ def test_retry_succeeds_after_a_transient_error(
     mock.post(ANTHROPIC_URL).mock(
         side_effect=[httpx.Response(503), httpx.Response(200, json=ANTHROPIC_OK)]
     )
-    reply = AnthropicClient(transport, settings()).complete(request())
-    assert reply == Completion("Part one. Part two.")
+    reply = http_client("anthropic", transport, settings()).complete(request())
+    assert reply == Completion("Part one. Part two.", sent=2)
 
 
 @pytest.mark.parametrize(
@@ -422,7 +413,7 @@ def test_server_retry_delays_are_honoured_up_to_a_minute(
     mock.post(ANTHROPIC_URL).mock(
         side_effect=[httpx.Response(429, headers=headers), httpx.Response(200, json=ANTHROPIC_OK)]
     )
-    AnthropicClient(transport, settings()).complete(request())
+    http_client("anthropic", transport, settings()).complete(request())
     assert clock.sleeps == [expected]
 
 
@@ -437,10 +428,10 @@ def test_giving_up_on_a_long_retry_after_says_how_long_was_asked(
         json={"error": {"type": "rate_limit_error", "message": "slow down"}},
     )
     with pytest.raises(ApiError) as caught:
-        AnthropicClient(transport, settings()).complete(request())
+        http_client("anthropic", transport, settings()).complete(request())
     assert str(caught.value) == (
-        "anthropic API error (HTTP 429 rate_limit_error): slow down (the provider asked to "
-        "wait 3600s before trying again)"
+        "anthropic API error (HTTP 429 rate_limit_error): slow down (after 2 retries; the "
+        "provider asked to wait 3600s before trying again)"
     )
     assert clock.sleeps == [0.5, 1.0]
 
@@ -454,7 +445,7 @@ def test_a_refusal_with_a_retry_after_is_still_a_refusal(
         413, headers={"retry-after": "30"}, json={"error": {"message": "Request too large"}}
     )
     with pytest.raises(PromptTooLargeError) as caught:
-        AnthropicClient(transport, settings()).complete(request())
+        http_client("anthropic", transport, settings()).complete(request())
     assert str(caught.value).endswith("(the provider asked to wait 30s before trying again)")
 
 
@@ -464,7 +455,7 @@ def test_x_should_retry_false_stops_retries(
     """A server that answers x-should-retry: false is believed: the request is sent once."""
     route = mock.post(ANTHROPIC_URL).respond(500, headers={"x-should-retry": "false"})
     with pytest.raises(ApiError):
-        AnthropicClient(transport, settings()).complete(request())
+        http_client("anthropic", transport, settings()).complete(request())
     assert route.call_count == 1
 
 
@@ -477,7 +468,7 @@ def test_spend_limit_429_is_not_retried(mock: respx.MockRouter, transport: HttpT
         },
     )
     with pytest.raises(ApiError, match="insufficient_quota"):
-        OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
+        http_client("openai", transport, settings()).complete(request("gpt-4o", "openai"))
     assert route.call_count == 1
 
 
@@ -487,10 +478,11 @@ def test_connection_refused(mock: respx.MockRouter, transport: HttpTransport) ->
         side_effect=httpx.ConnectError("[Errno 111] Connection refused")
     )
     with pytest.raises(ApiError) as caught:
-        OllamaClient(transport, settings(key="")).complete(request("m", "ollama"))
+        http_client("ollama", transport, settings(key="")).complete(request("m", "ollama"))
     assert (
         str(caught.value)
-        == "cannot reach ollama at http://localhost:11434/api/chat: connection refused"
+        == "cannot reach ollama at http://localhost:11434/api/chat: connection refused "
+        "(after 2 retries)"
     )
     assert route.call_count == 3
 
@@ -499,8 +491,11 @@ def test_timeout(mock: respx.MockRouter, transport: HttpTransport) -> None:
     """A request that times out says so, with the provider, its URL and the time limit."""
     mock.post(ANTHROPIC_URL).mock(side_effect=httpx.ReadTimeout("timed out"))
     with pytest.raises(ApiError) as caught:
-        AnthropicClient(transport, settings()).complete(request())
-    assert str(caught.value) == f"request to anthropic at {ANTHROPIC_URL} timed out after 120s"
+        http_client("anthropic", transport, settings()).complete(request())
+    assert (
+        str(caught.value)
+        == f"request to anthropic at {ANTHROPIC_URL} timed out after 120s (after 2 retries)"
+    )
 
 
 def test_no_retry_once_the_deadline_would_pass(
@@ -514,7 +509,7 @@ def test_no_retry_once_the_deadline_would_pass(
 
     route = mock.post(ANTHROPIC_URL).mock(side_effect=slow_failure)
     with pytest.raises(ApiError, match="HTTP 503"):
-        AnthropicClient(transport, settings()).complete(request())
+        http_client("anthropic", transport, settings()).complete(request())
     assert route.call_count == 1
     assert clock.sleeps == []
 
@@ -526,7 +521,7 @@ def test_redirects_are_not_followed(mock: respx.MockRouter, transport: HttpTrans
     )
     other = mock.post("https://evil.example/steal").respond(200, json=ANTHROPIC_OK)
     with pytest.raises(ApiError) as caught:
-        AnthropicClient(transport, settings()).complete(request())
+        http_client("anthropic", transport, settings()).complete(request())
     assert "redirect to https://evil.example/steal" in str(caught.value)
     assert route.call_count == 1
     assert not other.called
@@ -646,12 +641,8 @@ def test_a_prompt_too_long_is_recognised_with_its_numbers(
     """Each provider's "too long" refusal is told apart from other errors, with the prompt's
     size and the room for input when the provider says them, and is not retried."""
     route = mock.post(url).mock(return_value=reply)
-    clients: dict[str, Callable[[HttpTransport, ProviderSettings], LLMClient]] = {
-        "anthropic": AnthropicClient,
-        "openai": OpenAIClient,
-    }
     with pytest.raises(PromptTooLargeError) as caught:
-        clients[provider](transport, settings()).complete(request("m", provider))
+        http_client(provider, transport, settings()).complete(request("m", provider))
     assert (caught.value.tokens, caught.value.limit) == (tokens, limit)
     assert str(caught.value).startswith(f"{provider} API error (HTTP {reply.status_code} ")
     assert route.call_count == 1
@@ -665,7 +656,7 @@ def test_other_bad_requests_are_not_taken_for_too_long(
         400, json={"error": {"type": "invalid_request_error", "message": "temperature: 9 > 1"}}
     )
     with pytest.raises(ApiError) as caught:
-        AnthropicClient(transport, settings()).complete(request())
+        http_client("anthropic", transport, settings()).complete(request())
     assert not isinstance(caught.value, PromptTooLargeError)
 
 
@@ -680,7 +671,7 @@ def test_the_key_never_appears_in_an_error(
         },
     )
     with pytest.raises(ApiError) as caught:
-        OpenAIClient(transport, settings()).complete(request("gpt-4o", "openai"))
+        http_client("openai", transport, settings()).complete(request("gpt-4o", "openai"))
     assert KEY not in str(caught.value)
     assert "[redacted]" in str(caught.value)
 
@@ -691,8 +682,8 @@ def test_credentials_in_the_base_url_are_not_printed(
     """A password in the base URL is never printed; the URL is still shown without it."""
     mock.post("http://proxy.example/api/chat").mock(side_effect=httpx.ConnectError("refused"))
     with pytest.raises(ApiError) as caught:
-        OllamaClient(
-            transport, settings(key="", base_url="http://user:hunter2@proxy.example")
+        http_client(
+            "ollama", transport, settings(key="", base_url="http://user:hunter2@proxy.example")
         ).complete(request("m", "ollama"))
     assert "hunter2" not in str(caught.value)
     assert "http://proxy.example/api/chat" in str(caught.value)
@@ -704,7 +695,7 @@ def test_unusable_base_url_is_a_config_error_without_retries(
 ) -> None:
     """A base URL without an http(s) scheme is a config error at once, with no retries."""
     with pytest.raises(ConfigError, match="invalid base URL for ollama"):
-        OllamaClient(transport, settings(key="", base_url=base_url)).complete(
+        http_client("ollama", transport, settings(key="", base_url=base_url)).complete(
             request("m", "ollama")
         )
     assert clock.sleeps == []
@@ -751,7 +742,7 @@ def test_a_placeholder_key_leaves_error_messages_readable(
         401, json={"error": {"type": "invalid_request_error", "message": "key e was rejected"}}
     )
     with pytest.raises(ApiError) as caught:
-        OpenAIClient(transport, settings(key="e")).complete(request("gpt-4o", "openai"))
+        http_client("openai", transport, settings(key="e")).complete(request("gpt-4o", "openai"))
     assert str(caught.value) == (
         "openai API error (HTTP 401 invalid_request_error): key [redacted] was rejected"
     )
@@ -777,9 +768,9 @@ def test_urls_are_shown_without_credentials_and_as_written(url: str, shown: str)
 def test_a_malformed_port_in_a_base_url_is_a_config_error(transport: HttpTransport) -> None:
     """AXE_OLLAMA_BASE_URL=http://localhost:abc is exit 2 with one line, not a traceback."""
     with pytest.raises(ConfigError) as caught:
-        OllamaClient(transport, settings(key="", base_url="http://localhost:abc")).complete(
-            request("m", "ollama")
-        )
+        http_client(
+            "ollama", transport, settings(key="", base_url="http://localhost:abc")
+        ).complete(request("m", "ollama"))
     assert str(caught.value).startswith(
         "invalid base URL for ollama (http://localhost:abc/api/chat): "
     )

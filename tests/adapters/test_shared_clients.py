@@ -15,7 +15,6 @@ import httpx
 import pytest
 import respx
 
-from axe.adapters.http.providers import OllamaClient
 from axe.adapters.http.settings import ProviderSettings
 from axe.adapters.http.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
@@ -24,6 +23,7 @@ from axe.composition import production_ports
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.testing import RecordingOutput
+from tests.http_clients import client as http_client
 
 WORKERS = 8
 
@@ -88,7 +88,9 @@ def test_workers_asking_at_once_get_one_client_over_one_transport(
 def test_ollama_asks_for_a_models_window_once_however_many_ask_at_once() -> None:
     """Eight parts measuring the same model at once: /api/show is asked once."""
     transport = HttpTransport()
-    client = OllamaClient(transport, ProviderSettings(api_key="", base_url="", key_variable=""))
+    client = http_client(
+        "ollama", transport, ProviderSettings(api_key="", base_url="", key_variable="")
+    )
     with respx.mock() as mock:
         show = mock.post("http://localhost:11434/api/show").respond(
             200,
@@ -107,7 +109,9 @@ def test_an_ollama_compatible_server_without_api_show_is_sent_the_log_as_before(
     """A server that has no /api/show leaves the window unknown (no cap), rather than
     failing a gc that worked before gc asked."""
     transport = HttpTransport()
-    client = OllamaClient(transport, ProviderSettings(api_key="", base_url="", key_variable=""))
+    client = http_client(
+        "ollama", transport, ProviderSettings(api_key="", base_url="", key_variable="")
+    )
     with respx.mock() as mock:
         mock.post("http://localhost:11434/api/show").respond(status, json={"error": "no"})
         chat = mock.post("http://localhost:11434/api/chat").respond(
@@ -140,7 +144,9 @@ def test_a_slow_answer_about_one_model_holds_up_no_other_model() -> None:
         return httpx.Response(200, json={"model_info": info})
 
     transport = HttpTransport()
-    client = OllamaClient(transport, ProviderSettings(api_key="", base_url="", key_variable=""))
+    client = http_client(
+        "ollama", transport, ProviderSettings(api_key="", base_url="", key_variable="")
+    )
     with respx.mock() as mock:
         mock.post("http://localhost:11434/api/show").mock(side_effect=show)
         slow = threading.Thread(target=client.input_limit, args=(big_request("slow"),))

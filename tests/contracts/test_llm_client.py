@@ -1,77 +1,99 @@
-"""One LLMClient contract, held by an HTTP provider client and by ScriptedLLM alike."""
+"""One LLMClient contract, held by the HTTP client on every row of the catalogue (each of
+OpenCode's routes too) and by ScriptedLLM alike."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
 import respx
 
-from axe.adapters.http.providers import AnthropicClient
+from axe.adapters.http.catalogue import CATALOGUE
+from axe.adapters.http.client import HttpLLMClient, base_url
 from axe.adapters.http.settings import ProviderSettings
+from axe.adapters.http.sigv4 import AwsCredentials
 from axe.adapters.http.transport import HttpTransport
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef
 from axe.domain.results import Completion, Usage
 from axe.testing import ScriptedLLM
+from tests.e2e.loopback import error_in_format, reply_in_format
 
-URL = "https://api.anthropic.com/v1/messages"
-REQUEST = AnalysisRequest(
-    model=ModelRef("anthropic", "claude-3"),
-    system_prompt="prompt",
-    content=b"## 2026-01-01T00:00:00Z\n**Task:** t\n\n",
-    temperature=0.3,
-    max_tokens=4096,
+CONTENT = b"## 2026-01-01T00:00:00Z\n**Task:** t\n\n"
+# Every row, and a model of each route of a row that routes by model name.
+ROWS = [(name, route.prefix + "model-1") for name, row in CATALOGUE.items() for route in row.routes]
+SETTINGS = ProviderSettings(
+    api_key="k",
+    key_variable="K",
+    region="us-east-1",
+    aws=AwsCredentials(access_key_id="AKID", secret_access_key="s" * 40, source="test"),
 )
 
 # Given a reply (text + usage) or a provider failure, build a client that meets it.
 ClientFor = Callable[[str, Usage | None, str | None], LLMClient]
 
 
-@pytest.fixture(params=["anthropic", "scripted"])
-def client_for(request: pytest.FixtureRequest) -> Iterator[ClientFor]:
-    if request.param == "scripted":
+def request(model: ModelRef) -> AnalysisRequest:
+    return AnalysisRequest(
+        model=model, system_prompt="prompt", content=CONTENT, temperature=0.3, max_tokens=4096
+    )
+
+
+@pytest.fixture(params=[*ROWS, ("scripted", "m")], ids="/".join)
+def model(request: pytest.FixtureRequest) -> ModelRef:
+    provider, name = request.param
+    return ModelRef(provider, name)
+
+
+@pytest.fixture
+def client_for(model: ModelRef) -> Iterator[ClientFor]:
+    if model.provider == "scripted":
 
         def scripted(text: str, usage: Usage | None, failure: str | None) -> LLMClient:
             return ScriptedLLM(ApiError(failure) if failure else Completion(text, usage))
 
         yield scripted
         return
+    row = CATALOGUE[model.provider]
+    route = row.route(model.name)
+    url = base_url(row, SETTINGS) + (route.path or route.wire.path(model.name))
     transport = HttpTransport(sleep=lambda _: None)
-    with respx.mock() as router:
+    with respx.mock(assert_all_called=False) as router:
 
         def real(text: str, usage: Usage | None, failure: str | None) -> LLMClient:
             if failure:
-                router.post(URL).respond(400, json={"error": {"type": "x", "message": failure}})
+                error, headers = error_in_format(url, 400, "ValidationException", failure)
+                router.post(url).respond(400, json=error, headers=headers)
             else:
-                reply: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
-                if usage:
-                    reply["usage"] = {
-                        "input_tokens": usage.input_tokens,
-                        "output_tokens": usage.output_tokens,
-                    }
-                router.post(URL).respond(200, json=reply)
-            settings = ProviderSettings(api_key="k", base_url="", key_variable="ANTHROPIC_API_KEY")
-            return AnthropicClient(transport, settings)
+                counts = (usage.input_tokens, usage.output_tokens) if usage else None
+                router.post(url).respond(200, json=reply_in_format(url, text, counts))
+            return HttpLLMClient(transport, row, SETTINGS)
 
         yield real
     transport.close()
 
 
-def test_the_reply_comes_back_as_text_and_usage(client_for: ClientFor) -> None:
+def test_the_reply_comes_back_as_text_and_usage(client_for: ClientFor, model: ModelRef) -> None:
     """The report text and the token counts reach the use case unchanged."""
     client = client_for("## Patterns Found\nx", Usage(12, 3), None)
-    assert client.complete(REQUEST) == Completion("## Patterns Found\nx", Usage(12, 3))
+    assert client.complete(request(model)) == Completion("## Patterns Found\nx", Usage(12, 3))
 
 
-def test_a_reply_without_usage_has_usage_none(client_for: ClientFor) -> None:
+def test_a_reply_without_usage_has_usage_none(client_for: ClientFor, model: ModelRef) -> None:
     """No usage reported means unknown, never zero."""
-    assert client_for("r", None, None).complete(REQUEST).usage is None
+    assert client_for("r", None, None).complete(request(model)).usage is None
 
 
-def test_a_provider_failure_is_an_api_error(client_for: ClientFor) -> None:
+def test_a_provider_failure_is_an_api_error(client_for: ClientFor, model: ModelRef) -> None:
     """Whatever goes wrong at the provider reaches the use case as an ApiError (exit 3)."""
     with pytest.raises(ApiError, match="quota"):
-        client_for("", None, "quota").complete(REQUEST)
+        client_for("", None, "quota").complete(request(model))
+
+
+def test_a_small_request_has_a_limit_no_smaller_than_the_cap(
+    client_for: ClientFor, model: ModelRef
+) -> None:
+    """input_limit is None or a positive number of tokens, asked before any request."""
+    limit = client_for("r", None, None).input_limit(request(model))
+    assert limit is None or limit > 0

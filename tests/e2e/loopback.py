@@ -1,12 +1,15 @@
-"""A loopback stand-in for the three providers, for runs of the real ``axe`` process.
+"""A loopback stand-in for every wire format of the catalogue, for runs of the real ``axe``.
 
-It answers each provider's path with its wire format, records what it received, and can be
-told to fail with a status, send garbage, accept a request and never answer, take its time,
-or have a context window. With a window it answers as the real providers do: Anthropic and
-OpenAI refuse a prompt that is too long with their own messages and numbers; Ollama reports
-the window from ``/api/show`` and, like the real one, never refuses: it would drop text,
-which is recorded so a test can assert it never happened. Given a TLS context it serves
-https (the proxy tests use the test CA's certificate).
+It answers each format's path (Anthropic Messages, OpenAI Chat Completions and Responses,
+Ollama, Gemini ``generateContent``, Bedrock Converse) with that format's reply, records what
+it received, and can be told to fail with a status, send garbage, accept a request and
+never answer, take its time, or have a context window. With a window it answers as the
+real providers do: Anthropic, OpenAI, Gemini and Bedrock refuse a prompt that is too long
+with their own messages, numbers and headers; Ollama reports the window from ``/api/show``
+and, like the real one, never refuses: it would drop text, which is recorded so a test can
+assert it never happened. ``fail_with`` answers every analysis with one of the format's
+error bodies (a transient one, a denial), as the real API words it. Given a TLS context it
+serves https (the proxy tests use the test CA's certificate).
 """
 
 from __future__ import annotations
@@ -43,30 +46,94 @@ class Prompt:
     refused: bool = False
 
 
+def wire_of(path: str) -> str:
+    """Which wire format a request path belongs to."""
+    if path.endswith("/v1/messages"):
+        return "anthropic"
+    if path.endswith("/chat/completions"):
+        return "openai"
+    if path.endswith("/v1/responses"):
+        return "responses"
+    if path.endswith(":generateContent"):
+        return "gemini"
+    if path.endswith("/converse"):
+        return "bedrock"
+    return "ollama"
+
+
+def reply_in_format(path: str, text: str, usage: tuple[int, int] | None) -> dict[str, Any]:
+    """A successful reply in ``path``'s wire format; with ``usage`` (read, written), its
+    usage block too."""
+    wire = wire_of(path)
+    read, written = usage or (0, 0)
+    if wire == "anthropic":
+        reply: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        counts: dict[str, Any] = {"usage": {"input_tokens": read, "output_tokens": written}}
+    elif wire == "openai":
+        reply = {"choices": [{"message": {"role": "assistant", "content": text}}]}
+        counts = {"usage": {"prompt_tokens": read, "completion_tokens": written}}
+    elif wire == "responses":
+        item = {"type": "message", "content": [{"type": "output_text", "text": text}]}
+        reply = {"output": [{"type": "reasoning", "summary": []}, item]}
+        counts = {"usage": {"input_tokens": read, "output_tokens": written}}
+    elif wire == "gemini":
+        reply = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}}]}
+        counts = {"usageMetadata": {"promptTokenCount": read, "candidatesTokenCount": written}}
+    elif wire == "bedrock":
+        reply = {"output": {"message": {"role": "assistant", "content": [{"text": text}]}}}
+        counts = {"usage": {"inputTokens": read, "outputTokens": written}}
+    else:
+        reply = {"message": {"role": "assistant", "content": text}}
+        counts = {"prompt_eval_count": read, "eval_count": written}
+    return reply if usage is None else reply | counts
+
+
+def error_in_format(
+    path: str, status: int, kind: str, message: str
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """An error body (and headers) in ``path``'s wire format, as the real API sends it."""
+    wire = wire_of(path)
+    if wire == "gemini":
+        return {"error": {"code": status, "message": message, "status": kind}}, {}
+    if wire == "bedrock":
+        return {"message": message}, {"x-amzn-ErrorType": f"{kind}:http://internal.amazon.com/"}
+    if wire == "ollama":
+        return {"error": message}, {}
+    if wire == "anthropic":
+        return {"type": "error", "error": {"type": kind, "message": message}}, {}
+    return {"error": {"message": message, "type": kind, "code": None}}, {}
+
+
 def provider_reply(path: str, text: str, tokens: int | None = None) -> dict[str, Any]:
     """A reply in ``path``'s wire format; with ``tokens`` (input), a usage block too."""
     written = count_tokens(text) if tokens is not None else 0
-    if path.endswith("/v1/messages"):
-        reply: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
-        usage: dict[str, Any] = {"usage": {"input_tokens": tokens, "output_tokens": written}}
-    elif path.endswith("/v1/chat/completions"):
-        reply = {"choices": [{"message": {"role": "assistant", "content": text}}]}
-        usage = {"usage": {"prompt_tokens": tokens, "completion_tokens": written}}
-    else:
-        reply = {"message": {"role": "assistant", "content": text}}
-        usage = {"prompt_eval_count": tokens, "eval_count": written}
-    return reply if tokens is None else reply | usage
+    return reply_in_format(path, text, None if tokens is None else (tokens, written))
 
 
 def _texts(path: str, body: dict[str, Any]) -> tuple[str, str, int]:
     """System prompt, user message and reply budget of a request in any wire format."""
+    wire = wire_of(path)
+    if wire == "gemini":
+        system = body["system_instruction"]["parts"][0]["text"]
+        user = body["contents"][-1]["parts"][0]["text"]
+        return system, user, body["generationConfig"]["maxOutputTokens"]
+    if wire == "bedrock":
+        system = body["system"][0]["text"]
+        user = body["messages"][-1]["content"][0]["text"]
+        return system, user, body["inferenceConfig"]["maxTokens"]
+    if wire == "responses":
+        return body.get("instructions", ""), body.get("input", ""), body["max_output_tokens"]
     messages = body.get("messages") or [{}]
-    if path.endswith("/v1/messages"):
+    if wire == "anthropic":
         system = body.get("system", "")
     else:
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
     user = messages[-1].get("content", "")
-    budget = body.get("max_tokens") or body.get("options", {}).get("num_predict", 0)
+    budget = (
+        body.get("max_tokens")
+        or body.get("max_completion_tokens")
+        or body.get("options", {}).get("num_predict", 0)
+    )
     return system, user, budget
 
 
@@ -79,6 +146,8 @@ class LoopbackLLM:
         self.reply_for: Callable[[Prompt], str] | None = None
         self.status = 200
         self.raw_reply: bytes | None = None
+        self.fail_with: tuple[int, str, str] | None = None  # status, kind, message
+        self.fail_headers: dict[str, str] = {}
         self.window: int | None = None
         self.delay = 0.0
         self.hang = threading.Event()
@@ -120,15 +189,21 @@ class LoopbackLLM:
             )
         ]
 
-    def answer(self, path: str, body: bytes) -> tuple[int, bytes]:
-        """The status and body the provider at ``path`` would send for ``body``."""
+    def answer(self, path: str, body: bytes) -> tuple[int, bytes, dict[str, str]]:
+        """The status, body and extra headers the provider at ``path`` would send."""
         if path.endswith("/api/show"):
             info: dict[str, Any] = {"general.architecture": "llama"}
             if self.window is not None:
                 info["llama.context_length"] = self.window
-            return 200, json.dumps({"model_info": info}).encode()
+            return 200, json.dumps({"model_info": info}).encode(), {}
         if self.raw_reply is not None:
-            return self.status, self.raw_reply
+            return self.status, self.raw_reply, {}
+        if self.fail_with is not None:
+            status, kind, message = self.fail_with
+            error, headers = error_in_format(path, status, kind, message)
+            with self._lock:
+                self.prompts.append(Prompt(path, 0, False, "", refused=True))
+            return status, json.dumps(error).encode(), headers | self.fail_headers
         document = json.loads(body)
         system, user, budget = _texts(path, document)
         counting = self.window is not None or self.reply_for is not None  # slow on big logs
@@ -139,26 +214,33 @@ class LoopbackLLM:
         with self._lock:
             self.prompts.append(prompt)
         if refusal:
-            return 400, json.dumps(refusal).encode()
+            error, headers = refusal
+            return 400, json.dumps(error).encode(), headers
         if self.delay:
             time.sleep(self.delay)
         text = self.reply_for(prompt) if self.reply_for else self.reply_text
         usage = tokens if counting else None
-        return self.status, json.dumps(provider_reply(path, text, usage)).encode()
+        if usage is not None and num_ctx is not None:
+            usage = min(usage, num_ctx)  # Ollama reads no more than num_ctx: it cuts the rest
+        return self.status, json.dumps(provider_reply(path, text, usage)).encode(), {}
 
-    def _refusal(self, path: str, tokens: int, budget: int) -> dict[str, Any] | None:
+    def _refusal(
+        self, path: str, tokens: int, budget: int
+    ) -> tuple[dict[str, Any], dict[str, str]] | None:
+        """The format's "too long" refusal, in its own words and numbers."""
         if self.window is None:
             return None
-        if path.endswith("/v1/messages") and tokens > self.window:
+        wire = wire_of(path)
+        if wire == "anthropic" and tokens > self.window:
             message = f"prompt is too long: {tokens} tokens > {self.window} maximum"
-            return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
-        if path.endswith("/v1/chat/completions") and tokens + budget > self.window:
+            return error_in_format(path, 400, "invalid_request_error", message)
+        if wire in ("openai", "responses") and tokens + budget > self.window:
             message = (
                 f"This model's maximum context length is {self.window} tokens. However, you "
                 f"requested {tokens + budget} tokens ({tokens} in the messages, {budget} in "
                 "the completion). Please reduce the length of the messages or completion."
             )
-            return {
+            error = {
                 "error": {
                     "message": message,
                     "type": "invalid_request_error",
@@ -166,6 +248,16 @@ class LoopbackLLM:
                     "code": "context_length_exceeded",
                 }
             }
+            return error, {}
+        if wire == "gemini" and tokens > self.window:
+            message = (
+                f"The input token count ({tokens}) exceeds the maximum number of tokens "
+                f"allowed ({self.window})."
+            )
+            return error_in_format(path, 400, "INVALID_ARGUMENT", message)
+        if wire == "bedrock" and tokens + budget > self.window:
+            message = "Input is too long for requested model."
+            return error_in_format(path, 400, "ValidationException", message)
         return None
 
 
@@ -187,8 +279,10 @@ def loopback_llm(tls: ssl.SSLContext | None = None) -> Iterator[LoopbackLLM]:
             if state.hang.is_set():
                 state.release.wait(30)
                 return
-            status, payload = state.answer(self.path, body)
+            status, payload, headers = state.answer(self.path, body)
             self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(payload)))
             self.end_headers()

@@ -179,7 +179,9 @@ def test_gc_llm_error(
     home.write_memory("helper", entries(10))
     result = run("helper")
     assert result.exit_code == 3
-    assert result.stderr == "anthropic API error (HTTP 500 api_error): Internal server error\n"
+    assert result.stderr == (
+        "anthropic API error (HTTP 500 api_error): Internal server error (after 2 retries)\n"
+    )
     assert home.memory_path("helper").read_bytes() == entries(10)
 
 
@@ -287,7 +289,7 @@ def test_unknown_provider_is_exit_1(home: AxeHome) -> None:
     assert result.exit_code == 1
     assert (
         result.stderr
-        == 'unsupported provider "mystery" (supported: anthropic, builtin, ollama, openai)\n'
+        == 'unsupported provider "mystery" (supported: anthropic, atlascloud, bedrock, builtin, google, minimax, ollama, openai, opencode, openrouter)\n'
     )
 
 
@@ -298,7 +300,8 @@ def test_missing_api_key_is_exit_3_and_trims_nothing(home: AxeHome) -> None:
     result = run("helper")
     assert result.exit_code == 3
     assert result.stderr == (
-        'API key for provider "openai" is not configured (set OPENAI_API_KEY or add it to config.toml)\n'
+        'API key for provider "openai" is not configured (set OPENAI_API_KEY or add it to '
+        f"{home.config / 'config.toml'})\n"
     )
     assert home.memory_path("helper").read_bytes() == entries(3)
 
@@ -580,7 +583,7 @@ def test_an_unknown_provider_for_all_is_one_line_before_any_agent_runs(home: Axe
     result = run("--all", "--model", "mystery/x")
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == (
-        'unsupported provider "mystery" (supported: anthropic, builtin, ollama, openai)\n'
+        'unsupported provider "mystery" (supported: anthropic, atlascloud, bedrock, builtin, google, minimax, ollama, openai, opencode, openrouter)\n'
     )
     unknown_builtin = run("--all", "--model", "builtin/wizard")
     assert (unknown_builtin.exit_code, unknown_builtin.stdout) == (1, "")

@@ -67,8 +67,9 @@ def test_http_error_is_exit_3_and_the_key_is_never_printed(
     home.write_memory("helper", entries(3))
     done = axe(home, "gc", "helper", ANTHROPIC_API_KEY=KEY, AXE_ANTHROPIC_BASE_URL=server.url)
     assert done.returncode == 3
-    assert (
-        done.stderr == "anthropic API error (HTTP 401 authentication_error): bad key [redacted]\n"
+    assert done.stderr == (
+        "anthropic API error (HTTP 401 authentication_error): bad key [redacted] "
+        "(key from ANTHROPIC_API_KEY)\n"
     )
     assert KEY not in done.stdout + done.stderr
     assert home.memory_path("helper").read_bytes() == entries(3)
@@ -93,7 +94,9 @@ def test_refused_connection_is_exit_3(home: AxeHome) -> None:
     home.write_memory("helper", entries(3))
     done = axe(home, "gc", "helper", AXE_OLLAMA_BASE_URL="http://127.0.0.1:9")
     assert done.returncode == 3
-    assert done.stderr == "cannot reach ollama at http://127.0.0.1:9/api/chat: connection refused\n"
+    assert done.stderr == (
+        "cannot reach ollama at http://127.0.0.1:9/api/chat: connection refused (after 2 retries)\n"
+    )
 
 
 def test_garbage_reply_is_exit_3(home: AxeHome, server: LoopbackLLM) -> None:

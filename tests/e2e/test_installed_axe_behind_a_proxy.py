@@ -100,7 +100,7 @@ def test_a_dead_proxy_is_exit_3_naming_it_without_credentials(helper: AxeHome) -
     assert (done.returncode, done.stdout) == (3, "Agent: helper\nEntries: 3\n")
     assert done.stderr == (
         f"cannot reach ollama at {url}/api/chat through proxy http://127.0.0.1:{port}: "
-        "no connection to the proxy (connection refused)\n"
+        "no connection to the proxy (connection refused) (after 2 retries)\n"
     )
     assert helper.memory_path("helper").read_bytes() == entries(3)
 

@@ -1,25 +1,28 @@
-"""Provider keys and base URLs from ``config.toml`` and the environment (axe-formats.md).
+"""Provider settings from ``config.toml`` and the environment (axe-formats.md).
 
 Answers in plain strings: the composition root hands them to the HTTP adapter, which owns
-its own settings type, so neither adapter imports the other.
+its own settings type and knows which variable holds each provider's key, so neither
+adapter imports the other.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from attrs import Factory, define
 
 from axe.adapters.files.toml_values import load_toml, structure
 
-_KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-
 
 @define
 class _ProviderTable:
     api_key: str = ""
     base_url: str = ""
+    region: str = ""  # [providers.bedrock]
+    referer: str = ""  # [providers.openrouter]
+    title: str = ""
+    categories: str = ""
 
 
 @define
@@ -28,8 +31,9 @@ class _GlobalFile:
 
 
 def key_variable(provider: str) -> str:
-    """The environment variable that holds ``provider``'s API key."""
-    return _KEY_VARIABLES.get(provider, f"{provider.upper()}_API_KEY")
+    """The variable that holds ``provider``'s key unless its row names another:
+    ``<PROVIDER>_API_KEY`` upper-cased."""
+    return f"{provider.upper()}_API_KEY"
 
 
 class TomlGlobalConfig:
@@ -44,23 +48,45 @@ class TomlGlobalConfig:
         self._environ = environ
         self._file: _GlobalFile | None = None
 
-    @staticmethod
-    def key_variable(provider: str) -> str:
-        """The environment variable that holds ``provider``'s key."""
-        return key_variable(provider)
+    @property
+    def path(self) -> Path:
+        """Where ``config.toml`` is (or would be), for messages that say where to write."""
+        return self._path
 
     def check(self) -> None:
         """Read the file now, so a broken one is reported whatever the run needs from it."""
         self._load()
 
-    def api_key(self, provider: str) -> str:
-        """``provider``'s key, or "" when neither the environment nor the file has one."""
-        return self._environ.get(key_variable(provider), "") or self._table(provider).api_key
+    def api_key(self, provider: str, variable: str | None = None) -> str:
+        """``provider``'s key from ``variable`` (default :func:`key_variable`), else the
+        file; "" when neither has one."""
+        return self.key_and_source(provider, variable)[0]
+
+    def key_and_source(self, provider: str, variable: str | None = None) -> tuple[str, str]:
+        """``provider``'s key and where it came from (the variable's name or the file's
+        path); ``("", "")`` when neither has one. The environment wins over the file."""
+        variable = variable or key_variable(provider)
+        if key := self._environ.get(variable, ""):
+            return key, variable
+        if key := self._table(provider).api_key:
+            return key, str(self._path)
+        return "", ""
 
     def base_url(self, provider: str) -> str:
         """``provider``'s base URL, or "" for the provider's default."""
         variable = f"AXE_{provider.upper()}_BASE_URL"
         return self._environ.get(variable, "") or self._table(provider).base_url
+
+    def setting(self, provider: str, name: str, variables: Sequence[str] | None = None) -> str:
+        """One of ``[providers.<provider>]``'s other settings (``region``, ``referer``,
+        ``title``, ``categories``): the first of ``variables`` set (default
+        ``AXE_<PROVIDER>_<NAME>``), else the file; "" when none is."""
+        for variable in variables or (f"AXE_{provider.upper()}_{name.upper()}",):
+            if value := self._environ.get(variable, ""):
+                return value
+        value = getattr(self._table(provider), name)
+        assert isinstance(value, str)
+        return value
 
     def _table(self, provider: str) -> _ProviderTable:
         return self._load().providers.get(provider, _ProviderTable())

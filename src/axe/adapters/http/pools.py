@@ -6,13 +6,17 @@ pool on its first request keeps what the single per-scheme transport bought befo
 
 - plain-http requests never load CA certificates (about 40 ms), directly or through an
   ``http://`` proxy; for https they are loaded once per process, on the first request;
-- every socket has TCP_NODELAY, the proxy's too: otherwise the body's small last segment
-  waits for the peer's delayed ACK, about 40 ms per request, which would dominate ``--all``;
 - one pool per route serves every request of the process, so ``--all`` reuses one
   keep-alive connection (or one CONNECT tunnel) for all agents.
 
-httpx's own client gives none of these when it reads proxies itself, which is why it is
-handed this transport (and then reads no proxies of its own).
+Every socket has TCP_NODELAY, the proxy's too, without our asking: httpcore's sync backend
+sets it on each connection it opens (``httpcore/_backends/sync.py``, ``connect_tcp``).
+
+httpx's own client, when it reads proxies itself (``trust_env``), builds an
+``HTTPTransport`` per proxy variable and one for direct requests when the client is made,
+and each loads CA certificates in its constructor (``httpx/_transports/default.py``), plain
+http or not; which is why it is handed this transport (and then reads no proxies of its
+own).
 
 Imported only when a request is made (it imports httpx).
 """
@@ -21,7 +25,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import ssl
 import threading
 
@@ -30,7 +33,6 @@ import httpx
 from axe.adapters.http.proxies import EnvironmentProxy, ProxyRoutes
 from axe.domain.errors import ConfigError
 
-_NO_DELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 _PROXY_AUTHENTICATION_REQUIRED = 407
 
 
@@ -73,10 +75,11 @@ class RoutingTransport(httpx.BaseTransport):
         # Plain http performs no TLS with the provider, so it needs no certificates to verify;
         # through a proxy the provider's certificate is still checked against its own name.
         verify: ssl.SSLContext | bool = self._verifying_context() if scheme == "https" else False
-        # An https:// proxy's own certificate is checked as httpx does by default: the
-        # system's CAs and certifi's, which OpenSSL extends with SSL_CERT_FILE/SSL_CERT_DIR.
+        # An https:// proxy's own certificate is checked as httpcore does by default
+        # (httpcore._ssl.default_ssl_context): the system's CAs, which OpenSSL reads from
+        # SSL_CERT_FILE/SSL_CERT_DIR when set, and certifi's.
         proxy_url = None if proxy is None else proxy.url
-        return httpx.HTTPTransport(verify=verify, proxy=proxy_url, socket_options=_NO_DELAY)
+        return httpx.HTTPTransport(verify=verify, proxy=proxy_url)
 
     def _verifying_context(self) -> ssl.SSLContext:
         """certifi's CAs, or ``SSL_CERT_FILE``/``SSL_CERT_DIR`` as httpx reads them; loaded once.

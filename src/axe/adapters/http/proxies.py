@@ -1,4 +1,4 @@
-"""Which proxy, if any, a request goes through: the environment read exactly as httpx reads it.
+"""Which proxy, if any, a request goes through: the environment as httpx itself reads it.
 
 The official Anthropic and OpenAI SDKs use httpx with its defaults, so people's proxy settings
 already work with httpx's rules: ``HTTP_PROXY``, ``HTTPS_PROXY`` and ``ALL_PROXY`` (either
@@ -6,13 +6,14 @@ case, lower case winning, as ``urllib.request.getproxies`` reads them; on macOS 
 system settings when the environment names none) and ``NO_PROXY`` entries that are host
 names, domains (``.example.com``), IP addresses, ``localhost``, ``host:port``, URLs or ``*``.
 
-httpx applies those rules only when it builds its own transports, which would load CA
-certificates for plain-http endpoints and leave out TCP_NODELAY (see ``pools.py``), and its
-functions for them (``httpx._utils.get_environment_proxies`` and ``URLPattern``) are private.
-So the same steps are restated here over public APIs (``urllib.request.getproxies`` and
-``httpx.URL``, which normalises hosts as httpx's matching does), and
-``tests/adapters/test_http_proxies.py`` checks them against the installed httpx's own choice
-of proxy for generated environments and URLs.
+httpx's client applies them only when it builds its own transports, which load CA
+certificates for plain-http endpoints too (see ``pools.py``). So httpx's own reading of the
+environment and its own URL patterns (``httpx._utils.get_environment_proxies`` and
+``URLPattern``, what ``httpx.Client(trust_env=True)`` runs, in 0.27 and 0.28) decide here,
+and only the pools are ours: every request goes where the SDKs' httpx would send it
+(``tests/adapters/test_http_proxies.py`` checks that against the client's own choice). What
+is added is what a message needs: the proxy without its credentials, the forms of its
+password to scrub, and one line naming the variable that holds an unusable setting.
 
 Imported only when a request is made (it imports httpx).
 """
@@ -20,13 +21,10 @@ Imported only when a request is made (it imports httpx).
 from __future__ import annotations
 
 import base64
-import ipaddress
-import re
-import urllib.request
-from collections.abc import Mapping
 
 import httpx
 from attrs import field, frozen
+from httpx._utils import URLPattern, get_environment_proxies
 
 from axe.domain.errors import ConfigError
 
@@ -50,32 +48,11 @@ class EnvironmentProxy:
 
 
 @frozen
-class _Rule:
-    """One URL pattern of httpx's proxy table, and where matching requests go (None: direct)."""
-
-    scheme: str  # "" matches any scheme
-    host: str  # "" matches any host
-    host_pattern: re.Pattern[str] | None
-    port: int | None
-    proxy: EnvironmentProxy | None
-
-    def matches(self, url: httpx.URL) -> bool:
-        if self.scheme and self.scheme != url.scheme:
-            return False
-        if self.host_pattern is not None and not self.host_pattern.match(url.host):
-            return False
-        return self.port is None or self.port == url.port
-
-    def precedence(self) -> tuple[int, int, int]:
-        """httpx tries patterns with a port first, then longer hosts, then longer schemes."""
-        return (0 if self.port is not None else 1, -len(self.host), -len(self.scheme))
-
-
-@frozen
 class ProxyRoutes:
-    """The environment's proxy rules, most specific first."""
+    """The environment's proxy rules, in the order httpx tries them (most specific first):
+    each URL pattern with its proxy, or None to go direct."""
 
-    rules: tuple[_Rule, ...]
+    rules: tuple[tuple[URLPattern, EnvironmentProxy | None], ...]
 
     @classmethod
     def from_environment(cls) -> ProxyRoutes:
@@ -84,23 +61,18 @@ class ProxyRoutes:
         Raises:
             ConfigError: a proxy URL or ``NO_PROXY`` entry that httpx could not use either.
         """
-        return cls.from_settings(urllib.request.getproxies())
-
-    @classmethod
-    def from_settings(cls, found: Mapping[str, str]) -> ProxyRoutes:
-        """The rules for settings shaped like ``urllib.request.getproxies()``'s result.
-
-        Raises:
-            ConfigError: as :meth:`from_environment`.
-        """
         proxies: dict[str, EnvironmentProxy] = {}
         rules = []
-        for pattern, (url, source) in environment_rules(found).items():
+        for pattern, url in get_environment_proxies().items():
+            source = _source(pattern)
             proxy = None
             if url is not None:
                 proxy = proxies[url] = proxies.get(url) or _usable_proxy(url, source)
-            rules.append(_rule(pattern, proxy, source))
-        return cls(tuple(sorted(rules, key=_Rule.precedence)))
+            try:
+                rules.append((URLPattern(pattern), proxy))
+            except httpx.InvalidURL as error:
+                raise ConfigError(f"cannot use {source}: {error}") from None
+        return cls(tuple(sorted(rules, key=lambda rule: rule[0])))
 
     def proxy_for(self, url: httpx.URL | str) -> EnvironmentProxy | None:
         """The proxy a request to ``url`` goes through, or None to connect directly."""
@@ -109,77 +81,25 @@ class ProxyRoutes:
                 url = httpx.URL(url)
             except httpx.InvalidURL:
                 return None  # sending it fails too, and says why
-        for rule in self.rules:
-            if rule.matches(url):
-                return rule.proxy
+        for pattern, proxy in self.rules:
+            if pattern.matches(url):
+                return proxy
         return None
 
     @property
     def secrets(self) -> tuple[str, ...]:
         """Every proxy password form to take out of printed text."""
-        found = (secret for rule in self.rules if rule.proxy for secret in rule.proxy.secrets)
+        found = (secret for _, proxy in self.rules if proxy for secret in proxy.secrets)
         return tuple(dict.fromkeys(found))
 
 
-def environment_rules(found: Mapping[str, str]) -> dict[str, tuple[str | None, str]]:
-    """URL pattern -> (proxy URL, or None to go direct; the setting it came from).
-
-    The steps of httpx 0.28's ``get_environment_proxies``, in the same order, so the table
-    has the same keys in the same insertion order (which breaks ties between patterns):
-    scheme proxies get ``http://`` when they name no scheme; ``NO_PROXY=*`` turns every
-    proxy off; an IP address or ``localhost`` matches exactly, a URL as written, and any
-    other entry the host and its subdomains (``.example.com``: the subdomains only).
-    """
-    rules: dict[str, tuple[str | None, str]] = {}
-    for scheme, variable in _VARIABLES.items():
-        proxy = found.get(scheme)
-        if proxy:
-            rules[f"{scheme}://"] = (proxy if "://" in proxy else f"http://{proxy}", variable)
-    for entry in (part.strip() for part in found.get("no", "").split(",")):
-        if entry == "*":
-            return {}
-        if entry:
-            rules[_bypass_pattern(entry)] = (None, f"NO_PROXY entry {entry!r}")
-    return rules
-
-
-def _bypass_pattern(entry: str) -> str:
-    if "://" in entry:
-        return entry
-    if _is_address(entry, ipaddress.IPv4Address):
-        return f"all://{entry}"
-    if _is_address(entry, ipaddress.IPv6Address):
-        return f"all://[{entry}]"
-    if entry.lower() == "localhost":
-        return f"all://{entry}"
-    return f"all://*{entry}"
-
-
-def _is_address(entry: str, kind: type[ipaddress.IPv4Address | ipaddress.IPv6Address]) -> bool:
-    try:
-        kind(entry.split("/", maxsplit=1)[0])
-    except ValueError:
-        return False
-    return True
-
-
-def _rule(pattern: str, proxy: EnvironmentProxy | None, source: str) -> _Rule:
-    """httpx's ``URLPattern``: ``*.d`` matches subdomains of d, ``*d`` also d itself."""
-    try:
-        url = httpx.URL(pattern)
-    except httpx.InvalidURL as error:
-        raise ConfigError(f"cannot use {source}: {error}") from None
-    host = "" if url.host == "*" else url.host
-    if not host:
-        host_pattern = None
-    elif host.startswith("*."):
-        host_pattern = re.compile(f"^.+\\.{re.escape(host[2:])}$")
-    elif host.startswith("*"):
-        host_pattern = re.compile(f"^(.+\\.)?{re.escape(host[1:])}$")
-    else:
-        host_pattern = re.compile(f"^{re.escape(host)}$")
-    scheme = "" if url.scheme == "all" else url.scheme
-    return _Rule(scheme, host, host_pattern, url.port, proxy)
+def _source(pattern: str) -> str:
+    """The setting a pattern of httpx's table came from, for a message about it."""
+    scheme, _, host = pattern.partition("://")
+    if not host and scheme in _VARIABLES:
+        return _VARIABLES[scheme]
+    entry = pattern if not pattern.startswith("all://") else host.removeprefix("*")
+    return f"NO_PROXY entry {entry!r}"
 
 
 def _usable_proxy(url: str, source: str) -> EnvironmentProxy:

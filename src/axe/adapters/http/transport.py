@@ -20,12 +20,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from attrs import field, frozen
+from attrs import define, field, frozen
 
 from axe.adapters.http.body import JsonBody
 from axe.adapters.http.pauses import SharedPauses
-from axe.adapters.http.refusals import too_long
 from axe.adapters.http.retry import RetryPolicy, requested_delay
+from axe.adapters.http.wire.base import WireError, one_line, plain, snippet
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 
 if TYPE_CHECKING:
@@ -33,11 +33,12 @@ if TYPE_CHECKING:
 
     import httpx
 
+    Explain = Callable[[int, Mapping[str, str], bytes], WireError]
+
     from axe.adapters.http.proxies import EnvironmentProxy, ProxyRoutes
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 _MAX_REPLY_BYTES = 32 * 1024 * 1024
-_MAX_MESSAGE_CHARS = 300
 _RATE_LIMITED = 429
 # OpenSSL's "unable to get issuer certificate" (2), "self-signed certificate" (18),
 # "self-signed certificate in certificate chain" (19), "unable to get local issuer
@@ -92,55 +93,56 @@ class HttpTransport:
                 self._client.close()
                 self._client = None
 
-    def post_json(
+    def exchange(
         self,
         url: str,
         *,
         headers: Mapping[str, str],
         body: JsonBody,
         provider: str,
-        secret: str = "",
-        reply_tokens: int = 0,
-    ) -> Any:
-        """POST ``body`` to ``url`` and return the decoded JSON reply.
+        secrets: tuple[str, ...] = (),
+        explain: Explain | None = None,
+        auth: httpx.Auth | None = None,
+    ) -> Reply:
+        """POST ``body`` to ``url``: the decoded JSON reply and how many requests it took.
 
-        ``reply_tokens`` (the request's ``max_tokens``) sizes a too-long refusal from a
-        provider whose window holds the reply too.
+        ``explain`` is the wire format's reading of an error reply (its kind, message,
+        "too long" refusal, whether it is transient); ``auth`` authenticates every attempt
+        afresh (a retry is signed again); ``secrets`` never appear in a message.
 
         Raises:
-            ApiError: any failure; ``PromptTooLargeError`` when the prompt does not fit.
+            ApiError: any failure, with ``sent``; ``PromptTooLargeError`` when the prompt
+                does not fit; ``HttpStatusError`` for any other HTTP error status.
             ConfigError: the base URL is not a usable http(s) URL.
         """
+        call = _Call(url, provider, "", None, explain or _unexplained, auth)
         try:
-            return self._post_with_retries(url, headers, body, provider, reply_tokens)
+            return self._post_with_retries(call, headers, body)
         except (ApiError, ConfigError) as error:
-            raise _reworded(
-                error, lambda text: self._without_proxy_secrets(redact(text, secret))
-            ) from None
+            text = str(error)
+            for secret in (*secrets, *(self._proxies.secrets if self._proxies else ())):
+                text = redact(text, secret)
+            error.args = (text,)  # the same error, numbers and kind kept, scrubbed of secrets
+            if isinstance(error, ApiError):
+                error.sent = call.sent
+            raise
 
-    def _post_with_retries(
-        self,
-        url: str,
-        headers: Mapping[str, str],
-        body: JsonBody,
-        provider: str,
-        reply_tokens: int,
-    ) -> Any:
+    def _post_with_retries(self, call: _Call, headers: Mapping[str, str], body: JsonBody) -> Reply:
         deadline = self._clock() + self._timeout
-        proxy = self._proxy_routes().proxy_for(url)
-        call = _Call(url, provider, _where(provider, url, proxy), proxy, reply_tokens)
+        call.proxy = self._proxy_routes().proxy_for(call.url)
+        call.where = _where(call.provider, call.url, call.proxy)
         retry = 0
         while True:  # a retry starts only while time remains (checked before sleeping)
             if not self._pauses.wait(call.paused_as, deadline=deadline):
                 raise ApiError(f"{call.where} asked to slow down past the {self._timeout:g}s limit")
             outcome = self._try_once(call, headers, body, deadline)
             if not isinstance(outcome, _Failed):
-                return outcome
+                return Reply(outcome, call.sent)
             if not outcome.retryable or retry >= self._retry.max_retries or self._closed:
-                raise _with_requested_wait(outcome)
+                raise _given_up(outcome, retry)
             pause = self._retry.delay(retry, outcome.headers)
             if self._clock() + pause >= deadline:
-                raise _with_requested_wait(outcome)
+                raise _given_up(outcome, retry)
             self._sleep(pause)
             retry += 1
 
@@ -153,33 +155,38 @@ class HttpTransport:
 
         remaining = deadline - self._clock()
         try:
-            status, reply_headers, raw = self._attempt(call.url, headers, body, remaining, deadline)
+            status, reply_headers, raw = self._attempt(call, headers, body, remaining, deadline)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
             raise ConfigError(
                 f"invalid base URL for {call.provider} ({display_url(call.url)}): "
-                f"{_one_line(str(error))}"
+                f"{one_line(str(error))}"
             ) from None
-        except _DeadlineError:
+        except _DeadlineError as error:
+            call.sent += error.sent
             return _Failed(ApiError(f"request to {call.where} timed out after {self._timeout:g}s"))
         except httpx.TransportError as error:
+            call.sent += not isinstance(error, httpx.ConnectError | httpx.ProxyError)
             reason = _transport_reason(error, call.proxy)
             return _Failed(
                 ApiError(f"cannot reach {call.where}: {reason}"), _may_pass_on_retry(error)
             )
+        call.sent += 1
         if 200 <= status < 300:
             return _decode_reply(raw, call.provider)
         server_pause = self._retry.server_delay(reply_headers)
         if status == _RATE_LIMITED and server_pause is not None:
             self._pauses.hold(call.paused_as, server_pause)
-        retryable = status >= 400 and self._retry.should_retry(
-            status, reply_headers, raw.decode("utf-8", "replace")
-        )
-        failure = _http_failure(status, reply_headers, raw, call.provider, call.reply_tokens)
-        return _Failed(failure, retryable, reply_headers)
+        failure, said = _http_failure(status, reply_headers, raw, call)
+        retryable = said.transient
+        if retryable is None or "x-should-retry" in reply_headers:
+            retryable = self._retry.should_retry(
+                status, reply_headers, raw.decode("utf-8", "replace")
+            )
+        return _Failed(failure, status >= 400 and retryable and said.refusal is None, reply_headers)
 
     def _attempt(
         self,
-        url: str,
+        call: _Call,
         headers: Mapping[str, str],
         body: JsonBody,
         remaining: float,
@@ -188,6 +195,7 @@ class HttpTransport:
         import httpx  # noqa: PLC0415
 
         client = self._shared_client()
+        url = call.url
         request = client.build_request(
             "POST",
             url,
@@ -201,9 +209,9 @@ class HttpTransport:
             timeout=httpx.Timeout(remaining),
         )
         try:
-            response = client.send(request, stream=True)
+            response = client.send(request, stream=True, auth=call.auth)
         except httpx.TimeoutException as error:
-            raise _DeadlineError from error
+            raise _DeadlineError(sent=not isinstance(error, httpx.ConnectTimeout)) from error
         try:
             chunks: list[bytes] = []
             size = 0
@@ -215,7 +223,7 @@ class HttpTransport:
                     )
                 chunks.append(chunk)
                 if self._clock() > deadline:
-                    raise _DeadlineError
+                    raise _DeadlineError()
             raw = b"".join(chunks)
         except httpx.TimeoutException as error:
             raise _DeadlineError from error
@@ -255,25 +263,31 @@ class HttpTransport:
                 self._proxies = ProxyRoutes.from_environment()
             return self._proxies
 
-    def _without_proxy_secrets(self, text: str) -> str:
-        for secret in self._proxies.secrets if self._proxies else ():
-            text = redact(text, secret)
-        return text
 
-
-@frozen
+@define
 class _Call:
-    """What one ``post_json`` is about, for its messages and its shared pause."""
+    """What one ``exchange`` is about, for its messages and its shared pause, and how many
+    requests it has sent so far."""
 
     url: str
     provider: str
     where: str
     proxy: EnvironmentProxy | None
-    reply_tokens: int
+    explain: Explain
+    auth: httpx.Auth | None
+    sent: int = 0
 
     @property
     def paused_as(self) -> str:
         return f"{self.provider} {urlsplit(self.url).netloc}"
+
+
+@frozen
+class Reply:
+    """A provider's decoded JSON reply and the requests it took (retries included)."""
+
+    document: Any
+    sent: int
 
 
 @frozen
@@ -285,20 +299,28 @@ class _Failed:
     headers: Mapping[str, str] = field(factory=dict)
 
 
-def _with_requested_wait(failed: _Failed) -> ApiError:
-    """The error given up on, saying how long the server asked to be left alone when that
-    is why more tries were pointless (a rate limit's ``retry-after: 3600``)."""
+def _given_up(failed: _Failed, retries: int) -> ApiError:
+    """The error given up on, saying how many retries were made and how long the server
+    asked to be left alone when that is why more tries were pointless (a rate limit's
+    ``retry-after: 3600``)."""
+    notes = []
+    if retries:
+        notes.append(f"after {retries} {'retry' if retries == 1 else 'retries'}")
     asked = requested_delay(failed.headers)
-    if asked is None or asked < 1:
-        return failed.error
-    hint = f" (the provider asked to wait {asked:.0f}s before trying again)"
-    rewritten = _reworded(failed.error, lambda text: text + hint)
-    assert isinstance(rewritten, ApiError)  # an ApiError stays one
-    return rewritten
+    if asked is not None and asked >= 1:
+        notes.append(f"the provider asked to wait {asked:.0f}s before trying again")
+    if notes:
+        failed.error.args = (f"{failed.error} ({'; '.join(notes)})",)
+    return failed.error
 
 
 class _DeadlineError(Exception):
-    """The deadline passed or a read timed out; retried like a transport timeout."""
+    """The deadline passed or a read timed out; retried like a transport timeout.
+    ``sent``: whether the request had gone out (not so for a connection timeout)."""
+
+    def __init__(self, *, sent: bool = True) -> None:
+        super().__init__()
+        self.sent = sent
 
 
 def _where(provider: str, url: str, proxy: EnvironmentProxy | None) -> str:
@@ -321,8 +343,8 @@ def _transport_reason(error: Exception, proxy: EnvironmentProxy | None = None) -
         return _certificate_reason(cause)
     text = str(error) or type(error).__name__
     if proxy is not None and isinstance(error, httpx.ProxyError):
-        return f"the proxy answered {_one_line(text)}"
-    reason = "connection refused" if "refused" in text.lower() else _one_line(text)
+        return f"the proxy answered {one_line(text)}"
+    reason = "connection refused" if "refused" in text.lower() else one_line(text)
     if proxy is not None and isinstance(cause, ConnectionRefusedError | socket.gaierror):
         return f"no connection to the proxy ({reason})"
     return reason
@@ -341,7 +363,8 @@ def _may_pass_on_retry(error: Exception) -> bool:
 
 
 def _root_cause(error: BaseException) -> BaseException:
-    """The OS or TLS error under httpx's wrapper (a cause) and httpcore's (a context)."""
+    """The OS or TLS error under httpx's wrapper and httpcore's (both raise ``from`` it, so
+    it is a cause; a context is followed too)."""
     while (inner := error.__cause__ or error.__context__) is not None:
         error = inner
     return error
@@ -365,69 +388,32 @@ def _decode_reply(raw: bytes, provider: str) -> Any:
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):
-        raise ApiError(f"{provider} returned a reply that is not JSON: {_snippet(raw)}") from None
+        raise ApiError(f"{provider} returned a reply that is not JSON: {snippet(raw)}") from None
 
 
 def _http_failure(
-    status: int, headers: Mapping[str, str], raw: bytes, provider: str, reply_tokens: int
-) -> ApiError:
+    status: int, headers: Mapping[str, str], raw: bytes, call: _Call
+) -> tuple[ApiError, WireError]:
+    """The error for an HTTP error reply, in the wire format's reading of it."""
     if 300 <= status < 400:
         location = display_url(headers.get("location", "")) or "nowhere"
-        return ApiError(
-            f"{provider} answered HTTP {status} (redirect to {location}); redirects are not "
-            "followed, check the base URL"
+        message = (
+            f"{call.provider} answered HTTP {status} (redirect to {location}); redirects are "
+            "not followed, check the base URL"
         )
-    kind, code, message = _error_details(raw)
-    label = f"HTTP {status}" + (f" {kind or code}" if kind or code else "")
-    text = f"{provider} API error ({label}): {message}"
-    refusal = too_long(status, code, message, reply_tokens=reply_tokens)
-    if refusal is not None:
-        return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit)
-    return HttpStatusError(text, status=status)
+        return ApiError(message), WireError(message, transient=False)
+    said = call.explain(status, headers, raw)
+    label = f"HTTP {status}" + (f" {said.kind}" if said.kind else "")
+    text = f"{call.provider} API error ({label}): {said.message}"
+    if said.refusal is not None:
+        refusal = said.refusal
+        return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit), said
+    return HttpStatusError(text, status=status), said
 
 
-def _error_details(raw: bytes) -> tuple[str, str, str]:
-    """``(type, code, message)`` from ``{"error": {"type", "code", "message"}}`` or
-    ``{"error": "..."}``; whatever is missing is empty."""
-    try:
-        document = json.loads(raw)
-    except (ValueError, RecursionError):
-        return "", "", _snippet(raw) if raw.strip() else "empty reply body"
-    error = document.get("error") if isinstance(document, dict) else None
-    if isinstance(error, dict):
-        kind, code = (_one_line(str(error.get(key) or "")) for key in ("type", "code"))
-        message = error.get("message") or ""
-        return kind, code, _one_line(str(message)) or "no message"
-    if isinstance(error, str):
-        return "", "", _one_line(error) or "no message"
-    return "", "", _snippet(raw)
-
-
-def _reworded(
-    error: ApiError | ConfigError, reword: Callable[[str], str]
-) -> ApiError | ConfigError:
-    """``error`` again with its message reworded (scrubbed of secrets, a hint added), of the
-    same kind and with its numbers, so a refusal is still split and a status still read."""
-    message = reword(str(error))
-    if isinstance(error, PromptTooLargeError):
-        return PromptTooLargeError(message, tokens=error.tokens, limit=error.limit)
-    if isinstance(error, HttpStatusError):
-        return HttpStatusError(message, status=error.status)
-    return type(error)(message)
-
-
-def _snippet(raw: bytes) -> str:
-    text = _one_line(raw.decode("utf-8", "replace"))
-    if text.lstrip().lower().startswith(("<!doctype", "<html")):
-        return "an HTML page"
-    return repr(text) if text else "an empty body"
-
-
-def _one_line(text: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    if len(text) > _MAX_MESSAGE_CHARS:
-        text = text[: _MAX_MESSAGE_CHARS - 3] + "..."
-    return text
+def _unexplained(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:
+    """An error reply read without a wire format (a small request such as a probe)."""
+    return WireError(plain(raw))
 
 
 def display_url(url: str) -> str:

@@ -1,0 +1,5 @@
+"""One module per wire format: its request, its reply, its errors (``base.WireFormat``).
+
+A provider of the catalogue names the format it speaks; adding a provider that speaks a
+format already here is one row of ``catalogue.py``.
+"""

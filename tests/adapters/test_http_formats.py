@@ -1,0 +1,636 @@
+"""Every row of the catalogue against respx: where its request goes, how it is
+authenticated, the body in its wire format, the reply and usage read back, its "too long"
+refusal and its transient errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from axe.adapters.http.catalogue import CATALOGUE
+from axe.adapters.http.client import HttpLLMClient
+from axe.adapters.http.retry import RetryPolicy
+from axe.adapters.http.settings import ProviderSettings
+from axe.adapters.http.sigv4 import AwsCredentials
+from axe.adapters.http.transport import HttpTransport
+from axe.application.ports import AnalysisRequest
+from axe.domain.errors import ApiError, PromptTooLargeError
+from axe.domain.model import ModelRef
+from axe.domain.prompt import PATTERN_DETECTION_PROMPT
+from axe.domain.results import Completion, Usage
+
+KEY = "sk-test-0123456789abcdef"
+MEMORY = b"## 2026-02-27T03:15:00Z\n**Task:** Review PR\n\n"
+LOG = MEMORY.decode()
+AWS = AwsCredentials(
+    access_key_id="AKIDEXAMPLE",
+    secret_access_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+    session_token="FwoGZXIvYXdzEXAMPLESESSIONTOKEN",
+    source="AWS_ACCESS_KEY_ID",
+)
+BEDROCK_MODEL = "anthropic.claude-3-5-sonnet-20241022-v2:0"
+BEDROCK_URL = (
+    "https://bedrock-runtime.eu-west-1.amazonaws.com/model/"
+    "anthropic.claude-3-5-sonnet-20241022-v2%3A0/converse"
+)
+GEMINI_URL = (
+    "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
+)
+
+
+@pytest.fixture
+def transport() -> Iterator[HttpTransport]:
+    http = HttpTransport(sleep=lambda _: None, retry=RetryPolicy(jitter=lambda: 0.0))
+    yield http
+    http.close()
+
+
+@pytest.fixture
+def mock() -> Iterator[respx.MockRouter]:
+    with respx.mock(assert_all_called=False) as router:
+        yield router
+
+
+def request(provider: str, model: str) -> AnalysisRequest:
+    return AnalysisRequest(
+        model=ModelRef(provider, model),
+        system_prompt=PATTERN_DETECTION_PROMPT,
+        content=MEMORY,
+        temperature=0.3,
+        max_tokens=4096,
+    )
+
+
+def client(
+    transport: HttpTransport, provider: str, base_url: str = "", **settings: Any
+) -> HttpLLMClient:
+    defaults: dict[str, Any] = {"api_key": KEY, "key_variable": "K", "key_source": "K"}
+    if provider == "bedrock":
+        defaults = {"region": "eu-west-1", "aws": AWS}
+    given = ProviderSettings(base_url=base_url, **(defaults | settings))
+    return HttpLLMClient(transport, CATALOGUE[provider], given)
+
+
+def sent(route: respx.Route, call: int = -1) -> Any:
+    return json.loads(route.calls[call].request.content)
+
+
+ANTHROPIC_BODY = {
+    "model": "claude-sonnet-4",
+    "max_tokens": 4096,
+    "system": PATTERN_DETECTION_PROMPT,
+    "messages": [{"role": "user", "content": LOG}],
+    "temperature": 0.3,
+}
+CHAT_BODY = {
+    "model": "m",
+    "messages": [
+        {"role": "system", "content": PATTERN_DETECTION_PROMPT},
+        {"role": "user", "content": LOG},
+    ],
+    "temperature": 0.3,
+    "max_tokens": 4096,
+}
+ANTHROPIC_REPLY = {
+    "content": [{"type": "text", "text": "report"}],
+    "usage": {"input_tokens": 10, "output_tokens": 2},
+}
+CHAT_REPLY = {
+    "choices": [{"message": {"content": "report"}}],
+    "usage": {"prompt_tokens": 10, "completion_tokens": 2},
+}
+RESPONSES_REPLY = {
+    "output": [
+        {"type": "reasoning", "summary": []},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [
+                {"type": "output_text", "text": "rep"},
+                {"type": "output_text", "text": "ort"},
+            ],
+        },
+    ],
+    "usage": {"input_tokens": 10, "output_tokens": 2},
+}
+GEMINI_REPLY = {
+    "candidates": [{"content": {"role": "model", "parts": [{"text": "rep"}, {"text": "ort"}]}}],
+    "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2},
+}
+BEDROCK_REPLY = {
+    "output": {"message": {"role": "assistant", "content": [{"text": "rep"}, {"text": "ort"}]}},
+    "usage": {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12},
+    "stopReason": "end_turn",
+}
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "url", "auth", "body", "reply"),
+    [
+        (
+            "anthropic",
+            "claude-sonnet-4",
+            "https://api.anthropic.com/v1/messages",
+            ("x-api-key", KEY),
+            ANTHROPIC_BODY,
+            ANTHROPIC_REPLY,
+        ),
+        (
+            "minimax",
+            "claude-sonnet-4",
+            "https://api.minimax.io/anthropic/v1/messages",
+            ("x-api-key", KEY),
+            ANTHROPIC_BODY,
+            ANTHROPIC_REPLY,
+        ),
+        (
+            "openai",
+            "m",
+            "https://api.openai.com/v1/chat/completions",
+            ("authorization", f"Bearer {KEY}"),
+            CHAT_BODY,
+            CHAT_REPLY,
+        ),
+        (
+            "openrouter",
+            "m",
+            "https://openrouter.ai/api/v1/chat/completions",
+            ("authorization", f"Bearer {KEY}"),
+            CHAT_BODY,
+            CHAT_REPLY,
+        ),
+        (
+            "atlascloud",
+            "m",
+            "https://api.atlascloud.ai/v1/chat/completions",
+            ("authorization", f"Bearer {KEY}"),
+            CHAT_BODY,
+            CHAT_REPLY,
+        ),
+        (
+            "opencode",
+            "claude-sonnet-4",
+            "https://opencode.ai/zen/v1/messages",
+            ("authorization", f"Bearer {KEY}"),
+            ANTHROPIC_BODY,
+            ANTHROPIC_REPLY,
+        ),
+        (
+            "opencode",
+            "gpt-4.1",
+            "https://opencode.ai/zen/v1/responses",
+            ("authorization", f"Bearer {KEY}"),
+            {
+                "model": "gpt-4.1",
+                "instructions": PATTERN_DETECTION_PROMPT,
+                "input": LOG,
+                "max_output_tokens": 4096,
+                "temperature": 0.3,
+            },
+            RESPONSES_REPLY,
+        ),
+        (
+            "opencode",
+            "m",
+            "https://opencode.ai/zen/v1/chat/completions",
+            ("authorization", f"Bearer {KEY}"),
+            CHAT_BODY,
+            CHAT_REPLY,
+        ),
+        (
+            "google",
+            "gemini-2.5-flash",
+            GEMINI_URL,
+            ("x-goog-api-key", KEY),
+            {
+                "system_instruction": {"parts": [{"text": PATTERN_DETECTION_PROMPT}]},
+                "contents": [{"role": "user", "parts": [{"text": LOG}]}],
+                "generationConfig": {"temperature": 0.3, "maxOutputTokens": 4096},
+            },
+            GEMINI_REPLY,
+        ),
+        (
+            "bedrock",
+            BEDROCK_MODEL,
+            BEDROCK_URL,
+            ("x-amz-security-token", AWS.session_token),
+            {
+                "system": [{"text": PATTERN_DETECTION_PROMPT}],
+                "messages": [{"role": "user", "content": [{"text": LOG}]}],
+                "inferenceConfig": {"temperature": 0.3, "maxTokens": 4096},
+            },
+            BEDROCK_REPLY,
+        ),
+    ],
+    ids=[
+        "anthropic",
+        "minimax",
+        "openai",
+        "openrouter",
+        "atlascloud",
+        "opencode-claude",
+        "opencode-gpt",
+        "opencode-other",
+        "google",
+        "bedrock",
+    ],
+)
+def test_each_row_sends_its_wire_format_and_reads_its_reply(
+    mock: respx.MockRouter,
+    transport: HttpTransport,
+    provider: str,
+    model: str,
+    url: str,
+    auth: tuple[str, str],
+    body: dict[str, Any],
+    reply: dict[str, Any],
+) -> None:
+    """The fixed prompt, the whole log, 0.3 and 4096 reach each provider in its own shape,
+    at its own path, authenticated its own way; the report and usage come back."""
+    route = mock.post(url).respond(200, json=reply)
+    completion = client(transport, provider).complete(request(provider, model))
+    assert completion == Completion("report", Usage(10, 2))
+    headers = route.calls.last.request.headers
+    assert headers[auth[0]] == auth[1]
+    assert sent(route) == body
+    wants_version = url.endswith("/v1/messages")
+    assert (headers.get("anthropic-version") == "2023-06-01") == wants_version
+
+
+def test_bedrock_signs_every_attempt_with_sigv4_for_its_region(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """Each attempt (a retry too) carries its own SigV4 signature for bedrock in the
+    region, with the model id's ``:`` sent as %3A."""
+    route = mock.post(BEDROCK_URL).mock(
+        side_effect=[
+            httpx.Response(
+                429,
+                headers={"x-amzn-ErrorType": "ThrottlingException"},
+                json={"message": "Too many requests, please wait before trying again."},
+            ),
+            httpx.Response(200, json=BEDROCK_REPLY),
+        ]
+    )
+    completion = client(transport, "bedrock").complete(request("bedrock", BEDROCK_MODEL))
+    assert completion.sent == 2
+    for call in route.calls:
+        assert call.request.url.raw_path == (
+            b"/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/converse"
+        )
+        authorization = call.request.headers["authorization"]
+        assert authorization.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+        assert "/eu-west-1/bedrock/aws4_request" in authorization
+        assert "x-amz-date" in call.request.headers
+
+
+def test_bedrock_honours_a_configured_endpoint(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """AXE_BEDROCK_BASE_URL (a VPC or FIPS endpoint) is where the request goes, still
+    signed for bedrock in the region."""
+    route = mock.post(
+        "https://vpce-1.bedrock-runtime.eu-west-1.vpce.amazonaws.com/model/m/converse"
+    ).respond(200, json=BEDROCK_REPLY)
+    client(
+        transport, "bedrock", "https://vpce-1.bedrock-runtime.eu-west-1.vpce.amazonaws.com/"
+    ).complete(request("bedrock", "m"))
+    assert "/eu-west-1/bedrock/" in route.calls.last.request.headers["authorization"]
+
+
+@pytest.mark.parametrize(
+    ("base", "url"),
+    [
+        ("https://gateway.example/v1", "https://gateway.example/v1/chat/completions"),
+        (
+            "https://gateway.example/openai/v1/",
+            "https://gateway.example/openai/v1/chat/completions",
+        ),
+        ("http://localhost:8080", "http://localhost:8080/v1/chat/completions"),
+        ("http://localhost:8080/", "http://localhost:8080/v1/chat/completions"),
+    ],
+)
+def test_openai_style_bases_include_their_version_or_get_v1(
+    mock: respx.MockRouter, transport: HttpTransport, base: str, url: str
+) -> None:
+    """A base with its version path gets /chat/completions; a server root gets /v1 too, so
+    configs of either age reach .../v1/chat/completions."""
+    route = mock.post(url).respond(200, json=CHAT_REPLY)
+    client(transport, "openai", base).complete(request("openai", "m"))
+    assert route.called
+
+
+def test_openrouter_sends_its_attribution_headers_and_reads_the_cost(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """Configured referer/title/categories go out as OpenRouter's headers, and its
+    usage.cost comes back as the Usage's cost."""
+    reply = {
+        "choices": [{"message": {"content": "r"}}],
+        "usage": {"prompt_tokens": 194, "completion_tokens": 2, "cost": 0.00095},
+    }
+    route = mock.post("https://openrouter.ai/api/v1/chat/completions").respond(200, json=reply)
+    headers = {"HTTP-Referer": "https://me.example", "X-OpenRouter-Title": "gc"}
+    completion = client(transport, "openrouter", headers=headers).complete(
+        request("openrouter", "anthropic/claude-sonnet-4")
+    )
+    assert completion.usage == Usage(194, 2, 0.00095)
+    sent_headers = route.calls.last.request.headers
+    assert (sent_headers["http-referer"], sent_headers["x-openrouter-title"]) == (
+        "https://me.example",
+        "gc",
+    )
+
+
+def test_gpt5_on_the_responses_route_gets_no_temperature(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A reasoning model on OpenCode's Responses route is sent no temperature, which it
+    would reject."""
+    route = mock.post("https://opencode.ai/zen/v1/responses").respond(200, json=RESPONSES_REPLY)
+    client(transport, "opencode").complete(request("opencode", "gpt-5"))
+    assert "temperature" not in sent(route)
+
+
+# refusals
+
+
+OPENAI_TOO_LONG = {
+    "error": {
+        "message": "This model's maximum context length is 128000 tokens. However, your "
+        "messages resulted in 130000 tokens. Please reduce the length of the messages.",
+        "type": "invalid_request_error",
+        "code": "context_length_exceeded",
+    }
+}
+ANTHROPIC_TOO_LONG = {
+    "type": "error",
+    "error": {
+        "type": "invalid_request_error",
+        "message": "prompt is too long: 212230 tokens > 200000 maximum",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "url", "reply", "numbers"),
+    [
+        (
+            "google",
+            "gemini-2.5-flash",
+            GEMINI_URL,
+            httpx.Response(
+                400,
+                json={
+                    "error": {
+                        "code": 400,
+                        "message": "The input token count (1200293) exceeds the maximum "
+                        "number of tokens allowed (1048576).",
+                        "status": "INVALID_ARGUMENT",
+                    }
+                },
+            ),
+            (1200293, 1048576),
+        ),
+        (
+            "bedrock",
+            BEDROCK_MODEL,
+            BEDROCK_URL,
+            httpx.Response(
+                400,
+                headers={"x-amzn-ErrorType": "ValidationException:http://internal.amazon.com/"},
+                json={"message": "Input is too long for requested model."},
+            ),
+            (None, None),
+        ),
+        (
+            "openrouter",
+            "openai/gpt-4o",
+            "https://openrouter.ai/api/v1/chat/completions",
+            httpx.Response(400, json=OPENAI_TOO_LONG),
+            (130000, 128000 - 4096),
+        ),
+        (
+            "atlascloud",
+            "m",
+            "https://api.atlascloud.ai/v1/chat/completions",
+            httpx.Response(400, json=OPENAI_TOO_LONG),
+            (130000, 128000 - 4096),
+        ),
+        (
+            "opencode",
+            "gpt-4.1",
+            "https://opencode.ai/zen/v1/responses",
+            httpx.Response(400, json=OPENAI_TOO_LONG),
+            (130000, 128000 - 4096),
+        ),
+        (
+            "minimax",
+            "MiniMax-M2",
+            "https://api.minimax.io/anthropic/v1/messages",
+            httpx.Response(400, json=ANTHROPIC_TOO_LONG),
+            (212230, 200000),
+        ),
+        ("google", "gemini-2.5-flash", GEMINI_URL, httpx.Response(413, text=""), (None, None)),
+    ],
+    ids=["gemini", "bedrock", "openrouter", "atlascloud", "opencode-gpt", "minimax", "413"],
+)
+def test_each_providers_too_long_refusal_is_recognised_with_its_numbers(
+    mock: respx.MockRouter,
+    transport: HttpTransport,
+    provider: str,
+    model: str,
+    url: str,
+    reply: httpx.Response,
+    numbers: tuple[int | None, int | None],
+) -> None:
+    """Each provider's "too long" is a refusal the analysis splits on, with the prompt's
+    size and the room for input when it says them, sent once."""
+    route = mock.post(url).mock(return_value=reply)
+    with pytest.raises(PromptTooLargeError) as caught:
+        client(transport, provider).complete(request(provider, model))
+    assert (caught.value.tokens, caught.value.limit) == numbers
+    assert caught.value.sent == 1
+    assert route.call_count == 1
+
+
+def test_gemini_error_is_one_line_with_its_status(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A Gemini error reads as its status and message, not as raw JSON."""
+    mock.post(GEMINI_URL).respond(
+        404,
+        json={
+            "error": {
+                "code": 404,
+                "message": "models/gemini-9 is not found for API version v1beta",
+                "status": "NOT_FOUND",
+            }
+        },
+    )
+    with pytest.raises(ApiError) as caught:
+        client(transport, "google").complete(request("google", "gemini-2.5-flash"))
+    assert str(caught.value) == (
+        "google API error (HTTP 404 NOT_FOUND): models/gemini-9 is not found for API version v1beta"
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "message"),
+    [
+        (
+            429,
+            "RESOURCE_EXHAUSTED",
+            "You exceeded your current quota, please check your plan and billing details.",
+        ),
+        (503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
+    ],
+)
+def test_gemini_transient_errors_are_retried(
+    mock: respx.MockRouter, transport: HttpTransport, status: int, kind: str, message: str
+) -> None:
+    """Gemini's RESOURCE_EXHAUSTED (even worded as quota) and UNAVAILABLE are retried, and
+    the final line says how many retries were made."""
+    body = {"error": {"code": status, "message": message, "status": kind}}
+    route = mock.post(GEMINI_URL).respond(status, json=body)
+    with pytest.raises(ApiError) as caught:
+        client(transport, "google").complete(request("google", "gemini-2.5-flash"))
+    assert route.call_count == 3
+    assert caught.value.sent == 3
+    assert (
+        str(caught.value) == f"google API error (HTTP {status} {kind}): {message} (after 2 retries)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "calls"),
+    [
+        (429, "ThrottlingException", 3),
+        (503, "ServiceUnavailableException", 3),
+        (429, "ModelNotReadyException", 3),
+        (403, "AccessDeniedException", 1),
+        (403, "UnrecognizedClientException", 1),
+        (403, "InvalidSignatureException", 1),
+    ],
+)
+def test_bedrock_retries_throttling_and_unavailability_but_not_denials(
+    mock: respx.MockRouter, transport: HttpTransport, status: int, kind: str, calls: int
+) -> None:
+    """Throttling, 503 and a model not ready are retried; a denied or unsigned request is
+    reported at once, naming where the credentials came from; no secret is ever shown."""
+    echoed = f"The request signature we calculated does not match; {AWS.secret_access_key}"
+    route = mock.post(BEDROCK_URL).respond(
+        status, headers={"x-amzn-ErrorType": kind}, json={"message": echoed}
+    )
+    with pytest.raises(ApiError) as caught:
+        client(transport, "bedrock").complete(request("bedrock", BEDROCK_MODEL))
+    assert route.call_count == calls
+    text = str(caught.value)
+    assert text.startswith(f"bedrock API error (HTTP {status} {kind}): The request signature")
+    assert AWS.secret_access_key not in text
+    assert (text.endswith("(credentials from AWS_ACCESS_KEY_ID)")) == (calls == 1)
+
+
+# keys
+
+
+def test_a_rejected_key_names_its_source_without_the_key(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A 401 says where the key came from (the variable or config.toml's path), never the key."""
+    mock.post("https://api.anthropic.com/v1/messages").respond(
+        401, json={"error": {"type": "authentication_error", "message": "invalid x-api-key"}}
+    )
+    with pytest.raises(ApiError) as caught:
+        client(transport, "anthropic", key_source="/home/u/.config/axe/config.toml").complete(
+            request("anthropic", "claude-sonnet-4")
+        )
+    assert str(caught.value) == (
+        "anthropic API error (HTTP 401 authentication_error): invalid x-api-key "
+        "(key from /home/u/.config/axe/config.toml)"
+    )
+
+
+def test_a_missing_key_names_the_variable_and_the_full_config_path(
+    transport: HttpTransport,
+) -> None:
+    """A missing key's line names the row's variable and config.toml's full path."""
+    settings = ProviderSettings(
+        key_variable="GEMINI_API_KEY", config_path="/home/u/.config/axe/config.toml"
+    )
+    with pytest.raises(ApiError) as caught:
+        HttpLLMClient(transport, CATALOGUE["google"], settings)
+    assert str(caught.value) == (
+        'API key for provider "google" is not configured (set GEMINI_API_KEY or add it to '
+        "/home/u/.config/axe/config.toml)"
+    )
+    assert caught.value.sent == 0
+
+
+# Ollama and windows
+
+
+def test_ollama_cutting_the_prompt_is_a_refusal_not_a_report(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A reply whose prompt_eval_count equals the num_ctx sent means Ollama cut the log:
+    a too-long refusal with room for num_ctx less the reply, never a report."""
+    mock.post("http://localhost:11434/api/chat").respond(
+        200, json={"message": {"content": "partial"}, "prompt_eval_count": 8192, "eval_count": 5}
+    )
+    with pytest.raises(PromptTooLargeError) as caught:
+        client(transport, "ollama").complete(request("ollama", "llama3"))
+    assert (caught.value.tokens, caught.value.limit, caught.value.sent) == (None, 8192 - 4096, 1)
+
+
+@pytest.mark.parametrize(
+    ("provider", "cap", "limit"),
+    [
+        ("anthropic", None, 1_000_000),
+        ("anthropic", 50_000, 50_000),
+        ("openai", None, 1_047_576),
+        ("google", None, 2_097_152),
+        ("openrouter", None, None),
+        ("openrouter", 9_000, 9_000),
+        ("bedrock", None, None),
+    ],
+)
+def test_input_limit_is_the_least_of_the_cap_and_the_providers_largest_window(
+    transport: HttpTransport, provider: str, cap: int | None, limit: int | None
+) -> None:
+    """A request above what any model of the provider accepts is split before sending;
+    the user's cap wins when smaller; a gateway with no known bound leaves it unknown."""
+    llm = client(transport, provider, max_input_tokens=cap)
+    assert llm.input_limit(request(provider, "m")) == limit
+
+
+def test_the_request_size_limit_bounds_the_input_limit() -> None:
+    """Anthropic's 32 MB request limit allows fewer tokens than no window: the limit is
+    what the bytes surely allow when that is smaller."""
+    row = CATALOGUE["anthropic"]
+    assert row.max_request_bytes == 32_000_000
+    assert row.largest_window is not None
+    assert (row.max_request_bytes - 64 * 1024) // 6 > row.largest_window  # today's figures
+
+
+def test_settings_never_show_a_secret() -> None:
+    """The key, the AWS secret key and the session token never reach a repr."""
+    settings = ProviderSettings(api_key=KEY, aws=AWS)
+    shown = repr(settings)
+    for secret in (KEY, AWS.secret_access_key, AWS.session_token):
+        assert secret not in shown
+
+
+def test_every_attempt_carries_the_key(mock: respx.MockRouter, transport: HttpTransport) -> None:
+    """The key is set by an httpx.Auth on each attempt, so a retry is authenticated too."""
+    route = mock.post(GEMINI_URL).mock(
+        side_effect=[httpx.Response(503), httpx.Response(200, json=GEMINI_REPLY)]
+    )
+    completion = client(transport, "google").complete(request("google", "gemini-2.5-flash"))
+    assert completion.sent == 2
+    assert [call.request.headers["x-goog-api-key"] for call in route.calls] == [KEY, KEY]

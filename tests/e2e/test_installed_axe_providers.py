@@ -1,0 +1,214 @@
+"""The installed ``axe`` as a real process against loopback Gemini, Bedrock and OpenCode
+(its three routes): the spec's stdout, each wire format on the wire, Bedrock's checks
+before any request, refusals split and transient errors retried."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from axe.domain.entries import count_entries
+from tests.e2e.loopback import LoopbackLLM, loopback_llm
+from tests.support import CANNED_ANALYSIS, AxeHome, entries
+from tests.support import run_installed as axe
+
+SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+TOKEN = "FwoGZXIvYXdzEXAMPLESESSIONTOKEN0123"
+AWS = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": SECRET}
+BEDROCK_MODEL = "bedrock/anthropic.claude-3-5-sonnet-20241022-v2:0"
+SPEC_STDOUT = (
+    "Agent: helper\nEntries: 10\n--- Analysis ---\n"
+    f"{CANNED_ANALYSIS}\nTrimmed: 7 entries removed, 3 entries kept.\n"
+)
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackLLM]:
+    with loopback_llm() as llm:
+        yield llm
+
+
+def test_gemini_end_to_end(home: AxeHome, server: LoopbackLLM) -> None:
+    """google/gemini-2.5-flash: generateContent with x-goog-api-key, the spec's stdout, a trim."""
+    home.add_agent("helper", model="google/gemini-2.5-flash", last_n=3)
+    home.write_memory("helper", entries(10))
+    done = axe(
+        home, "gc", "helper", GEMINI_API_KEY="g-key-0123456789", AXE_GOOGLE_BASE_URL=server.url
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (0, "", SPEC_STDOUT)
+    path, headers, body = server.requests[0]
+    assert path == "/v1beta/models/gemini-2.5-flash:generateContent"
+    assert headers["x-goog-api-key"] == "g-key-0123456789"
+    assert json.loads(body)["generationConfig"] == {"temperature": 0.3, "maxOutputTokens": 4096}
+    assert home.memory_path("helper").read_bytes() == entries(3, start=7)
+
+
+def test_bedrock_end_to_end_signed_at_the_configured_endpoint(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """bedrock/…-v2:0 with env credentials and a session token: Converse at the configured
+    endpoint, the model id's ':' sent as %3A, signed for bedrock in the region."""
+    home.add_agent("helper", model=BEDROCK_MODEL, last_n=3)
+    home.write_memory("helper", entries(10))
+    done = axe(
+        home,
+        "gc",
+        "helper",
+        environment=AWS,
+        AWS_SESSION_TOKEN=TOKEN,
+        AWS_REGION="eu-west-1",
+        AXE_BEDROCK_BASE_URL=server.url,
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (0, "", SPEC_STDOUT)
+    path, headers, _ = server.requests[0]
+    assert path == "/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/converse"
+    assert headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+    assert "/eu-west-1/bedrock/aws4_request" in headers["authorization"]
+    assert headers["x-amz-security-token"] == TOKEN
+
+
+def test_bedrock_region_from_config_toml(home: AxeHome, server: LoopbackLLM) -> None:
+    """[providers.bedrock] region is used when no region variable is set."""
+    home.write_global_config(
+        f'[providers.bedrock]\nregion = "ap-south-1"\nbase_url = "{server.url}"\n'
+    )
+    home.add_agent("helper", model=BEDROCK_MODEL, last_n=3)
+    home.write_memory("helper", entries(10))
+    done = axe(home, "gc", "helper", environment=AWS)
+    assert done.returncode == 0, done.stderr
+    assert "/ap-south-1/bedrock/" in server.requests[0][1]["authorization"]
+
+
+def test_bedrock_without_a_region_is_exit_2_before_any_request(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """No region anywhere is a config error (exit 2), one line, nothing sent, nothing trimmed."""
+    home.add_agent("helper", model=BEDROCK_MODEL, last_n=3)
+    home.write_memory("helper", entries(10))
+    done = axe(home, "gc", "helper", environment=AWS, AXE_BEDROCK_BASE_URL=server.url)
+    assert done.returncode == 2
+    assert done.stderr == (
+        'AWS region for provider "bedrock" is not configured (set AWS_REGION, '
+        "AWS_DEFAULT_REGION, AXE_BEDROCK_REGION, or add region to [providers.bedrock] in "
+        f"{home.config / 'config.toml'})\n"
+    )
+    assert server.requests == []
+    assert home.memory_path("helper").read_bytes() == entries(10)
+
+
+def test_bedrock_without_credentials_is_exit_3_before_any_request(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """No credentials (no variables, no profile file) is exit 3 like a missing key, one
+    line saying where they come from, nothing sent."""
+    home.add_agent("helper", model=BEDROCK_MODEL, last_n=3)
+    home.write_memory("helper", entries(10))
+    done = axe(home, "gc", "helper", AWS_REGION="us-east-1", AXE_BEDROCK_BASE_URL=server.url)
+    assert done.returncode == 3
+    assert done.stderr == (
+        'AWS credentials for provider "bedrock" are not configured (set AWS_ACCESS_KEY_ID and '
+        "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile of the shared credentials file, "
+        "AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials)\n"
+    )
+    assert server.requests == []
+
+
+def test_bedrock_denial_is_one_line_without_the_secrets(home: AxeHome, server: LoopbackLLM) -> None:
+    """A denial echoing the secret key and the token is exit 3, sent once, secrets redacted,
+    the credentials' source named."""
+    server.fail_with = (403, "AccessDeniedException", f"denied for {SECRET} with {TOKEN}")
+    home.add_agent("helper", model=BEDROCK_MODEL, last_n=3)
+    home.write_memory("helper", entries(10))
+    done = axe(
+        home,
+        "gc",
+        "helper",
+        environment=AWS,
+        AWS_SESSION_TOKEN=TOKEN,
+        AWS_REGION="eu-west-1",
+        AXE_BEDROCK_BASE_URL=server.url,
+    )
+    assert done.returncode == 3
+    assert done.stderr == (
+        "bedrock API error (HTTP 403 AccessDeniedException): denied for [redacted] with "
+        "[redacted] (credentials from AWS_ACCESS_KEY_ID)\n"
+    )
+    assert len(server.requests) == 1
+
+
+def test_opencode_takes_three_routes_by_model_name(home: AxeHome, server: LoopbackLLM) -> None:
+    """OpenCode Zen: claude-* goes to Anthropic Messages (with anthropic-version), gpt-* to
+    the Responses API, anything else to Chat Completions; Bearer on all three."""
+    for name, model in (
+        ("a-claude", "opencode/claude-sonnet-4"),
+        ("b-gpt", "opencode/gpt-5"),
+        ("c-other", "opencode/minimax-m2.5"),
+    ):
+        home.add_agent(name, model=model, last_n=3)
+        home.write_memory(name, entries(10))
+    done = axe(
+        home,
+        "gc",
+        "--all",
+        OPENCODE_API_KEY="oc-key-0123456789",
+        AXE_OPENCODE_BASE_URL=f"{server.url}/zen",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(CANNED_ANALYSIS) == 3
+    paths = [path for path, _, _ in server.requests]
+    assert paths == ["/zen/v1/messages", "/zen/v1/responses", "/zen/v1/chat/completions"]
+    for _, headers, _ in server.requests:
+        assert headers["authorization"] == "Bearer oc-key-0123456789"
+    assert [headers.get("anthropic-version") for _, headers, _ in server.requests] == [
+        "2023-06-01",
+        None,
+        None,
+    ]
+    assert "temperature" not in json.loads(server.requests[1][2])  # gpt-5 rejects it
+
+
+@pytest.mark.parametrize(
+    ("model", "env"),
+    [
+        ("google/gemini-2.5-flash", {"GEMINI_API_KEY": "g"}),
+        (BEDROCK_MODEL, {**AWS, "AWS_REGION": "us-east-1"}),
+    ],
+    ids=["gemini", "bedrock"],
+)
+def test_a_log_beyond_the_window_is_split_on_each_providers_refusal(
+    home: AxeHome, server: LoopbackLLM, model: str, env: dict[str, str]
+) -> None:
+    """Gemini's INVALID_ARGUMENT and Bedrock's "Input is too long" are refusals: the log is
+    analysed in parts and merged, every entry in one part, and trimmed."""
+    server.window = 12_000
+    merged = "## Patterns Found\nmerged\n\n## Repeated Work\nNone.\n\n## Recommendations\nNone."
+    server.reply_for = lambda prompt: merged if prompt.merge else "part report"
+    home.add_agent("diary", model=model, last_n=10)
+    home.write_memory("diary", entries(1200))
+    provider = model.split("/", maxsplit=1)[0]
+    done = axe(
+        home, "gc", "diary", environment={**env, f"AXE_{provider.upper()}_BASE_URL": server.url}
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert f"--- Analysis ---\n{merged}\n" in done.stdout
+    parts = [p for p in server.analyses if not p.merge]
+    assert len(parts) >= 2
+    assert sum(count_entries(p.user.encode()) for p in parts) == 1200
+    assert [p for p in server.prompts if p.refused]
+
+
+def test_gemini_unavailable_is_retried_and_said(home: AxeHome, server: LoopbackLLM) -> None:
+    """Gemini's 503 UNAVAILABLE is retried twice, then one line says so; exit 3, no trim."""
+    server.fail_with = (503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
+    home.add_agent("helper", model="google/gemini-2.5-flash", last_n=3)
+    home.write_memory("helper", entries(10))
+    done = axe(home, "gc", "helper", GEMINI_API_KEY="g", AXE_GOOGLE_BASE_URL=server.url)
+    assert done.returncode == 3
+    assert done.stderr == (
+        "google API error (HTTP 503 UNAVAILABLE): The model is overloaded. Please try again "
+        "later. (after 2 retries)\n"
+    )
+    assert len(server.requests) == 3
+    assert home.memory_path("helper").read_bytes() == entries(10)
