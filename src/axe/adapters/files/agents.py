@@ -58,10 +58,7 @@ class TomlAgentRepository:
             memory=layout.memory,
             sub_agents=layout.sub_agents_config,
         )
-        try:
-            validate_agent(agent)
-        except ConfigError as error:  # the user fixes a file: name it
-            raise ConfigError(f"{error} (in {path})") from None
+        validate_agent(agent, source=str(path))  # the user fixes a file: name it
         return agent
 
     def list_names(self) -> list[str]:
