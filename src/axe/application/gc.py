@@ -24,6 +24,7 @@ from axe.domain.events import (
     AnalysisReady,
     AnalysisStarted,
     MemoryRead,
+    NoEntryHeadings,
     SweepFinished,
     SweepProgress,
     SweepStarted,
@@ -206,6 +207,8 @@ class _AgentGc:
             return self._result(AgentStatus.EMPTY, kept=0)
         count = self._entries = count_entries(snapshot.content)
         self._ports.output.emit(MemoryRead(name, count, len(snapshot.content)))
+        if not count:
+            self._ports.output.emit(NoEntryHeadings(name, len(snapshot.content)))
 
         self._model = self._options.model_override or ModelRef.parse(self._agent.model)
         self._stop.check()

@@ -22,6 +22,7 @@ from axe.domain.events import (
     Event,
     MemoryRead,
     MergeStarted,
+    NoEntryHeadings,
     PartAnalysed,
     SweepFinished,
     SweepProgress,
@@ -90,6 +91,12 @@ class TextLines:
                     Line(Stream.OUT, f"Agent: {agent}"),
                     Line(Stream.OUT, f"Entries: {entries}"),
                 ]
+            case NoEntryHeadings(agent=agent):
+                return _err(
+                    f"Warning: no line in the memory file of agent {quoted(agent)} starts with "
+                    '"## ", so it holds no entries; its text is analysed as it is and nothing '
+                    "is trimmed"
+                )
             case AnalysisReady(analysis=analysis):
                 return [Line(Stream.OUT, "--- Analysis ---"), Line(Stream.OUT, analysis.text)]
             case AgentFinished(result=result):
