@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import respx
 from click.testing import CliRunner, Result
 
 from axe.cli import cli, gc
-from tests.support import CANNED_ANALYSIS, AxeHome, entries
+from tests.support import INSTALLED_BIN, CANNED_ANALYSIS, AxeHome, entries, run_installed
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
 
@@ -195,7 +196,8 @@ def test_a_404_for_a_model_given_with_model_names_the_option(
 def test_gc_help_says_how_big_logs_go_and_where_things_live(home: AxeHome) -> None:
     """`axe gc --help` no longer claims one request, and names the places and variables."""
     text = run("--help").stdout
-    assert "in one request" not in text
+    assert "whole memory log to its model in one request" not in text
+    assert "a larger one is analysed in parts" in " ".join(text.split())
     for place in (
         "--agents-dir",
         "./axe/agents",
@@ -230,14 +232,14 @@ def test_a_missing_option_value_points_at_gc_help(home: AxeHome) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--jobs", "abc"], "Invalid value for '--jobs' / '-j': 'abc' is not a whole number"),
+        (["--jobs", "abc"], "Invalid value for '--jobs' / '-j': 'abc' is not a valid whole number"),
         (
             ["--max-input-tokens", "lots"],
-            "Invalid value for '--max-input-tokens': 'lots' is not a whole number",
+            "Invalid value for '--max-input-tokens': 'lots' is not a valid whole number",
         ),
         (
             ["--lock-timeout", "soon"],
-            "Invalid value for '--lock-timeout': 'soon' is not a number of seconds",
+            "Invalid value for '--lock-timeout': 'soon' is not a valid number of seconds",
         ),
     ],
 )
@@ -262,9 +264,25 @@ def test_jobs_below_one_is_the_core_s_fact_in_the_cli_s_words(home: AxeHome) -> 
 def test_axe_help_and_version_say_what_is_handed_to_the_go_axe(home: AxeHome) -> None:
     """`axe --help` and `axe --version` say that other commands go to the Go axe."""
     text = CliRunner().invoke(cli, ["--help"]).stdout
-    assert "Other commands (run, agents, config, ...) are handed to the next `axe` on PATH" in (
+    assert "Other commands (run, ...) are handed to the next `axe` on PATH" in (
         " ".join(text.split())
     )
     version = CliRunner().invoke(cli, ["--version"]).stdout
     assert version.startswith("axe ")
     assert "the Go axe" in version
+
+
+def test_with_the_go_axe_on_path_help_and_version_name_it(home: AxeHome, tmp_path: Path) -> None:
+    """The installed `axe --help` and `axe --version` name the program other commands go to."""
+    go = tmp_path / "go-bin"
+    go.mkdir()
+    (go / "axe").write_text("#!/bin/sh\necho go axe\n")
+    (go / "axe").chmod(0o755)
+    sentence = (
+        "Other commands (run, ...) are handed to the next `axe` on PATH that is not this one: "
+        f"{go / 'axe'}"
+    )
+    helped = run_installed(home, "--help", path=[INSTALLED_BIN, go])
+    assert sentence in " ".join(helped.stdout.split())
+    version = run_installed(home, "--version", path=[INSTALLED_BIN, go])
+    assert (version.returncode, version.stdout.splitlines()[1]) == (0, sentence)

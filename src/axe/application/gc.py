@@ -8,8 +8,6 @@ by whoever listens to the events, and every run ends in a result value.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import attrs
 from attrs import Attribute, field, frozen
 
@@ -46,12 +44,19 @@ def _model_override(value: ModelRef | str | None) -> ModelRef | None:
 PART_CONCURRENCY = 4  # parts of one log analysed at once: gentle on providers' rate limits
 
 
-def _at_least_one(what: str) -> Callable[[object, Attribute[int], int], None]:
-    def check(_instance: object, _attribute: Attribute[int], value: int) -> None:
-        if value < 1:
-            raise AgentError(f"{what} must be at least 1, not {value}")
+class BelowOneError(AgentError):
+    """A count in :class:`GcOptions` (``option``: its keyword) is ``value``, below 1; a
+    frontend says it in its own terms (the CLI: ``--jobs must be at least 1, not 0``)."""
 
-    return check
+    def __init__(self, option: str, value: int) -> None:
+        super().__init__(f"{option} must be at least 1, not {value}")
+        self.option = option
+        self.value = value
+
+
+def _at_least_one(_instance: object, attribute: Attribute[int], value: int) -> None:
+    if value < 1:
+        raise BelowOneError(attribute.name, value)
 
 
 @frozen(kw_only=True)
@@ -63,15 +68,15 @@ class GcOptions:
     analysed at once.
 
     Raises:
-        AgentError: ``model_override`` is text that is not ``provider/model-name``, or a
-            count is below 1.
+        AgentError: ``model_override`` is text that is not ``provider/model-name``.
+        BelowOneError: a count is below 1 (an ``AgentError`` too).
     """
 
     dry_run: bool = False
     model_override: ModelRef | None = field(default=None, converter=_model_override)
     archive: bool = False
-    jobs: int = field(default=1, validator=_at_least_one("--jobs"))
-    part_concurrency: int = field(default=PART_CONCURRENCY, validator=_at_least_one("parts"))
+    jobs: int = field(default=1, validator=_at_least_one)
+    part_concurrency: int = field(default=PART_CONCURRENCY, validator=_at_least_one)
 
 
 @frozen(kw_only=True)

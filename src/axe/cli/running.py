@@ -54,11 +54,24 @@ class OneLineErrors:
         sys.exit(result if isinstance(result, int) else 0)
 
 
-class AxeGroup(OneLineErrors, click.Group):
+class _UsageErrorsKnowTheirCommand:
+    """click's parser raises some usage errors (an option without its value) without the
+    command they belong to, so their hint would name ``axe --help`` instead of ``axe gc
+    --help``; they are given it here."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)  # type: ignore[misc,no-any-return]
+        except click.UsageError as error:
+            error.ctx = error.ctx or ctx
+            raise
+
+
+class AxeGroup(OneLineErrors, _UsageErrorsKnowTheirCommand, click.Group):
     """``axe``."""
 
 
-class AxeCommand(OneLineErrors, click.Command):
+class AxeCommand(OneLineErrors, _UsageErrorsKnowTheirCommand, click.Command):
     """``axe gc``, and ``axe-gc``."""
 
 
