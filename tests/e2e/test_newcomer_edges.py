@@ -13,7 +13,7 @@ import respx
 from click.testing import CliRunner, Result
 
 from axe.cli import cli, gc
-from tests.support import INSTALLED_BIN, CANNED_ANALYSIS, AxeHome, entries, run_installed
+from tests.support import CANNED_ANALYSIS, INSTALLED_BIN, AxeHome, entries, run_installed
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
 
@@ -35,7 +35,9 @@ def anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[respx.MockRouter]:
 def broken_agents(home: AxeHome) -> tuple[str, str]:
     """Two agent files that do not load: a rule broken, a value of the wrong type."""
     agents = home.config / "agents"
-    (agents / "a.toml").write_text('name = "a"\nmodel = "x/y"\n[memory]\nenabled = true\nlast_n = -1\n')
+    (agents / "a.toml").write_text(
+        'name = "a"\nmodel = "x/y"\n[memory]\nenabled = true\nlast_n = -1\n'
+    )
     (agents / "b.toml").write_text('name = "b"\nmodel = "x/y"\n[memory]\nenabled = "yes"\n')
     return (
         f"invalid config {agents / 'a.toml'}: memory.last_n: expected an integer >= 0, got -1",

@@ -47,8 +47,14 @@ def test_malformed_model_is_an_agent_error(text: str) -> None:
         ({"display_name": " "}, 'name: expected a non-empty string, got " "'),
         ({"model": ""}, 'model: expected a non-empty string, got ""'),
         ({"memory": MemoryConfig(last_n=-1)}, "memory.last_n: expected an integer >= 0, got -1"),
-        ({"memory": MemoryConfig(max_entries=-2)}, "memory.max_entries: expected an integer >= 0, got -2"),
-        ({"sub_agents": SubAgentsConfig(max_depth=6)}, "max_depth: expected an integer from 0 to 5, got 6"),
+        (
+            {"memory": MemoryConfig(max_entries=-2)},
+            "memory.max_entries: expected an integer >= 0, got -2",
+        ),
+        (
+            {"sub_agents": SubAgentsConfig(max_depth=6)},
+            "max_depth: expected an integer from 0 to 5, got 6",
+        ),
         ({"sub_agents": SubAgentsConfig(timeout=-1)}, "timeout: expected an integer >= 0, got -1"),
     ],
 )

@@ -32,4 +32,3 @@ def main() -> NoReturn:
 def gc_main() -> NoReturn:
     """The ``axe-gc`` console script: ``axe-gc pr-reviewer`` is ``axe gc pr-reviewer``."""
     gc.main(prog_name="axe-gc")
-

@@ -81,7 +81,9 @@ def hand_off(program: str, arguments: Sequence[str], environ: Mapping[str, str])
     os.execve(program, [program, *arguments], env)  # noqa: S606  (as above)
 
 
-OTHER_COMMANDS = "Other commands (run, ...) are handed to the next `axe` on PATH that is not this one"
+OTHER_COMMANDS = (
+    "Other commands (run, ...) are handed to the next `axe` on PATH that is not this one"
+)
 
 
 def handed_to(environ: Mapping[str, str]) -> str:

@@ -123,7 +123,12 @@ def validate_agent(agent: AgentConfig, *, source: str = "") -> None:
             f"an integer from 0 to {_MAX_SUB_AGENT_DEPTH}",
             sub_agents.max_depth,
         ),
-        (sub_agents.timeout < 0, "sub_agents_config.timeout", "an integer >= 0", sub_agents.timeout),
+        (
+            sub_agents.timeout < 0,
+            "sub_agents_config.timeout",
+            "an integer >= 0",
+            sub_agents.timeout,
+        ),
     )
     problems = [
         f"{key}: expected {expected}, got {quoted(value) if isinstance(value, str) else value}"

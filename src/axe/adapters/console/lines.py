@@ -82,8 +82,8 @@ class TextLines:
             case SweepStarted(agents=agents):
                 self._in_sweep = True
                 return [] if agents else _out("No agents with memory enabled.")
-            case AgentSkipped(agent=agent, error=error):
-                return _err(f"Warning: skipping agent {quoted(agent)}: {error}")
+            case AgentSkipped() | NoEntryHeadings():
+                return _err(_warning(event))
             case AgentStarted(agent=agent, in_sweep=in_sweep):
                 return _out(f"=== GC: {agent} ===") if in_sweep else []
             case MemoryRead(agent=agent, entries=entries):
@@ -91,12 +91,6 @@ class TextLines:
                     Line(Stream.OUT, f"Agent: {agent}"),
                     Line(Stream.OUT, f"Entries: {entries}"),
                 ]
-            case NoEntryHeadings(agent=agent):
-                return _err(
-                    f"Warning: no line in the memory file of agent {quoted(agent)} starts with "
-                    '"## ", so it holds no entries; its text is analysed as it is and nothing '
-                    "is trimmed"
-                )
             case AnalysisReady(analysis=analysis):
                 return [Line(Stream.OUT, "--- Analysis ---"), Line(Stream.OUT, analysis.text)]
             case AgentFinished(result=result):
@@ -126,6 +120,15 @@ class TextLines:
                 return _err(f"Error: gc failed for agent {quoted(result.agent)}: {result.error}")
             return _err(str(result.error))
         return _out(_OUTCOME[result.status](result))
+
+
+def _warning(event: AgentSkipped | NoEntryHeadings) -> str:
+    if isinstance(event, AgentSkipped):
+        return f"Warning: skipping agent {quoted(event.agent)}: {event.error}"
+    return (
+        f"Warning: no line in the memory file of agent {quoted(event.agent)} starts with "
+        '"## ", so it holds no entries; its text is analysed as it is and nothing is trimmed'
+    )
 
 
 def _sweep_failures(sweep: SweepResult) -> list[Line]:
