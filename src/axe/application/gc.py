@@ -14,7 +14,14 @@ from attrs import Attribute, field, frozen
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
 from axe.domain.entries import count_entries, plan_trim
-from axe.domain.errors import AgentError, AxeError, ConfigError, detached
+from axe.domain.errors import (
+    AgentError,
+    AxeError,
+    ConfigError,
+    ModelNotFoundError,
+    ModelOrigin,
+    detached,
+)
 from axe.domain.events import (
     AgentFinished,
     AgentSkipped,
@@ -192,8 +199,14 @@ class _AgentGc:
         try:
             return self._steps()
         except AxeError as error:
+            if isinstance(error, ModelNotFoundError) and self._model is not None:
+                error.origin = self._model_origin(self._model)
             kept = None if self._trimming else self._entries
             return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
+
+    def _model_origin(self, model: ModelRef) -> ModelOrigin:
+        override = self._options.model_override is not None
+        return ModelOrigin(str(model), override, self._agent.name, self._agent.source)
 
     def _steps(self) -> AgentResult:
         if self._options.dry_run:  # changes nothing: neither waits for a lock nor holds one

@@ -88,7 +88,8 @@ class AgentConfig:
 
     ``name`` is the agent's identity: its file name without ``.toml``. The ``name`` key
     inside the file is only a display name (kept as ``display_name``), so ``axe gc
-    reviewer`` and ``axe gc --all`` address the same memory file.
+    reviewer`` and ``axe gc --all`` address the same memory file. ``source`` is where it
+    was read from (a path; "" when unknown), for messages that tell the user what to fix.
     """
 
     name: str
@@ -96,6 +97,7 @@ class AgentConfig:
     display_name: str = ""
     memory: MemoryConfig = field(factory=MemoryConfig)
     sub_agents: SubAgentsConfig = field(factory=SubAgentsConfig)
+    source: str = ""
 
 
 _MAX_SUB_AGENT_DEPTH = 5

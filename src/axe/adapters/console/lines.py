@@ -12,6 +12,7 @@ from typing import assert_never
 
 from attrs import frozen
 
+from axe.domain.errors import AxeError, ModelNotFoundError
 from axe.domain.events import (
     AgentFinished,
     AgentSkipped,
@@ -117,9 +118,24 @@ class TextLines:
             )
         if result.error is not None:
             if self._in_sweep:
-                return _err(f"Error: gc failed for agent {quoted(result.agent)}: {result.error}")
-            return _err(str(result.error))
+                return _err(
+                    f"Error: gc failed for agent {quoted(result.agent)}: {error_text(result.error)}"
+                )
+            return _err(error_text(result.error))
         return _out(_OUTCOME[result.status](result))
+
+
+def error_text(error: AxeError) -> str:
+    """The error's one line, with the facts the use case added to it: where a model the
+    provider does not know was named (``--model`` or the agent's file)."""
+    origin = error.origin if isinstance(error, ModelNotFoundError) else None
+    if origin is None:
+        return str(error)
+    if origin.override:
+        where = "is given by --model"
+    else:
+        where = f"is set in {origin.source or f'the file of agent {quoted(origin.agent)}'}"
+    return f"{error} (model {quoted(origin.model)} {where})"
 
 
 def _warning(event: AgentSkipped | NoEntryHeadings) -> str:

@@ -57,6 +57,7 @@ class TomlAgentRepository:
             display_name=layout.name,
             memory=layout.memory,
             sub_agents=layout.sub_agents_config,
+            source=str(path),
         )
         validate_agent(agent, source=str(path))  # the user fixes a file: name it
         return agent

@@ -26,7 +26,7 @@ from axe.adapters.http.body import JsonBody
 from axe.adapters.http.pauses import SharedPauses
 from axe.adapters.http.refusals import too_long
 from axe.adapters.http.retry import RetryPolicy, requested_delay
-from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
+from axe.domain.errors import ApiError, ConfigError, ModelNotFoundError, PromptTooLargeError
 
 if TYPE_CHECKING:
     import ssl
@@ -52,6 +52,10 @@ class HttpStatusError(ApiError):
     def __init__(self, message: str, *, status: int) -> None:
         super().__init__(message)
         self.status = status
+
+
+class _NotFoundError(HttpStatusError, ModelNotFoundError):
+    """A 404: to a provider's chat endpoint, the model (or the endpoint) does not exist."""
 
 
 class HttpTransport:
@@ -383,7 +387,7 @@ def _http_failure(
     refusal = too_long(status, code, message, reply_tokens=reply_tokens)
     if refusal is not None:
         return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit)
-    return HttpStatusError(text, status=status)
+    return (_NotFoundError if status == 404 else HttpStatusError)(text, status=status)
 
 
 def _error_details(raw: bytes) -> tuple[str, str, str]:
@@ -412,7 +416,7 @@ def _reworded(
     if isinstance(error, PromptTooLargeError):
         return PromptTooLargeError(message, tokens=error.tokens, limit=error.limit)
     if isinstance(error, HttpStatusError):
-        return HttpStatusError(message, status=error.status)
+        return type(error)(message, status=error.status)
     return type(error)(message)
 
 
