@@ -25,7 +25,7 @@ from attrs import field, frozen
 from axe.adapters.http.body import JsonBody
 from axe.adapters.http.pauses import SharedPauses
 from axe.adapters.http.refusals import too_long
-from axe.adapters.http.retry import RetryPolicy, requested_delay
+from axe.adapters.http.retry import MAX_SERVER_DELAY, RetryPolicy, requested_delay
 from axe.domain.errors import ApiError, ConfigError, ModelNotFoundError, PromptTooLargeError
 
 if TYPE_CHECKING:
@@ -295,7 +295,8 @@ def _with_requested_wait(failed: _Failed) -> ApiError:
     asked = requested_delay(failed.headers)
     if asked is None or asked < 1:
         return failed.error
-    hint = f" (the provider asked to wait {asked:.0f}s before trying again)"
+    hint = f" (the provider asked to wait {asked:.0f}s before trying again"
+    hint += f"; gc waits at most {MAX_SERVER_DELAY:.0f}s)" if asked > MAX_SERVER_DELAY else ")"
     rewritten = _reworded(failed.error, lambda text: text + hint)
     assert isinstance(rewritten, ApiError)  # an ApiError stays one
     return rewritten
