@@ -67,11 +67,25 @@ class _UsageErrorsKnowTheirCommand:
             raise
 
 
-class AxeGroup(OneLineErrors, _UsageErrorsKnowTheirCommand, click.Group):
+class _InterruptsEndOnTheirRow:
+    """Ctrl-C inside a command reaches :func:`_end_interrupted` as ``click.Abort``, past
+    click's blank line for the echoed ``^C``: ``interrupted`` overwrites the echo instead,
+    so no row is left behind."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)  # type: ignore[misc]
+        except KeyboardInterrupt:
+            raise click.Abort from None
+
+
+class AxeGroup(OneLineErrors, _UsageErrorsKnowTheirCommand, _InterruptsEndOnTheirRow, click.Group):
     """``axe``."""
 
 
-class AxeCommand(OneLineErrors, _UsageErrorsKnowTheirCommand, click.Command):
+class AxeCommand(
+    OneLineErrors, _UsageErrorsKnowTheirCommand, _InterruptsEndOnTheirRow, click.Command
+):
     """``axe gc``, and ``axe-gc``."""
 
 
@@ -99,7 +113,7 @@ def _end_interrupted() -> NoReturn:
     """
     import threading  # noqa: PLC0415
 
-    click.echo("interrupted", err=True)
+    click.echo(("\r" if sys.stderr.isatty() else "") + "interrupted", err=True)  # over "^C"
     workers = [t for t in threading.enumerate() if t is not threading.current_thread()]
     if not any(not worker.daemon for worker in workers):
         sys.exit(EXIT_INTERRUPTED)

@@ -130,18 +130,20 @@ class ConsoleOutput:
         match event:
             case WaitingForLock(agent=agent, holder=holder):
                 by = f" (pid {holder})" if holder else ""
-                status.show(f"{agent}: waiting for another gc{by} to finish with its memory")
+                status.show(f"{agent}: waiting for another gc{by} to finish with its memory", agent)
             case MemoryRead():
                 status.hide()
             case AnalysisStarted(agent=agent, model=model, entries=entries):
                 self._model = model
-                status.show(f"Analysing {agent}: {entries} entries with {model}")
+                status.show(f"Analysing {agent}: {entries} entries with {model}", agent)
             case AnalysisSplit(agent=agent, parts=parts):
-                status.update(f"Analysing {agent}: {parts} parts with {self._model}")
+                status.update(f"Analysing {agent}: {parts} parts with {self._model}", agent)
             case PartAnalysed(agent=agent, done=done, parts=parts):
-                status.update(f"Analysing {agent}: part {done}/{parts} done with {self._model}")
+                status.update(
+                    f"Analysing {agent}: part {done}/{parts} done with {self._model}", agent
+                )
             case MergeStarted(agent=agent, reports=reports):
-                status.update(f"Merging {agent}'s {reports} part reports with {self._model}")
+                status.update(f"Merging {agent}'s {reports} part reports with {self._model}", agent)
             case AnalysisReady() | AgentFinished():
                 status.hide()
 
