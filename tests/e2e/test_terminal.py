@@ -65,7 +65,7 @@ def test_ctrl_c_over_the_status_line_leaves_no_row_behind(
     finally:
         _, status = os.waitpid(pid, 0)
         os.close(fd)
-    assert os.waitstatus_to_exitcode(status) == 130
+    assert os.waitstatus_to_exitcode(status) == 130, bytes(seen)
     assert bytes(seen).startswith(f"Agent: {AGENT}\r\nEntries: 5\r\n".encode())
     assert bytes(seen).endswith(b"\x1b[0m^C\r\x1b[2K\rinterrupted\r\n")
     frames = bytes(seen).split(b"\r\x1b[2K")[1:-1]

@@ -11,6 +11,7 @@ free, counting wide characters as two cells.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -180,7 +181,10 @@ class StatusLine:
         painter, self._painter = self._painter, None
         if painter is not None:
             self._stop.set()
-            painter.join()  # quick: the painter never waits for the lock we hold
+            # Quick: the painter never waits for the lock we hold. RuntimeError: Ctrl-C
+            # struck inside its start(); it stops as soon as it starts.
+            with contextlib.suppress(RuntimeError):
+                painter.join()
 
     def erase(self) -> None:
         """Clear the row before something else is written (caller holds the lock)."""
