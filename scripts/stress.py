@@ -8,7 +8,12 @@
    link while gc or the appender has the file open (tests/platform_substitutes.py).
 3. Kills: SIGKILL at random instants of `axe gc` runs; reports what the file looked like
    afterwards (as before / exactly trimmed / anything else) and the temp files left behind.
-3. Overlaps: rounds of two `axe gc` runs started together on one agent, and on two agents
+4. Archive kills: SIGKILL of `axe gc --archive` at random points of a large append (as the
+   archive grows to a random size, at a random instant of the run, or a random moment after
+   the append, during the trim), each followed by a
+   rerun; reports where the kills landed and in how many rounds archive + memory file was
+   the log byte for byte, with nothing else left beside them.
+5. Overlaps: rounds of two `axe gc` runs started together on one agent, and on two agents
    sharing one `memory.path`, while the appender races; reports exit codes, and appended
    entries missing or doubled.
 
@@ -29,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.e2e.archive_kills import KILL_POINTS, kill_at_archive_size, kill_point
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
 from tests.e2e.racing import appended_numbers, appender_command, environment, kill_after
 from tests.platform_substitutes import WindowsRules
@@ -128,6 +134,46 @@ def kills(home: AxeHome, url: str, *, size: int, count: int, seed: int) -> None:
     print(f" after one more gc: {remaining}")
 
 
+def archive_kills(home: AxeHome, url: str, *, size: int, count: int, seed: int) -> None:
+    keep = size * 2 // 5
+    home.add_agent("fragile", model="ollama/m", last_n=keep)
+    path = home.memory_path("fragile")
+    archive = path.with_name(path.name + ".archive")
+    original = entries(size)
+    removed = plan_trim(original, keep).keep_from
+    env = environment({**home.env, "AXE_OLLAMA_BASE_URL": url})
+    command = [AXE, "gc", "fragile", "--archive"]
+    path.write_bytes(original)
+    started = time.monotonic()
+    subprocess.run(command, env=env, capture_output=True, check=True)
+    full = time.monotonic() - started
+    chance = random.Random(seed)
+    points = dict.fromkeys(KILL_POINTS, 0)
+    identical = failed_reruns = 0
+    for round_ in range(count):
+        path.write_bytes(original)
+        archive.unlink(missing_ok=True)
+        if round_ % 3 == 0:
+            kill_after(command, env, chance.uniform(0, full * 1.1))
+        else:  # as the archive grows, or a moment after the append (the trim)
+            grown = chance.randrange(removed + 1) if round_ % 3 == 1 else removed
+            delay = 0.0 if round_ % 3 == 1 else chance.uniform(0, full / 3)
+            kill_at_archive_size(command, env, archive, grown, delay)
+        points[kill_point(path, original, removed, archived_before=0)] += 1
+        rerun = subprocess.run(command, env=env, capture_output=True, check=False)
+        failed_reruns += rerun.returncode != 0
+        identical += (
+            archive.read_bytes() == original[:removed]
+            and path.read_bytes() == original[removed:]
+            and sorted(os.listdir(path.parent)) == [path.name, archive.name]
+        )
+    print(f"archive kills: {count} SIGKILLs of a {full * 1000:.0f} ms gc --archive of", end="")
+    print(f" {size:,} entries ({removed / 1e6:.1f} MB to archive), each followed by a rerun")
+    print("  killed: " + ", ".join(f"{point} {n}" for point, n in points.items()))
+    print(f"  archive + memory file == the log, nothing else left: {identical} of {count}", end="")
+    print(f"; reruns that failed: {failed_reruns}")
+
+
 def overlaps(home: AxeHome, server: LoopbackLLM, *, size: int, rounds: int) -> None:
     server.delay = 0.2  # each gc sits in its analysis long enough for the other to start
     shared = home.root / "shared.md"
@@ -171,6 +217,7 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=300_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--kills", type=int, default=100)
+    parser.add_argument("--archive-kills", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=20, help="overlap rounds per scene")
     options = parser.parse_args()
@@ -186,6 +233,13 @@ def main() -> None:
                 server.url,
                 size=options.entries // 2,
                 count=options.kills,
+                seed=options.seed,
+            )
+            archive_kills(
+                AxeHome(root / "archive-kill"),
+                server.url,
+                size=options.entries,
+                count=options.archive_kills,
                 seed=options.seed,
             )
             overlaps(

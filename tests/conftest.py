@@ -1,4 +1,5 @@
-"""Every test runs with provider keys, axe, proxy and CA variables removed from the environment.
+"""Every test runs with provider keys, AWS credentials, axe, proxy and CA variables removed from
+the environment.
 
 A developer's or CI machine's ``HTTPS_PROXY``/``NO_PROXY`` or ``SSL_CERT_FILE`` would
 otherwise route the loopback tests through a real proxy or change which certificates are
@@ -61,7 +62,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if (
             name.endswith("_API_KEY")
-            or name.startswith(("AXE_", "XDG_"))
+            or name.startswith(("AXE_", "XDG_", "AWS_"))  # AWS_PROFILE picks Bedrock's keys
             or name == "NO_COLOR"
             or name.lower().endswith("_proxy")  # what urllib reads: HTTP_PROXY, no_proxy, ...
             or name in _CA_VARIABLES

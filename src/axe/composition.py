@@ -156,7 +156,7 @@ def production_ports(
             llm=lazy.llm(),
             output=output,
         )
-    except KeyboardInterrupt:  # the process may end without waiting for worker threads
+    except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM: may end without joining threads
         memory.settle_interrupted()
         raise
     finally:

@@ -1,23 +1,51 @@
-"""--archive: removed entries kept byte for byte, once, even across a crash and rerun."""
+"""--archive: removed entries kept byte for byte, exactly once, whatever stops the append."""
 
 from __future__ import annotations
 
+import errno
+import itertools
 import os
+import signal
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import pytest
 
-from axe.adapters.files.archive import archive_path, archive_removed
-from axe.adapters.files.memory import read_memory, trim_memory
+from axe.adapters.files.archive import archive_path, intent_path, settle_archive
+from axe.adapters.files.durable import signals_deferred
+from axe.adapters.files.memory import FileMemoryStore, read_memory, trim_memory
+from axe.adapters.files.platforms import FilePlatform, current_platform
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
-from tests.support import entries
+from axe.domain.model import AgentConfig, MemoryConfig
+from tests.support import entries, entry
+
+DIED = 9  # the exit code of a child process "killed" at a chosen step
 
 
-def trim_with_archive(path: Path, keep: int) -> None:
+def trim_with_archive(path: Path, keep: int, platform: FilePlatform | None = None) -> None:
     snapshot = read_memory(path)
-    trim_memory(path, snapshot, plan_trim(snapshot.content, keep), archive=True)
+    trim_memory(path, snapshot, plan_trim(snapshot.content, keep), archive=True, platform=platform)
+
+
+def next_gc(path: Path, keep: int) -> None:
+    """What the next `axe gc --archive` does under the lock: settle, then trim if needed."""
+    settle_archive(path, platform=current_platform())
+    snapshot = read_memory(path)
+    plan = plan_trim(snapshot.content, keep)
+    if plan.changes_file:
+        trim_memory(path, snapshot, plan, archive=True)
+
+
+def cut(content: bytes, keep: int) -> int:
+    return plan_trim(content, keep).keep_from
+
+
+def names(directory: Path) -> list[str]:
+    """What is in ``directory`` but temp files, which a later trim removes (tested apart)."""
+    return sorted(name for name in os.listdir(directory) if not name.endswith(".tmp"))
 
 
 def test_removed_bytes_are_appended_in_order(tmp_path: Path) -> None:
@@ -30,33 +58,274 @@ def test_removed_bytes_are_appended_in_order(tmp_path: Path) -> None:
     trim_with_archive(path, 2)
     assert archive_path(path).read_bytes() == b"notes\n" + entries(6)
     assert path.read_bytes() == entries(2, start=6)
+    assert names(tmp_path) == ["m.md", "m.md.archive"]  # no intent record stays
 
 
-def test_rerun_after_a_crash_between_archive_and_rename_adds_no_duplicate(tmp_path: Path) -> None:
-    """A crash after the archive was written leaves the memory file whole; the rerun sees
-    that the archive already ends with those entries and appends nothing twice."""
+def test_entries_with_the_same_bytes_are_each_archived(tmp_path: Path) -> None:
+    """An entry whose bytes equal the archive's last one is archived again, not taken for a
+    copy a crashed run left (nothing is guessed from the archive's tail)."""
+    path = tmp_path / "m.md"
+    archive_path(path).write_bytes(entry(7))
+    path.write_bytes(entry(7) + entries(2))
+    trim_with_archive(path, 2)
+    assert archive_path(path).read_bytes() == entry(7) + entry(7)
+
+
+def dying_at(step: int, *, midway: bool) -> FilePlatform:
+    """This system's rules, except that the process ends (like SIGKILL: no cleanup) at the
+    ``step``-th write, flush or rename: before it (a write half done) or, ``midway`` False,
+    just after it."""
+    base = current_platform()
+    calls = itertools.count(1)
+
+    def around(action: Callable[[], object], half: Callable[[], object] | None = None) -> object:
+        if next(calls) != step:
+            return action()
+        if midway:
+            if half is not None:
+                half()
+            os._exit(DIED)
+        result = action()
+        os._exit(DIED)
+        return result
+
+    def write(fd: int, data: memoryview) -> int:
+        written = around(lambda: os.write(fd, data), lambda: os.write(fd, data[: len(data) // 2]))
+        assert isinstance(written, int)
+        return written
+
+    def fsync(fd: int) -> None:
+        around(lambda: base.fsync(fd))
+
+    def replace(source: Path, target: Path) -> None:
+        around(lambda: os.replace(source, target))
+
+    return attrs.evolve(base, write=write, fsync=fsync, replace=replace)
+
+
+def in_child(action: Callable[[], None]) -> int:
+    """Run ``action`` in a forked process; its exit code (DIED where it was cut short)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover  (the child)
+        code = 0
+        try:
+            action()
+        except BaseException:  # noqa: BLE001  (reported as exit code 1)
+            code = 1
+        os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+@pytest.mark.parametrize("midway", [True, False], ids=["during", "after"])
+@pytest.mark.parametrize("existing", [b"", entries(2, start=100)], ids=["new", "existing"])
+@pytest.mark.parametrize("rerun_keeps", [2, 1, 3])
+def test_killed_at_any_step_the_next_gc_leaves_each_entry_archived_once(
+    tmp_path: Path, midway: bool, existing: bytes, rerun_keeps: int
+) -> None:
+    """Killed during or after any write, flush or rename of a `gc --archive` (the record,
+    the append, the trim), the next gc leaves archive + memory file == the log, byte for
+    byte, whatever it then keeps: no entry twice, none cut, no record left."""
+    original = b"notes\n" + entries(6)
+    steps = 0
+    for step in itertools.count(1):
+        path = tmp_path / f"step-{step}" / "m.md"
+        path.parent.mkdir()
+        path.write_bytes(original)
+        if existing:
+            archive_path(path).write_bytes(existing)
+        code = in_child(lambda: trim_with_archive(path, 2, dying_at(step, midway=midway)))  # noqa: B023
+        assert code in (DIED, 0), f"step {step}: the child failed"
+        trimmed = path.read_bytes() != original
+        assert path.read_bytes() in (original, original[cut(original, 2) :]), f"step {step}"
+        next_gc(path, rerun_keeps)
+        kept_from = cut(original, min(rerun_keeps, 2) if trimmed else rerun_keeps)
+        assert archive_path(path).read_bytes() == existing + original[:kept_from], f"step {step}"
+        assert path.read_bytes() == original[kept_from:], f"step {step}"
+        assert names(path.parent) == ["m.md", "m.md.archive"], f"step {step}"
+        if code == 0:
+            break
+        steps += 1
+    assert steps >= 6  # record written and flushed, archive appended and flushed, renamed
+
+
+def test_an_append_cut_short_is_undone_even_after_a_trim_without_archive(tmp_path: Path) -> None:
+    """A gc killed mid-append, then a gc without --archive that trims: the next settling
+    removes the cut append (a cut entry is never kept); what that trim removed unarchived
+    is its own choice."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(6))
+    archive_path(path).write_bytes(entries(1, start=100))
+    append = 4  # the record written and flushed, its directory flushed, then the append
+    assert in_child(lambda: trim_with_archive(path, 2, dying_at(append, midway=True))) == DIED
+    assert len(archive_path(path).read_bytes()) > len(entries(1, start=100))
+    snapshot = read_memory(path)
+    trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False)
+    settle_archive(path, platform=current_platform())
+    assert archive_path(path).read_bytes() == entries(1, start=100)
+    assert names(tmp_path) == ["m.md", "m.md.archive"]
+
+
+def test_a_record_cut_while_being_written_is_dropped(tmp_path: Path) -> None:
+    """A record that is not whole was cut before the append began: it is removed and the
+    archive is left exactly as it is."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
-    archive_removed(archive_path(path), entries(3))  # what the crashed run had done
-    trim_with_archive(path, 2)
-    assert archive_path(path).read_bytes() == entries(3)
+    archive_path(path).write_bytes(entries(2, start=100))
+    intent_path(path).write_bytes(b'{"archive_size": 0, "archive_exi')
+    next_gc(path, 2)
+    assert archive_path(path).read_bytes() == entries(2, start=100) + entries(3)
+    assert names(tmp_path) == ["m.md", "m.md.archive"]
+
+
+def failing(
+    errno_: int, *, at: str, archive: Path, partly: bool = True
+) -> tuple[FilePlatform, list[int]]:
+    """This system's rules, except that one step fails once with ``errno_``: the archive's
+    ``write`` (after writing part of the data when ``partly``) or ``fsync``, the
+    ``record``'s write, or the ``rename``. Also returns the archive's size at the failure."""
+    base = current_platform()
+    sizes: list[int] = []
+    pending = [at]
+
+    def fails(step: str, fd: int | None = None) -> bool:
+        if step not in pending:
+            return False
+        if fd is not None and (os.readlink(f"/proc/self/fd/{fd}") == str(archive)) != (
+            step != "record"
+        ):
+            return False
+        pending.clear()
+        return True
+
+    def write(fd: int, data: memoryview) -> int:
+        if fails("write", fd):
+            if partly:
+                os.write(fd, data[: len(data) // 2])
+            sizes.append(os.fstat(fd).st_size)
+            raise OSError(errno_, os.strerror(errno_))
+        if fails("record", fd):
+            raise OSError(errno_, os.strerror(errno_))
+        return os.write(fd, data)
+
+    def fsync(fd: int) -> None:
+        if fails("fsync", fd):
+            raise OSError(errno_, os.strerror(errno_))
+        base.fsync(fd)
+
+    def replace(source: Path, target: Path) -> None:
+        if fails("rename"):
+            raise OSError(errno_, os.strerror(errno_))
+        os.replace(source, target)
+
+    return attrs.evolve(base, write=write, fsync=fsync, replace=replace), sizes
+
+
+@pytest.mark.parametrize("existing", [None, entries(2, start=100)], ids=["new", "existing"])
+@pytest.mark.parametrize(
+    ("at", "errno_"),
+    [("write", errno.ENOSPC), ("write", errno.EIO), ("fsync", errno.EIO), ("record", errno.ENOSPC)],
+)
+def test_a_failed_append_gives_its_space_back(
+    tmp_path: Path, existing: bytes | None, at: str, errno_: int
+) -> None:
+    """A full disk or an I/O error during the append: one line, the memory file untouched,
+    and the archive back to its bytes before the append (gone if it was new), so the disk
+    is no fuller than before; no record stays."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    if existing is not None:
+        archive_path(path).write_bytes(existing)
+    platform, sizes = failing(errno_, at=at, archive=archive_path(path))
+    with pytest.raises(AgentError) as caught:
+        trim_with_archive(path, 2, platform)
+    assert str(caught.value) == (
+        f"cannot archive removed entries to {archive_path(path)}: {os.strerror(errno_)}; "
+        "the memory file was not changed"
+    )
+    assert path.read_bytes() == entries(5)
+    if existing is None:
+        assert names(tmp_path) == ["m.md"]
+    else:
+        assert archive_path(path).read_bytes() == existing
+        assert names(tmp_path) == ["m.md", "m.md.archive"]
+    if at == "write":
+        (size,) = sizes
+        assert size > len(existing or b"")  # the failed write had written a part
+
+
+def test_an_undo_that_fails_too_is_finished_by_the_next_gc(tmp_path: Path) -> None:
+    """A disk that keeps failing: the append cannot even be undone, so its record stays,
+    and the next gc (on a disk that works again) undoes it before archiving once."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    archive_path(path).write_bytes(entries(1, start=100))
+    base = current_platform()
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(archive_path(path)):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        base.fsync(fd)
+
+    with pytest.raises(AgentError):
+        trim_with_archive(path, 2, attrs.evolve(base, fsync=fsync))
+    assert intent_path(path).exists()
+    assert path.read_bytes() == entries(5)
+    next_gc(path, 2)
+    assert archive_path(path).read_bytes() == entries(1, start=100) + entries(3)
     assert path.read_bytes() == entries(2, start=3)
+    assert names(tmp_path) == ["m.md", "m.md.archive"]
 
 
-def test_rerun_that_removes_more_appends_only_the_rest(tmp_path: Path) -> None:
-    """After a crash, a rerun that removes more archives only the entries not already there."""
-    archive = tmp_path / "m.md.archive"
-    archive.write_bytes(entries(2, start=100) + entries(3))  # older archive, then the crashed run
-    archive_removed(archive, entries(4))
-    assert archive.read_bytes() == entries(2, start=100) + entries(4)
+def test_a_record_that_cannot_be_settled_fails_that_gc_with_one_line(tmp_path: Path) -> None:
+    """The next gc settles a record under the lock, before anything else; if it cannot, it
+    says so in one line and changes nothing."""
+    store = FileMemoryStore(lambda: tmp_path)
+    helper = AgentConfig(name="helper", model="x/y", display_name="h", memory=MemoryConfig())
+    path = store.path_for(helper)
+    path.parent.mkdir()
+    path.write_bytes(entries(5))
+    intent_path(path).mkdir()  # unreadable as a record
+    with pytest.raises(AgentError) as caught, store.lock(helper, waiting=lambda _: None):
+        pass
+    assert str(caught.value) == (
+        f"cannot settle the archive {archive_path(path)} that an interrupted gc left: "
+        "Is a directory; the memory file was not changed"
+    )
+    assert path.read_bytes() == entries(5)
+    assert sorted(os.listdir(path.parent)) == [intent_path(path).name, "helper.md"]  # no lock
 
 
-def test_unrelated_archive_gets_everything(tmp_path: Path) -> None:
-    """Removed entries the archive does not already end with are all appended after its own."""
-    archive = tmp_path / "m.md.archive"
-    archive.write_bytes(entries(2, start=100))
-    archive_removed(archive, entries(2))
-    assert archive.read_bytes() == entries(2, start=100) + entries(2)
+def test_a_rename_that_fails_takes_the_append_back(tmp_path: Path) -> None:
+    """The trim fails after the archive was appended (the rename refused): the append is
+    undone at once, so the next gc archives those entries once, not twice."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    archive_path(path).write_bytes(entries(1, start=100))
+    platform, _ = failing(errno.EIO, at="rename", archive=archive_path(path))
+    with pytest.raises(AgentError) as caught:
+        trim_with_archive(path, 2, platform)
+    assert str(caught.value) == (
+        f"cannot trim memory file {path}: Input/output error; the file was not changed"
+    )
+    assert archive_path(path).read_bytes() == entries(1, start=100)
+    trim_with_archive(path, 2)
+    assert archive_path(path).read_bytes() == entries(1, start=100) + entries(3)
+
+
+def test_ctrl_c_during_a_trim_is_delivered_once_the_trim_is_done() -> None:
+    """A Ctrl-C (or SIGTERM) that arrives while a trim runs on the main thread interrupts
+    the program only after the trim's last step, never between two of them."""
+    steps = []
+
+    def trim() -> None:
+        with signals_deferred():
+            signal.raise_signal(signal.SIGINT)
+            steps.append("the rest of the trim")
+
+    with pytest.raises(KeyboardInterrupt):
+        trim()
+    assert steps == ["the rest of the trim"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_archive_that_cannot_be_written_leaves_the_memory_file_alone(tmp_path: Path) -> None:
@@ -71,6 +340,7 @@ def test_archive_that_cannot_be_written_leaves_the_memory_file_alone(tmp_path: P
         "the memory file was not changed"
     )
     assert path.read_bytes() == entries(5)
+    assert names(tmp_path) == ["m.md", "m.md.archive"]
 
 
 def mode(path: Path) -> int:

@@ -2,7 +2,7 @@
 
 macOS's ``fsync`` leaves data in the drive's volatile cache; ``fcntl(fd, F_FULLFSYNC)``
 writes it down. A recording ``fcntl`` module stands in for macOS's, so these tests see on
-which files gc asked for which flush: the archive, the temp file that becomes the memory
+which files gc asked for which flush: the archive and its intent record, the temp file that becomes the memory
 file, the directory after each new name, and the memory file after late bytes.
 """
 
@@ -19,9 +19,18 @@ from tests.support import entries, entry
 
 F_FULLFSYNC = 51
 
-# In the order gc flushes them: archive, its new directory entry, the temp file, the rename,
-# then the bytes an `axe run` wrote into the old file, appended to the new one.
-EVERY_FLUSH = ["archive", "directory", "temp file", "directory", "memory file"]
+# In the order gc flushes them: the archive's intent record and its directory entry, the
+# archive, its new directory entry, the temp file, the rename, then the bytes an `axe run`
+# wrote into the old file, appended to the new one.
+EVERY_FLUSH = [
+    "intent record",
+    "directory",
+    "archive",
+    "directory",
+    "temp file",
+    "directory",
+    "memory file",
+]
 
 
 def kind(path: str, memory: Path) -> str:
@@ -32,6 +41,8 @@ def kind(path: str, memory: Path) -> str:
         return "memory file"
     if name == memory.name + ".archive":
         return "archive"
+    if name == f".{memory.name}.archive.axe-gc-intent":
+        return "intent record"
     if name.startswith(f".{memory.name}.axe-gc-") and name.endswith(".tmp"):
         return "temp file"
     return path

@@ -6,8 +6,12 @@ name the command was run by, and its usage hint names that command's own help.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import click
@@ -17,6 +21,7 @@ from axe.domain.safe_text import terminal_safe
 
 EXIT_USAGE = 1
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process ended by it
 _CLOSE_ENOUGH = 0.75
 
 
@@ -30,7 +35,8 @@ class OneLineErrors:
     def main(self, *args: Any, **kwargs: Any) -> NoReturn:
         kwargs["standalone_mode"] = False
         try:
-            result = super().main(*args, **kwargs)  # type: ignore[misc]
+            with _sigterm_ends_the_run():
+                result = super().main(*args, **kwargs)  # type: ignore[misc]
         except click.UsageError as error:
             where = error.ctx.command_path if error.ctx else kwargs.get("prog_name", "axe")
             if isinstance(error, click.NoSuchOption):
@@ -38,8 +44,8 @@ class OneLineErrors:
             _fail(f"{error.format_message().rstrip('.')} (see '{where} --help')", EXIT_USAGE)
         except AxeError as error:
             _fail(str(error), exit_code_for(error))
-        except (KeyboardInterrupt, click.Abort):
-            _end_interrupted()
+        except (KeyboardInterrupt, click.Abort, Terminated) as stop:
+            _end_interrupted(terminated=isinstance(stop, Terminated))
         except BrokenPipeError:
             _silence_stdout()
             sys.exit(1)
@@ -102,8 +108,37 @@ def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOptio
     return click.NoSuchOption(error.option_name, possibilities=close, ctx=error.ctx)
 
 
-def _end_interrupted() -> NoReturn:
-    """Ctrl-C: one line and exit 130, at once.
+class Terminated(SystemExit):
+    """SIGTERM (a service manager stopping, a cron job's time limit) during a run.
+
+    A ``SystemExit``, so nothing that handles ordinary errors stops it on its way out, and
+    the composition root settles it as it does Ctrl-C.
+    """
+
+
+@contextlib.contextmanager
+def _sigterm_ends_the_run() -> Iterator[None]:
+    """While the command runs, SIGTERM unwinds it like Ctrl-C instead of killing the
+    process on the spot: a trim under way finishes (signals wait for it, see
+    ``adapters/files/durable.signals_deferred``) or never starts, and held lock sidecars
+    are removed. Only the main thread may set a handler; an embedder calling ``main`` from
+    another thread keeps its own, and the previous handler is put back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(_signal: int, _frame: object) -> NoReturn:
+        raise Terminated(EXIT_TERMINATED)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _end_interrupted(*, terminated: bool) -> NoReturn:
+    """Ctrl-C or SIGTERM: one line and exit 130 or 143, at once.
 
     Worker threads (``--jobs``, a big log's parts) may be blocked on a provider that takes
     minutes; Python would wait for them at exit. By now the interrupt has unwound through
@@ -111,15 +146,15 @@ def _end_interrupted() -> NoReturn:
     never left half-trimmed anyway: each is atomic), started no more, and removed the lock
     sidecars still held; so the process ends without waiting for requests nobody will read.
     """
-    import threading  # noqa: PLC0415
-
-    click.echo(("\r" if sys.stderr.isatty() else "") + "interrupted", err=True)  # over "^C"
+    code = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+    over_the_echo = "\r" if sys.stderr.isatty() else ""  # a terminal's "^C" on this row
+    click.echo(over_the_echo + ("terminated" if terminated else "interrupted"), err=True)
     workers = [t for t in threading.enumerate() if t is not threading.current_thread()]
     if not any(not worker.daemon for worker in workers):
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(code)
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(EXIT_INTERRUPTED)
+    os._exit(code)
 
 
 def _fail(message: str, code: int) -> NoReturn:

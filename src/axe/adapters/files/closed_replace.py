@@ -1,22 +1,7 @@
 """Replacing the memory file where no file may be renamed over while it is open (Windows).
 
-Windows refuses ``os.replace`` over a file that any handle holds open (a sharing
-violation, or "access denied"). So gc closes its own handles on the memory file first, and
-an ``axe run`` appending at that moment, or a virus scanner or indexer reading it for a few
-milliseconds, makes the rename fail: it is retried with short pauses for up to two
-seconds, and after that gc gives up with the file unchanged.
-
-Without the Linux lease, the same rule tells when the old file's last writer is done: when
-the rename succeeds, no handle was open on the old file, and nothing can open it by its
-name afterwards. So before renaming, gc hard-links the old file to a hidden sidecar name;
-after the rename the sidecar still holds every byte anyone appended, and gc carries over
-what lies beyond its copy, watching a further 20 ms for a writer that shares delete access
-(which the rule does not stop; Go's and Python's files do not share it). The sidecar is then
-removed, or, if gc is killed, by the abandoned-temp cleanup of a later gc.
-
-Where no hard link can be made (FAT, some network shares), gc instead copies what the old
-file gained into the temp file before each attempt; an entry appended in the instant between
-that last read and the rename is then lost, as gc-spec §5.1 accepts.
+How late appends are still carried over there: architecture.md, "Replacing where open files
+cannot be renamed".
 """
 
 from __future__ import annotations

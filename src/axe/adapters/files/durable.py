@@ -1,22 +1,6 @@
-"""Crash-safe, race-safe replacement of a memory file by its own tail.
+"""Crash-safe, race-safe replacement of a memory file by its own tail (POSIX).
 
-The promise to the user: at any instant, even under SIGKILL or a full disk, the memory file
-is either exactly as it was or exactly trimmed, and no entry that ``axe run`` appends while
-gc works is lost. How:
-
-1. Copy the kept tail into a temp file in the same directory, picking up bytes appended
-   meanwhile; give it the original's permissions; fsync it.
-2. ``os.replace`` it over the original (atomic on one filesystem), then fsync the directory
-   so the rename itself survives a power cut.
-3. ``axe run`` appends with ``open(O_APPEND)``, one write, close, and no lock. A writer that
-   opened the old file just before the rename still writes into the old inode. So keep the
-   old file open, wait until no writer holds it (on Linux a read lease is granted only
-   then; elsewhere, until it stops growing), and append whatever arrived to the new file.
-
-Windows refuses step 2 while any handle is open on the file; :mod:`.closed_replace` does
-steps 2 and 3 there, reusing the pieces below. What differs by system (the fsync that
-reaches the disk, directory fsync, process probing) comes from a
-:class:`~axe.adapters.files.platforms.FilePlatform`.
+The steps and why each is there: architecture.md, "Replacing a memory file".
 """
 
 from __future__ import annotations
@@ -30,6 +14,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from axe.adapters.files.platforms import FilePlatform, current_platform
 
@@ -40,6 +26,42 @@ _ABANDONED_AFTER_SECONDS = 3600.0
 _DRAIN_LIMIT_SECONDS = 2.0
 _QUIET_SECONDS = 0.02
 _POLL_SECONDS = 0.001
+
+
+_DEFERRED_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)
+)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM back for the block, then deliver them: a trim is atomic on
+    disk, but an exception raised between its steps (archive appended, file not yet
+    renamed; renamed, late appends not yet carried over) would leave it half done.
+
+    Python runs signal handlers only on the main thread, so only there is anything to do:
+    the handlers are swapped for a recorder for the block and put back after, and a signal
+    that came meanwhile is raised again, reaching the program's own handler (``axe gc``'s,
+    or an embedder's). On any other thread the block cannot be interrupted and nothing
+    is touched.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+    previous: dict[int, Callable[[int, FrameType | None], Any] | int] = {}
+    for number in _DEFERRED_SIGNALS:
+        handler = signal.getsignal(number)
+        if handler is not None:  # None: a handler not set from Python, left alone
+            signal.signal(number, lambda received, _frame: arrived.append(received))
+            previous[number] = handler
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(arrived):
+            signal.raise_signal(number)
 
 
 def temp_prefix(target: Path) -> str:
@@ -135,11 +157,11 @@ def pread(fd: int, size: int, offset: int) -> bytes:
     return os.read(fd, size)
 
 
-def write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes, *, write: Callable[[int, memoryview], int] = os.write) -> None:
     """``os.write`` may write less than asked (a signal, a pipe); loop until all is out."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        view = view[write(fd, view) :]
 
 
 def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
@@ -308,7 +330,7 @@ def append_durably(
                 os.close(fd)
                 raise
     try:
-        write_all(fd, data)
+        write_all(fd, data, write=platform.write)
         platform.fsync(fd)
     finally:
         os.close(fd)

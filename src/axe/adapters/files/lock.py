@@ -1,27 +1,6 @@
 """One gc at a time per memory file, across processes, machines sharing a home, and threads.
 
-Two gc runs on one file must come out as if one ran after the other: otherwise both read
-the same entries, both trim, and the second either refuses ("replaced while gc was
-running") or carries racing appends over twice. So gc holds an exclusive lock on the file
-for its whole flow (read, analyse, archive, trim); ``--dry-run`` changes nothing and takes
-none.
-
-- The lock is keyed by the file's resolved real path, so two agents sharing a
-  ``memory.path``, and a symlink and its target, are one file.
-- It lives in a sidecar beside the memory file (``.<name>.axe-gc.lock``): a lock on the
-  memory file itself would stay behind on the old inode when the trim renames the new one
-  into place. The sidecar is hidden and never ends in ``.md``, so nothing reads it as
-  memory, and holds the holder's pid, for the waiter's message. On POSIX the holder removes
-  it before letting go, and a waiter that then gets the lock on the removed file sees the
-  name no longer leads to it and starts again: two processes never hold "the" lock through
-  two different files, and no sidecar stays behind. On Windows, where an open file cannot
-  be removed, it stays.
-- A crashed holder releases the lock by dying: ``flock`` on POSIX, ``msvcrt.locking`` on
-  Windows (on a byte far past the pid, which stays readable there).
-- Threads of one process (``--jobs`` with agents sharing a file) first queue on an
-  in-process lock, without a time limit: the holder is a sibling that will finish.
-- A directory gc cannot write to cannot be trimmed by any gc either (the temp file could
-  not be created), so there gc goes on without the sidecar, exactly as before.
+Why a sidecar, keyed how, and what a crash leaves: architecture.md, "One gc per memory file".
 """
 
 from __future__ import annotations

@@ -53,7 +53,8 @@ class FileMemoryStore:
     def lock(
         self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
     ) -> AbstractContextManager[None]:
-        return self._locks.hold(self.path_for(agent), agent=agent.name, waiting=waiting)
+        path = self.path_for(agent)
+        return _settling_archive(self._locks.hold(path, agent=agent.name, waiting=waiting), path)
 
     def path_for(self, agent: AgentConfig) -> Path:
         """Where ``agent``'s memory lives.
@@ -182,6 +183,24 @@ def trim_memory(
         AgentError: nothing was changed (or, after the rename, late appends were lost).
     """
     # Imported here: runs that trim nothing never load the machinery.
+    from axe.adapters.files.durable import signals_deferred  # noqa: PLC0415
+    from axe.adapters.files.platforms import current_platform  # noqa: PLC0415
+
+    platform = current_platform() if platform is None else platform
+    with signals_deferred():  # Ctrl-C, SIGTERM: the trim finishes, then the run ends
+        _trim(path, snapshot, plan, archive=archive, sleep=sleep, clock=clock, platform=platform)
+
+
+def _trim(
+    path: Path,
+    snapshot: MemorySnapshot,
+    plan: TrimPlan,
+    *,
+    archive: bool,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+    platform: FilePlatform,
+) -> None:
     from axe.adapters.files.durable import (  # noqa: PLC0415
         LateAppendError,
         ReplacedDuringTrimError,
@@ -189,9 +208,7 @@ def trim_memory(
         remove_abandoned_temps,
         replace_with_tail,
     )
-    from axe.adapters.files.platforms import current_platform  # noqa: PLC0415
 
-    platform = current_platform() if platform is None else platform
     if platform.replace_needs_closed_files:
         from axe.adapters.files.closed_replace import (  # noqa: PLC0415
             replace_closed_with_tail as replace,
@@ -213,9 +230,10 @@ def trim_memory(
     try:
         _check_unchanged(path, source, snapshot, plan.keep_from)
         remove_abandoned_temps(target, platform=platform)
-        if archive:
-            _archive(path, snapshot.content[: plan.keep_from], status, platform)
-        replace(source, target, plan.keep_from, platform=platform, sleep=sleep, clock=clock)
+        with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
+            if archive:
+                _archive(archived, path, snapshot.content[: plan.keep_from], status, platform)
+            replace(source, target, plan.keep_from, platform=platform, sleep=sleep, clock=clock)
     except LateAppendError as error:
         raise AgentError(
             f"trimmed memory file {path}, but {error.size} bytes appended during the trim "
@@ -264,15 +282,46 @@ def _check_unchanged(
 
 
 def _archive(
-    path: Path, removed: bytes, memory_status: os.stat_result, platform: FilePlatform
+    stack: contextlib.ExitStack[bool | None],
+    path: Path,
+    removed: bytes,
+    memory_status: os.stat_result,
+    platform: FilePlatform,
 ) -> None:
-    from axe.adapters.files.archive import archive_path, archive_removed  # noqa: PLC0415
+    """Append ``removed`` to the archive for the rest of ``stack`` (see :mod:`.archive`).
 
-    destination = archive_path(path)
+    Raises:
+        AgentError: it cannot be appended; the archive is as it was, the memory file
+            untouched.
+    """
+    from axe.adapters.files.archive import archive_path, archiving  # noqa: PLC0415
+
+    if not removed:
+        return
     try:
-        archive_removed(destination, removed, memory_status=memory_status, platform=platform)
+        stack.enter_context(
+            archiving(path, removed, memory_status=memory_status, platform=platform)
+        )
     except OSError as error:
         raise AgentError(
-            f"cannot archive removed entries to {destination}: "
+            f"cannot archive removed entries to {archive_path(path)}: "
             f"{describe_os_error(error)}; the memory file was not changed"
         ) from None
+
+
+@contextlib.contextmanager
+def _settling_archive(held: AbstractContextManager[None], path: Path) -> Iterator[None]:
+    """Hold the lock, then finish what a gc stopped while archiving left (see
+    :mod:`.archive`): the next gc of a file settles its archive, whatever it then does."""
+    from axe.adapters.files.archive import archive_path, settle_archive  # noqa: PLC0415
+    from axe.adapters.files.platforms import current_platform  # noqa: PLC0415
+
+    with held:
+        try:
+            settle_archive(path, platform=current_platform())
+        except OSError as error:
+            raise AgentError(
+                f"cannot settle the archive {archive_path(path)} that an interrupted gc "
+                f"left: {describe_os_error(error)}; the memory file was not changed"
+            ) from None
+        yield

@@ -41,6 +41,8 @@ class FilePlatform:
             durable (POSIX).
         fsync: flushes one descriptor to stable storage (see :func:`full_fsync`).
         replace, link: ``os.replace`` and ``os.link``, the seams the Windows shim takes.
+        write: ``os.write`` for appends (the archive's, late entries'), the seam a test
+            takes to fill the disk (ENOSPC) or fail it (EIO) in the middle of one.
     """
 
     name: str
@@ -51,6 +53,7 @@ class FilePlatform:
     fsync: Callable[[int], None]
     replace: Callable[[Path, Path], None] = os.replace
     link: Callable[[Path, Path], None] = os.link
+    write: Callable[[int, memoryview], int] = os.write
 
 
 def platform_for(

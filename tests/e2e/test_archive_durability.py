@@ -1,0 +1,238 @@
+"""Real ``axe gc --archive`` processes killed, terminated or out of disk during the append:
+archive + memory file is the log, byte for byte, each entry exactly once."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from axe.domain.entries import plan_trim
+from tests.e2e.archive_kills import (
+    KILL_POINTS,
+    kill_at_archive_size,
+    kill_point,
+    stop_when,
+    temp_files,
+)
+from tests.e2e.loopback import LoopbackLLM, loopback_llm
+from tests.e2e.racing import environment, kill_after
+from tests.support import INSTALLED_AXE, AxeHome, entries, entry
+
+AXE = str(INSTALLED_AXE)
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackLLM]:
+    with loopback_llm() as llm:
+        yield llm
+
+
+def archive_of(path: Path) -> Path:
+    return path.with_name(path.name + ".archive")
+
+
+def test_sigkill_during_the_append_then_a_rerun_archives_each_entry_once(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """SIGKILL at points of a 13 MB append (as the archive grows, and at random instants of
+    the run); after the rerun, archive + memory file == the log, byte for byte, and nothing
+    else is left beside them."""
+    original = entries(150_000)
+    removed = plan_trim(original, 60_000).keep_from
+    home.add_agent("fragile", model="ollama/m", last_n=60_000)
+    path = home.memory_path("fragile")
+    env = environment({**home.env, "AXE_OLLAMA_BASE_URL": server.url})
+    command = [AXE, "gc", "fragile", "--archive"]
+    chance = random.Random(20261124)
+    points = []
+    for fraction in (0.0, 0.3, 0.7, 1.0, None, None):
+        path.write_bytes(original)
+        archive_of(path).unlink(missing_ok=True)
+        if fraction is None:
+            kill_after(command, env, chance.uniform(0.0, 1.2))
+        else:
+            kill_at_archive_size(command, env, archive_of(path), int(removed * fraction))
+        points.append(kill_point(path, original, removed, archived_before=0))
+        rerun = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        assert (rerun.returncode, rerun.stderr) == (0, ""), points[-1]
+        assert archive_of(path).read_bytes() + path.read_bytes() == original, points[-1]
+        assert path.read_bytes() == original[removed:], points[-1]
+        assert sorted(os.listdir(path.parent)) == ["fragile.md", "fragile.md.archive"]
+    assert set(points) <= set(KILL_POINTS)
+
+
+def test_the_next_gc_settles_a_killed_append_even_without_archive(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """A gc killed mid-append; the next gc of that agent, without --archive and with
+    nothing to trim, still takes the cut append back: the archive is as it was before."""
+    original = entries(150_000)
+    home.add_agent("fragile", model="ollama/m", last_n=60_000)
+    path = home.memory_path("fragile")
+    env = environment({**home.env, "AXE_OLLAMA_BASE_URL": server.url})
+    before = entries(3, start=900_000)
+    for _ in range(5):  # a busy machine may let the run get past its append first
+        path.write_bytes(original)
+        archive_of(path).write_bytes(before)
+        command = [AXE, "gc", "fragile", "--archive"]
+        kill_at_archive_size(command, env, archive_of(path), len(before) + 1)
+        removed = plan_trim(original, 60_000).keep_from
+        if kill_point(path, original, removed, len(before)) in KILL_POINTS[2:4]:
+            break
+    else:
+        pytest.fail("never killed during or just after the append")
+    home.add_agent("fragile", model="ollama/m", last_n=200_000)  # nothing to trim now
+    rerun = subprocess.run([AXE, "gc", "fragile"], env=env, capture_output=True, check=False)
+    assert rerun.returncode == 0
+    assert archive_of(path).read_bytes() == before
+    assert path.read_bytes() == original
+    assert sorted(os.listdir(path.parent)) == [
+        "fragile.md",
+        "fragile.md.archive",
+        *temp_files(path.parent),
+    ]
+
+
+def sigterm_when(
+    command: list[str], env: dict[str, str], path: Path, original: bytes, seen: str
+) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` on ``path`` (holding ``original``), stop it while a file whose name
+    ends with ``seen`` is beside ``path``, send SIGTERM and let it go on. If the moment
+    passed unseen, the file is put back and gc runs again (at most 5 times)."""
+
+    def ready() -> bool:
+        return any(name.endswith(seen) for name in os.listdir(path.parent))
+
+    for _ in range(5):
+        process = subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        caught = stop_when(process, ready)
+        if caught:
+            process.send_signal(signal.SIGTERM)
+            process.send_signal(signal.SIGCONT)
+        stdout, stderr = process.communicate(timeout=120)
+        if caught:
+            return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+        path.write_bytes(original)
+        archive_of(path).unlink(missing_ok=True)
+    pytest.fail(f"never caught a {seen} file under way")
+
+
+@pytest.mark.parametrize(
+    ("archive", "seen"),
+    [(False, ".tmp"), (True, ".archive.axe-gc-intent")],
+    ids=["trim", "archive append"],
+)
+def test_sigterm_during_a_trim_lets_it_finish(
+    home: AxeHome, server: LoopbackLLM, archive: bool, seen: str
+) -> None:
+    """SIGTERM while a trim (its temp file, or its archive append) is under way: the trim
+    finishes, then gc ends with exit 143 and one line; the memory file is exactly trimmed,
+    the archive holds exactly what was removed, and no temp file, record or lock is left."""
+    original = entries(300_000)
+    removed = plan_trim(original, 100).keep_from
+    home.add_agent("fragile", model="ollama/m", last_n=100)
+    path = home.write_memory("fragile", original)
+    env = environment({**home.env, "AXE_OLLAMA_BASE_URL": server.url})
+    command = [AXE, "gc", "fragile", *(["--archive"] if archive else [])]
+    finished = sigterm_when(command, env, path, original, seen)
+    assert (finished.returncode, finished.stderr) == (143, "terminated\n")
+    assert path.read_bytes() == original[removed:]
+    if archive:
+        assert archive_of(path).read_bytes() == original[:removed]
+    names = ["fragile.md", "fragile.md.archive"] if archive else ["fragile.md"]
+    assert sorted(os.listdir(path.parent)) == names
+
+
+def test_sigterm_before_the_trim_trims_nothing(home: AxeHome, server: LoopbackLLM) -> None:
+    """SIGTERM while gc waits for the analysis: exit 143 and one line, the memory file
+    exactly as it was, no archive, nothing left beside it."""
+    home.add_agent("fragile", model="ollama/m", last_n=2)
+    path = home.write_memory("fragile", entries(5))
+    server.delay = 30
+    process = subprocess.Popen(
+        [AXE, "gc", "fragile", "--archive"],
+        env=environment({**home.env, "AXE_OLLAMA_BASE_URL": server.url}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    while not server.prompts:  # the request has arrived: gc is waiting for its answer
+        if process.poll() is not None:
+            break
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    server.delay = 0
+    assert (process.returncode, stderr) == (143, "terminated\n")
+    assert path.read_bytes() == entries(5)
+    assert sorted(os.listdir(path.parent)) == ["fragile.md"]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB tmpfs, where this machine lets the test mount one."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root (ENOSPC is also injected in unit tests)")
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m,mode=0755", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip() or made.returncode}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def free_bytes(directory: Path) -> int:
+    status = os.statvfs(directory)
+    return status.f_bavail * status.f_frsize
+
+
+def test_a_full_disk_keeps_no_partial_archive(
+    home: AxeHome, server: LoopbackLLM, small_disk: Path
+) -> None:
+    """On a filesystem that really fills during the append: exit 1 with one line, the memory
+    file untouched, the partial archive gone and the space free again, so the next `axe run`
+    can append; once there is room, a rerun archives each entry once."""
+    path = small_disk / "log.md"
+    original = entries(7_000)
+    home.add_agent("full", model="ollama/m", last_n=100, path=str(path))
+    path.write_bytes(original)
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\0" * (1 << 20))
+    free = free_bytes(small_disk)
+    assert free < plan_trim(original, 100).keep_from  # the append cannot fit
+    env = environment({**home.env, "AXE_OLLAMA_BASE_URL": server.url})
+    failed = subprocess.run(
+        [AXE, "gc", "full", "--archive"], env=env, capture_output=True, text=True, check=False
+    )
+    assert failed.returncode == 1
+    assert failed.stderr.splitlines()[-1] == (
+        f"cannot archive removed entries to {path}.archive: No space left on device; "
+        "the memory file was not changed"
+    )
+    assert path.read_bytes() == original
+    assert sorted(os.listdir(small_disk)) == ["filler", "log.md"]
+    assert free_bytes(small_disk) == free
+    with path.open("ab") as run:  # the next `axe run` appends its entry
+        run.write(entry(7_000))
+    filler.unlink()
+    rerun = subprocess.run(
+        [AXE, "gc", "full", "--archive"], env=env, capture_output=True, check=False
+    )
+    assert rerun.returncode == 0
+    assert archive_of(path).read_bytes() + path.read_bytes() == entries(7_001)
+    assert path.read_bytes() == entries(100, start=6_901)

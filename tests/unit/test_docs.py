@@ -1,0 +1,108 @@
+"""What the README and docs/ show is true: snippets run as printed, every link leads somewhere."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import AxeHome, entries
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+EMBEDDING = DOCS / "embedding.md"
+PAGES = [README, ROOT / "architecture.md", *sorted(DOCS.glob("*.md"))]
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def embedding_examples() -> list[str]:
+    blocks = re.findall(r"```python\n(.*?)```", EMBEDDING.read_text(), re.DOTALL)
+    assert len(blocks) == 2, "the embedding page has a frontend and its test"
+    return blocks
+
+
+def run(code: str, namespace: dict[str, Any]) -> None:
+    exec(compile(code, str(EMBEDDING), "exec"), namespace)
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors for a page's headings: lower case, punctuation dropped, spaces to -."""
+    headings = re.findall(r"^#+ (.*)$", page.read_text(), re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_every_local_link_leads_to_a_file_and_heading_that_exist(page: Path) -> None:
+    """Each relative link in the README, architecture.md and docs/ names a file that exists
+    and, after a #, a heading of that file."""
+    broken = []
+    for target in _LINK.findall(page.read_text()):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        if not linked.is_file() or (anchor and anchor not in anchors(linked)):
+            broken.append(target)
+    assert broken == []
+
+
+def test_the_readme_points_at_every_docs_page_and_stays_short() -> None:
+    """A newcomer finds every page under docs/ from the README, which stays a front page."""
+    text = README.read_text()
+    assert [
+        page.name for page in sorted(DOCS.glob("*.md")) if f"](docs/{page.name})" not in text
+    ] == []
+    assert len(text.splitlines()) <= 220
+
+
+def test_the_embedding_frontend_runs_on_the_real_adapters(
+    home: AxeHome, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The embedding page's frontend example works as printed against a real agent and log."""
+    home.add_agent("pr-reviewer", last_n=2)
+    home.write_memory("pr-reviewer", entries(5))
+    frontend, _ = embedding_examples()
+    run(frontend, {"__name__": "readme"})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "['pr-reviewer: 5 entries', 'asking builtin/heuristic'] dry_run 0"
+    assert printed[1] == "## Patterns Found"
+    assert home.memory_path("pr-reviewer").read_bytes() == entries(5)
+
+
+def test_the_embedding_test_example_passes_on_the_testing_kit(
+    home: AxeHome, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The embedding page's test of that frontend passes when run on axe.testing's fakes."""
+    home.add_agent("pr-reviewer", last_n=2)
+    frontend, test = embedding_examples()
+    namespace: dict[str, Any] = {"__name__": "readme"}
+    run(frontend, namespace)
+    capsys.readouterr()
+    run(test, namespace)
+    namespace["test_the_page_shows_the_entry_count_then_the_model"]()
+
+
+def test_the_offline_sample_in_the_docs_is_what_axe_prints(home: AxeHome) -> None:
+    """docs/offline-analyst.md shows the built-in analyst's report as it really looks: the demo's log,
+    analysed now, prints exactly the sample's lines."""
+    import sys
+
+    from click.testing import CliRunner
+
+    from axe.cli import cli
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import demo
+
+    (home.config / "agents" / f"{demo.AGENT}.toml").write_text(demo.AGENT_TOML)
+    home.write_memory(demo.AGENT, demo.sample_log())
+    section = (DOCS / "offline-analyst.md").read_text().split("`make demo`'s, verbatim", 1)[1]
+    sample = re.search(r"```\n(.*?)```", section, re.DOTALL)
+    assert sample, "the page shows the offline sample"
+    command, _, printed = sample.group(1).partition("\n")
+    assert command == f"$ axe gc {demo.AGENT} --model builtin/heuristic"
+    result = CliRunner().invoke(cli, command.split()[2:], catch_exceptions=False)
+    assert result.stdout == printed
