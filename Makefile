@@ -1,8 +1,11 @@
-# The front door. Every target creates .venv and installs what it needs when missing.
-PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# The front door. Every target creates .venv and installs what it needs when missing:
+# the demo only the package, the checks and benchmarks the dev tools too.
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+RUNTIME := $(VENV)/.runtime
+PIP     := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
 .PHONY: test demo bench stress bench-smoke lint typecheck architecture unit clean
 
@@ -24,7 +27,7 @@ unit: $(STAMP)
 bench-smoke: $(STAMP)  ## the bench at tiny sizes, once, so it cannot rot
 	$(BIN)/python scripts/bench.py --smoke > /dev/null
 
-demo: $(STAMP)  ## the main job on a sample agent: no API key, no network
+demo: $(RUNTIME)  ## the main job on a sample agent: no API key, no network
 	$(BIN)/python scripts/demo.py
 
 bench: $(STAMP)  ## figures, not assertions
@@ -33,12 +36,18 @@ bench: $(STAMP)  ## figures, not assertions
 stress: $(STAMP)  ## durability figures: racing appends, random SIGKILLs (also during --archive), overlapping runs
 	$(BIN)/python scripts/stress.py
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "axe needs Python 3.11 or newer (set PYTHON=...)")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-	touch $(STAMP)
+	$(PIP) --upgrade pip
+
+$(RUNTIME): pyproject.toml | $(BIN)/python  ## the package and its run-time dependencies
+	$(PIP) -e .
+	touch $(RUNTIME)
+
+$(STAMP): pyproject.toml | $(BIN)/python  ## the package and the dev tools (ruff, mypy, ...)
+	$(PIP) -e '.[dev]'
+	touch $(RUNTIME) $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build src/*.egg-info

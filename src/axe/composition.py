@@ -345,6 +345,7 @@ def run_gc(
             if options.model_override is not None:  # known before any agent runs, like its format
                 _check_model(ports.llm, options.model_override)
             if agent is None:
+                _check_global_config(environ)
                 return collect_all_garbage(options, ports)
             return collect_garbage(agent, options, ports)
     finally:
@@ -360,6 +361,17 @@ def _check_model(llm: LLMClient, model: ModelRef) -> None:
         from axe.adapters.analyst.client import check_model_name  # noqa: PLC0415
 
         check_model_name(model.name)
+
+
+def _check_global_config(environ: Mapping[str, str]) -> None:
+    """Raises ConfigError for a ``config.toml`` that exists but does not load, so ``--all``
+    says it once, like a bad ``--model``, instead of once per agent. Only a file that is
+    there is read (and TOML parsed): a setup without one starts as fast as before."""
+    path = config_dir(environ) / "config.toml"
+    if path.exists():
+        from axe.adapters.files.global_config import TomlGlobalConfig  # noqa: PLC0415
+
+        TomlGlobalConfig(path, environ).check()
 
 
 def _ignore_sigio() -> None:

@@ -120,12 +120,15 @@ def test_missing_agent_is_a_config_error_naming_the_file(agents_dir: Path) -> No
         ('name = "a"\nmodel = "x/y"\nfiles = ["a", 2]\n', "files[1]: expected a string, got 2"),
         ('name = 7\nmodel = "x/y"\n', "name: expected a string, got 7"),
         ('name = "a"\nmodel = "x/y"\nfiles = "src"\n', "files"),
-        ('model = "x/y"\n', "name is required"),
-        ('name = "a"\n', "model is required"),
-        ('name = "a"\nmodel = "x/y"\n[memory]\nlast_n = -1\n', "memory.last_n must be >= 0"),
+        ('model = "x/y"\n', 'name: expected a non-empty string, got ""'),
+        ('name = "a"\n', 'model: expected a non-empty string, got ""'),
+        (
+            'name = "a"\nmodel = "x/y"\n[memory]\nlast_n = -1\n',
+            "memory.last_n: expected an integer >= 0, got -1",
+        ),
         (
             'name = "a"\nmodel = "x/y"\n[sub_agents_config]\nmax_depth = 9\n',
-            "max_depth must be between 0 and 5",
+            "max_depth: expected an integer from 0 to 5, got 9",
         ),
     ],
 )
@@ -177,11 +180,14 @@ def test_agents_path_that_is_a_file_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_a_broken_rule_names_the_file_to_fix(agents_dir: Path) -> None:
-    """A file that parses but breaks a rule says which file, as a parse error does."""
+    """A file that parses but breaks a rule reads as a wrong type does: the file, the key,
+    what was expected, the value."""
     path = write(agents_dir, "a", 'name = " "\nmodel = "x/y"\n')
     with pytest.raises(ConfigError) as caught:
         TomlAgentRepository([agents_dir]).load("a")
-    assert str(caught.value) == f'invalid agent config "a": name is required (in {path})'
+    assert str(caught.value) == (
+        f'invalid config {path}: name: expected a non-empty string, got " "'
+    )
 
 
 def test_a_byte_order_mark_is_allowed(agents_dir: Path) -> None:

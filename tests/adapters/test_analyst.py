@@ -293,7 +293,8 @@ def test_tasks_that_share_no_word_are_never_grouped(words: list[str]) -> None:
 
 
 def test_mixed_utc_offsets_are_a_rhythm_not_a_crash() -> None:
-    """Timestamps with different offsets count calendar days as each entry wrote them."""
+    """Timestamps with different offsets count calendar days as each entry wrote them (one
+    run each, so no day is called the busiest)."""
     report = analyse(
         log(
             ("2026-01-02T00:00:00+02:00", "Water the plants", "ok"),
@@ -301,7 +302,7 @@ def test_mixed_utc_offsets_are_a_rhythm_not_a_crash() -> None:
         )
     )
     assert section(report, "Patterns Found") == [
-        "- Rhythm: 2 runs over 2 days, 1.0 a day on average; busiest day 2026-01-01 (1 run); "
+        "- Rhythm: 2 runs over 2 days, 1.0 a day on average; "
         "longest gap 1h 0m (after 2026-01-01T22:00:00Z)."
     ]
 
@@ -389,3 +390,21 @@ def test_any_bytes_give_a_well_formed_report(memory: bytes) -> None:
     ]
     assert headings == ["## Patterns Found", "## Repeated Work", "## Recommendations"]
     assert analyse(memory, tuning=Tuning(slots_per_value=1, word_memo=1, line_memo=1)) == report
+
+
+def test_when_every_day_ties_no_day_is_called_the_busiest() -> None:
+    """Three runs a day on each of three days: the rhythm names no busiest day."""
+    report = analyse(
+        log(
+            *(
+                (f"2026-04-0{day}T0{hour}:00:00Z", f"Task {day} {hour}", "ok")
+                for day in (1, 2, 3)
+                for hour in (1, 4, 7)
+            )
+        )
+    )
+    rhythm = [line for line in section(report, "Patterns Found") if "Rhythm" in line]
+    assert rhythm == [
+        "- Rhythm: 9 runs over 3 days, 3.0 a day on average; "
+        "longest gap 18h 0m (after 2026-04-01T07:00:00Z)."
+    ]

@@ -257,3 +257,37 @@ def test_json_lines_put_one_object_per_agent_on_stdout_and_keep_stderr() -> None
     assert (second["status"], second["error"], second["exit_code"]) == ("failed", "down", 3)
     assert err.getvalue() == b'Error: gc failed for agent "b": down\n'
     assert not re.search(b"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]", out.getvalue().replace(b"\n", b""))
+
+
+LONG_AGENT = "pr-reviewer-with-long-name"
+LONG_MODEL = ModelRef("ollama", "llama3-some-really-long-model-name-here")
+
+
+@pytest.mark.parametrize(
+    ("columns", "frame"),
+    [
+        (60, "| Analysing pr-reviewer-with-long-name: 5 \u2026name-here (0s)"),
+        (40, "| pr-reviewer-with-long-name: 5\u2026 (0s)"),
+    ],
+)
+def test_a_narrow_status_keeps_the_agent_name_and_room_for_the_ctrl_c_echo(
+    columns: int, frame: str
+) -> None:
+    """At 60 and 40 columns the model's name gives way before the agent's, and the frame
+    leaves three columns free: the echoed ^C lands on the status row, and the erase that
+    follows clears both."""
+    err = Terminal()
+    console = ConsoleOutput(io.BytesIO(), err, interactive=True, columns=lambda: columns)
+    console.emit(AnalysisStarted(LONG_AGENT, LONG_MODEL, 5))
+    console.close()
+    assert err.getvalue() == f"\r\x1b[2K{frame}\r\x1b[2K".encode()
+    assert cells(frame) == columns - 3
+
+
+@given(st.text(max_size=80), st.integers(min_value=1, max_value=120), st.floats(0, 10_000))
+def test_any_status_frame_leaves_room_for_the_echoed_ctrl_c(
+    text: str, columns: int, elapsed: float
+) -> None:
+    """Whatever the words and width, "^C" echoed after a frame stays on its row."""
+    keep = text[: len(text) // 2]
+    assert cells(status_text(3, text, elapsed, columns, keep)) <= max(columns - 3, 0)

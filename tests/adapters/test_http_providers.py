@@ -421,7 +421,8 @@ def test_giving_up_on_a_long_retry_after_says_how_long_was_asked(
     mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock
 ) -> None:
     """A rate limit asking for an hour gets the usual short retries, and the final error
-    says the provider asked for an hour, so the user knows to come back later."""
+    says the provider asked for an hour, longer than gc waits, so the user knows why gc
+    gave up and to come back later."""
     mock.post(ANTHROPIC_URL).respond(
         429,
         headers={"retry-after": "3600"},
@@ -431,7 +432,7 @@ def test_giving_up_on_a_long_retry_after_says_how_long_was_asked(
         http_client("anthropic", transport, settings()).complete(request())
     assert str(caught.value) == (
         "anthropic API error (HTTP 429 rate_limit_error): slow down (after 2 retries; the "
-        "provider asked to wait 3600s before trying again)"
+        "provider asked to wait 3600s before trying again; gc waits at most 60s)"
     )
     assert clock.sleeps == [0.5, 1.0]
 

@@ -23,6 +23,7 @@ from axe.domain.events import (
     MemoryRead,
     MergeStarted,
     NoAgentsDirectory,
+    NoEntryHeadings,
     PartAnalysed,
     SweepFinished,
     SweepProgress,
@@ -54,6 +55,7 @@ EVERY_KIND_OF_EVENT: list[Event] = [
     AgentStarted("a", in_sweep=False),
     WaitingForLock("a", 42),
     MemoryRead("a", 1, 10),
+    NoEntryHeadings("a", 10),
     AnalysisStarted("a", ModelRef("x", "y"), 1),
     AnalysisSplit("a", 3),
     PartAnalysed("a", 1, 3),
@@ -89,6 +91,11 @@ TEXT_LINES = [
     ("", ""),
     ("", ""),
     ("Agent: a\nEntries: 1\n", ""),
+    (
+        "",
+        'Warning: no line in the memory file of agent "a" starts with "## ", so it holds no '
+        "entries; its text is analysed as it is and nothing is trimmed\n",
+    ),
     ("", ""),
     ("", ""),
     ("", ""),

@@ -157,8 +157,9 @@ def test_a_provider_failure_keeps_every_entry_and_says_the_limit(
 def test_all_lists_only_memory_enabled_agents_in_name_order(
     home: AxeHome, anthropic: respx.MockRouter
 ) -> None:
-    """--all --json: one object per memory-enabled agent, by name; failures keep their own
-    exit code; stderr and the overall exit code are those of text mode."""
+    """--all --json: one object per agent file that does not load (first, failed, exit code
+    2), then one per memory-enabled agent, by name; failures keep their own exit code;
+    stderr and the overall exit code are those of text mode."""
     home.add_agent("c-agent", last_n=1)
     home.add_agent("b-quiet", enabled=False)
     home.add_agent("a-agent", last_n=1)
@@ -168,6 +169,7 @@ def test_all_lists_only_memory_enabled_agents_in_name_order(
     json_run, text_run = run("--all", "--json"), run("--all", "--dry-run")
     found = objects(json_run.stdout)
     assert [(o["agent"], o["status"], o["exit_code"]) for o in found] == [
+        ("broken", "failed", 2),
         ("a-agent", "trimmed", 0),
         ("c-agent", "failed", 1),
     ]

@@ -44,20 +44,29 @@ def test_malformed_model_is_an_agent_error(text: str) -> None:
 @pytest.mark.parametrize(
     ("changes", "problem"),
     [
-        ({"display_name": " "}, "name is required"),
-        ({"model": ""}, "model is required"),
-        ({"memory": MemoryConfig(last_n=-1)}, "memory.last_n must be >= 0"),
-        ({"memory": MemoryConfig(max_entries=-2)}, "memory.max_entries must be >= 0"),
-        ({"sub_agents": SubAgentsConfig(max_depth=6)}, "max_depth must be between 0 and 5"),
-        ({"sub_agents": SubAgentsConfig(timeout=-1)}, "timeout must be >= 0"),
+        ({"display_name": " "}, 'name: expected a non-empty string, got " "'),
+        ({"model": ""}, 'model: expected a non-empty string, got ""'),
+        ({"memory": MemoryConfig(last_n=-1)}, "memory.last_n: expected an integer >= 0, got -1"),
+        (
+            {"memory": MemoryConfig(max_entries=-2)},
+            "memory.max_entries: expected an integer >= 0, got -2",
+        ),
+        (
+            {"sub_agents": SubAgentsConfig(max_depth=6)},
+            "max_depth: expected an integer from 0 to 5, got 6",
+        ),
+        ({"sub_agents": SubAgentsConfig(timeout=-1)}, "timeout: expected an integer >= 0, got -1"),
     ],
 )
 def test_invalid_agents_are_config_errors(changes: dict[str, object], problem: str) -> None:
-    """An agent without a name or model, or with out-of-range settings, is a config error."""
+    """An agent without a name or model, or with out-of-range settings, is a config error
+    that names the key, what was expected and the value."""
     base = {"name": "a", "model": "x/y", "display_name": "A"}
     config = AgentConfig(**{**base, **changes})  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match=problem):
+    with pytest.raises(ConfigError) as caught:
         validate_agent(config)
+    assert str(caught.value).endswith(problem)
+    assert str(caught.value).startswith('invalid config agent "a": ')
 
 
 @pytest.mark.parametrize(

@@ -8,15 +8,20 @@ by whoever listens to the events, and every run ends in a result value.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import attrs
 from attrs import Attribute, field, frozen
 
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
 from axe.domain.entries import count_entries, plan_trim
-from axe.domain.errors import AgentError, AxeError, ConfigError, detached
+from axe.domain.errors import (
+    AgentError,
+    AxeError,
+    ConfigError,
+    ModelNotFoundError,
+    ModelOrigin,
+    detached,
+)
 from axe.domain.events import (
     AgentFinished,
     AgentSkipped,
@@ -24,6 +29,7 @@ from axe.domain.events import (
     AnalysisReady,
     AnalysisStarted,
     MemoryRead,
+    NoEntryHeadings,
     SweepFinished,
     SweepProgress,
     SweepStarted,
@@ -45,12 +51,19 @@ def _model_override(value: ModelRef | str | None) -> ModelRef | None:
 PART_CONCURRENCY = 4  # parts of one log analysed at once: gentle on providers' rate limits
 
 
-def _at_least_one(what: str) -> Callable[[object, Attribute[int], int], None]:
-    def check(_instance: object, _attribute: Attribute[int], value: int) -> None:
-        if value < 1:
-            raise AgentError(f"{what} must be at least 1, not {value}")
+class BelowOneError(AgentError):
+    """A count in :class:`GcOptions` (``option``: its keyword) is ``value``, below 1; a
+    frontend says it in its own terms (the CLI: ``--jobs must be at least 1, not 0``)."""
 
-    return check
+    def __init__(self, option: str, value: int) -> None:
+        super().__init__(f"{option} must be at least 1, not {value}")
+        self.option = option
+        self.value = value
+
+
+def _at_least_one(_instance: object, attribute: Attribute[int], value: int) -> None:
+    if value < 1:
+        raise BelowOneError(attribute.name, value)
 
 
 @frozen(kw_only=True)
@@ -62,15 +75,15 @@ class GcOptions:
     analysed at once.
 
     Raises:
-        AgentError: ``model_override`` is text that is not ``provider/model-name``, or a
-            count is below 1.
+        AgentError: ``model_override`` is text that is not ``provider/model-name``.
+        BelowOneError: a count is below 1 (an ``AgentError`` too).
     """
 
     dry_run: bool = False
     model_override: ModelRef | None = field(default=None, converter=_model_override)
     archive: bool = False
-    jobs: int = field(default=1, validator=_at_least_one("--jobs"))
-    part_concurrency: int = field(default=PART_CONCURRENCY, validator=_at_least_one("parts"))
+    jobs: int = field(default=1, validator=_at_least_one)
+    part_concurrency: int = field(default=PART_CONCURRENCY, validator=_at_least_one)
 
 
 @frozen(kw_only=True)
@@ -186,8 +199,14 @@ class _AgentGc:
         try:
             return self._steps()
         except AxeError as error:
+            if isinstance(error, ModelNotFoundError) and self._model is not None:
+                error.origin = self._model_origin(self._model)
             kept = None if self._trimming else self._entries
             return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
+
+    def _model_origin(self, model: ModelRef) -> ModelOrigin:
+        override = self._options.model_override is not None
+        return ModelOrigin(str(model), override, self._agent.name, self._agent.source)
 
     def _steps(self) -> AgentResult:
         if self._options.dry_run:  # changes nothing: neither waits for a lock nor holds one
@@ -206,6 +225,8 @@ class _AgentGc:
             return self._result(AgentStatus.EMPTY, kept=0)
         count = self._entries = count_entries(snapshot.content)
         self._ports.output.emit(MemoryRead(name, count, len(snapshot.content)))
+        if not count:
+            self._ports.output.emit(NoEntryHeadings(name, len(snapshot.content)))
 
         self._model = self._options.model_override or ModelRef.parse(self._agent.model)
         self._stop.check()

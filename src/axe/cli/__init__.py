@@ -19,7 +19,7 @@ def main() -> NoReturn:
     """The ``axe`` console script."""
     foreign = handoff.foreign_command(sys.argv[1:], known=cli.commands)
     if foreign is not None and "_AXE_COMPLETE" not in os.environ:
-        program = handoff.next_axe(os.environ, _this_program())
+        program = handoff.next_axe(os.environ, handoff.shutil_which(sys.argv[0]))
         if program is not None:
             handoff.hand_off(program, sys.argv[1:], os.environ)
         if foreign != "help":  # `axe help` without the Go axe: this axe's own help
@@ -32,9 +32,3 @@ def main() -> NoReturn:
 def gc_main() -> NoReturn:
     """The ``axe-gc`` console script: ``axe-gc pr-reviewer`` is ``axe gc pr-reviewer``."""
     gc.main(prog_name="axe-gc")
-
-
-def _this_program() -> str | None:
-    import shutil  # noqa: PLC0415
-
-    return shutil.which(sys.argv[0]) or sys.argv[0] or None

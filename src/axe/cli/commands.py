@@ -6,17 +6,19 @@ composition root, which returns the outcome whose exit code the process ends wit
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import click
 
 from axe import __version__
+from axe.cli import handoff
 from axe.cli.running import AxeCommand, AxeGroup
 from axe.domain.errors import AgentError
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
 
-GC_EXAMPLES = """\b
+GC_EPILOG = """\b
 Examples:
   axe gc pr-reviewer                          analyse, print the report, trim
   axe gc pr-reviewer --dry-run                analyse and print only
@@ -25,6 +27,17 @@ Examples:
                                               offline report, no API key, no trim
   axe gc pr-reviewer --model openai/gpt-4o    use another model for the analysis
   axe gc pr-reviewer --archive                keep removed entries in <memory>.archive
+
+\b
+Where gc looks:
+  agents        --agents-dir, then ./axe/agents, then <config dir>/agents (<name>.toml)
+  memory        the agent's memory.path, else <data dir>/memory/<agent>.md
+  keys, URLs    <config dir>/config.toml; ANTHROPIC_API_KEY, OPENAI_API_KEY and
+                AXE_<PROVIDER>_BASE_URL win over it
+  <config dir>  $XDG_CONFIG_HOME/axe, else ~/.config/axe
+                (macOS ~/Library/Application Support/axe, Windows %APPDATA%\\axe)
+  <data dir>    $XDG_DATA_HOME/axe, else ~/.local/share/axe
+  limits        AXE_HTTP_TIMEOUT, AXE_LOCK_TIMEOUT, AXE_MAX_INPUT_TOKENS
 
 \b
 Exit codes: 0 success or nothing to do, 1 agent error, 2 config error, 3 API error.
@@ -39,21 +52,69 @@ Examples:
 """
 
 
+class _WholeNumber(click.IntRange):
+    """An integer option whose error says what it takes ("not a valid whole number"),
+    not click's "not a valid integer range"."""
+
+    name = "whole number"
+
+
+class _Seconds(click.FloatRange):
+    name = "number of seconds"
+
+
+class _Gc(AxeCommand):
+    """``axe gc`` and ``axe-gc``: the examples show the name the command was run by."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(GC_EPILOG.replace("axe gc ", f"{ctx.command_path} "))
+
+
+class _Axe(AxeGroup):
+    """``axe``: its help says where the commands it does not have go."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_commands(ctx, formatter)
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(f"{handoff.OTHER_COMMANDS}:")
+            with formatter.indentation():  # a path is never wrapped
+                formatter.write_text(f"\b\n{handoff.handed_to(os.environ)}")
+
+
+def _axe_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    """``axe --version``: this axe's version, then which program gets the other commands."""
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"axe {__version__}")
+    click.echo(f"{handoff.OTHER_COMMANDS}: {handoff.handed_to(os.environ)}")
+    ctx.exit()
+
+
 @click.group(
     name="axe",
-    cls=AxeGroup,
+    cls=_Axe,
     epilog=AXE_EXAMPLES,
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(__version__, "--version", "-V", prog_name="axe", message="axe %(version)s")
+@click.option(
+    "--version",
+    "-V",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_axe_version,
+    help="Show the version, and where other commands go, and exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """axe runs LLM agents defined in TOML files; each keeps a markdown memory log.
 
     This build provides `axe gc`, which analyses an agent's memory log with its LLM and
-    trims the log to the configured number of entries. Other commands (`axe run`, ...) are
-    handed to the Go axe when it is on PATH.
+    trims the log to the configured number of entries.
     """
     if ctx.invoked_subcommand is None:  # bare `axe`: the help, as the Go axe shows it
         click.echo(ctx.get_help())
@@ -75,7 +136,7 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
     return [name for name in names if name.startswith(incomplete)]
 
 
-@cli.command(cls=AxeCommand, epilog=GC_EXAMPLES, short_help="Analyze and trim agent memory")
+@cli.command(cls=_Gc, epilog=GC_EPILOG, short_help="Analyze and trim agent memory")
 @click.argument("agent", required=False, shell_complete=_agent_names)
 @click.option(
     "--dry-run",
@@ -109,14 +170,14 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
 @click.option(
     "--jobs",
     "-j",
-    type=click.IntRange(min=1),
+    type=_WholeNumber(),
     default=1,
     metavar="N",
     help="With --all: gc up to N agents at once (default 1); output stays in name order.",
 )
 @click.option(
     "--max-input-tokens",
-    type=click.IntRange(min=MIN_INPUT_TOKENS),
+    type=_WholeNumber(min=MIN_INPUT_TOKENS),
     default=None,
     metavar="N",
     help="Send at most N input tokens per request (also AXE_MAX_INPUT_TOKENS); a larger "
@@ -124,7 +185,7 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
 )
 @click.option(
     "--lock-timeout",
-    type=click.FloatRange(min=0, min_open=True, max=MAX_WAIT_SECONDS),
+    type=_Seconds(min=0, min_open=True, max=MAX_WAIT_SECONDS),
     callback=_a_number,
     default=None,
     metavar="SECONDS",
@@ -154,11 +215,13 @@ def gc(
 ) -> int:
     """Analyze and trim agent memory.
 
-    Sends AGENT's whole memory log to its model in one request for a report (Patterns Found,
-    Repeated Work, Recommendations), prints it, then keeps only the newest memory.last_n
-    entries (or memory.max_entries when last_n is 0). The file is replaced atomically.
+    Sends AGENT's memory log to its model for a report (Patterns Found, Repeated Work,
+    Recommendations), prints it, then keeps only the newest memory.last_n entries (or
+    memory.max_entries when last_n is 0). A log that fits the model goes in one request; a
+    larger one is analysed in parts whose reports are merged. The file is replaced
+    atomically.
     """
-    from axe.application.gc import GcOptions  # noqa: PLC0415
+    from axe.application.gc import BelowOneError, GcOptions  # noqa: PLC0415
     from axe.composition import run_gc  # noqa: PLC0415
 
     if all_agents and agent:
@@ -167,7 +230,12 @@ def gc(
         raise AgentError("agent name is required (or use --all)")
     if jobs > 1 and not all_agents:
         raise AgentError("--jobs runs several agents at once, so it needs --all")
-    options = GcOptions(dry_run=dry_run, model_override=model or None, archive=archive, jobs=jobs)
+    try:
+        options = GcOptions(
+            dry_run=dry_run, model_override=model or None, archive=archive, jobs=jobs
+        )
+    except BelowOneError as error:  # the options' fact, in the command line's words
+        raise AgentError(f"--{error.option} must be at least 1, not {error.value}") from None
     outcome = run_gc(
         None if all_agents else agent,
         options,

@@ -81,6 +81,25 @@ def hand_off(program: str, arguments: Sequence[str], environ: Mapping[str, str])
     os.execve(program, [program, *arguments], env)  # noqa: S606  (as above)
 
 
+OTHER_COMMANDS = (
+    "Other commands (run, ...) are handed to the next `axe` on PATH that is not this one"
+)
+
+
+def handed_to(environ: Mapping[str, str]) -> str:
+    """Where ``axe --help`` and ``axe --version`` say the other commands go: the program
+    they would be handed to now, or that there is none and where to get one."""
+    program = next_axe(environ, shutil_which(sys.argv[0]))
+    return program or f"none is there now (the Go axe: {GO_AXE})"
+
+
+def shutil_which(program: str) -> str | None:
+    """``program`` as PATH finds it (or as given), to tell this axe apart from the others."""
+    import shutil  # noqa: PLC0415  (only for help, version and hand-offs)
+
+    return shutil.which(program) or program or None
+
+
 def missing_command(command: str) -> str:
     """The line for a command neither this axe nor any other on PATH provides."""
     from axe.domain.model import quoted  # noqa: PLC0415  (attrs: only on this path)

@@ -60,11 +60,38 @@ class OneLineErrors:
         sys.exit(result if isinstance(result, int) else 0)
 
 
-class AxeGroup(OneLineErrors, click.Group):
+class _UsageErrorsKnowTheirCommand:
+    """click's parser raises some usage errors (an option without its value) without the
+    command they belong to, so their hint would name ``axe --help`` instead of ``axe gc
+    --help``; they are given it here."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)  # type: ignore[misc,no-any-return]
+        except click.UsageError as error:
+            error.ctx = error.ctx or ctx
+            raise
+
+
+class _InterruptsEndOnTheirRow:
+    """Ctrl-C inside a command reaches :func:`_end_interrupted` as ``click.Abort``, past
+    click's blank line for the echoed ``^C``: ``interrupted`` overwrites the echo instead,
+    so no row is left behind."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)  # type: ignore[misc]
+        except KeyboardInterrupt:
+            raise click.Abort from None
+
+
+class AxeGroup(OneLineErrors, _UsageErrorsKnowTheirCommand, _InterruptsEndOnTheirRow, click.Group):
     """``axe``."""
 
 
-class AxeCommand(OneLineErrors, click.Command):
+class AxeCommand(
+    OneLineErrors, _UsageErrorsKnowTheirCommand, _InterruptsEndOnTheirRow, click.Command
+):
     """``axe gc``, and ``axe-gc``."""
 
 
@@ -120,7 +147,8 @@ def _end_interrupted(*, terminated: bool) -> NoReturn:
     sidecars still held; so the process ends without waiting for requests nobody will read.
     """
     code = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
-    click.echo("terminated" if terminated else "interrupted", err=True)
+    over_the_echo = "\r" if sys.stderr.isatty() else ""  # a terminal's "^C" on this row
+    click.echo(over_the_echo + ("terminated" if terminated else "interrupted"), err=True)
     workers = [t for t in threading.enumerate() if t is not threading.current_thread()]
     if not any(not worker.daemon for worker in workers):
         sys.exit(code)

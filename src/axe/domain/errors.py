@@ -9,6 +9,8 @@ terminal.
 
 from __future__ import annotations
 
+from attrs import frozen
+
 
 class AxeError(Exception):
     """Base of every failure axe reports to the user instead of a traceback."""
@@ -32,6 +34,29 @@ class ApiError(AxeError):
     def __init__(self, message: str, *, sent: int = 0) -> None:
         super().__init__(message)
         self.sent = sent
+
+
+@frozen
+class ModelOrigin:
+    """Where the model of an analysis was named: by ``--model`` (``override``), or in the
+    agent ``agent``'s file at ``source`` (its path; "" when the repository has none)."""
+
+    model: str
+    override: bool
+    agent: str
+    source: str = ""
+
+
+class ModelNotFoundError(ApiError):
+    """The provider does not know the model, or the endpoint (HTTP 404).
+
+    ``origin`` is filled in by the use case, which alone knows whether the model came from
+    ``--model`` or from the agent's file; a frontend names it, so the user knows what to fix.
+    """
+
+    def __init__(self, message: str, *, sent: int = 0) -> None:
+        super().__init__(message, sent=sent)
+        self.origin: ModelOrigin | None = None
 
 
 class PromptTooLargeError(ApiError):

@@ -89,6 +89,15 @@ class MemoryRead:
 
 
 @frozen
+class NoEntryHeadings:
+    """The memory file holds text (``size`` bytes) but no line that starts with ``## ``,
+    so it has no entries: gc still analyses the text, as the spec says, and trims nothing."""
+
+    agent: str
+    size: int
+
+
+@frozen
 class AnalysisStarted:
     """The analysis of ``entries`` entries was sent to ``model``; a slow step begins."""
 
@@ -167,6 +176,7 @@ Event = (
     | AgentStarted
     | WaitingForLock
     | MemoryRead
+    | NoEntryHeadings
     | AnalysisStarted
     | AnalysisSplit
     | PartAnalysed

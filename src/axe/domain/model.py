@@ -88,7 +88,8 @@ class AgentConfig:
 
     ``name`` is the agent's identity: its file name without ``.toml``. The ``name`` key
     inside the file is only a display name (kept as ``display_name``), so ``axe gc
-    reviewer`` and ``axe gc --all`` address the same memory file.
+    reviewer`` and ``axe gc --all`` address the same memory file. ``source`` is where it
+    was read from (a path; "" when unknown), for messages that tell the user what to fix.
     """
 
     name: str
@@ -96,32 +97,49 @@ class AgentConfig:
     display_name: str = ""
     memory: MemoryConfig = field(factory=MemoryConfig)
     sub_agents: SubAgentsConfig = field(factory=SubAgentsConfig)
+    source: str = ""
 
 
 _MAX_SUB_AGENT_DEPTH = 5
 
 
-def validate_agent(agent: AgentConfig) -> None:
+def validate_agent(agent: AgentConfig, *, source: str = "") -> None:
     """Apply the validation rules of axe-formats.md.
 
+    Each broken rule reads like a value of the wrong type in the same file: the key, what
+    was expected, and the value as it is written (``memory.last_n: expected an integer
+    >= 0, got -1``), after ``source`` (the file's path) or else the agent's name.
+
     Raises:
-        ConfigError: a rule is broken; the message names the agent and the field.
+        ConfigError: a rule is broken.
     """
-    problems: list[str] = []
-    if not agent.display_name.strip():
-        problems.append("name is required")
-    if not agent.model.strip():
-        problems.append("model is required")
-    if agent.memory.last_n < 0:
-        problems.append("memory.last_n must be >= 0")
-    if agent.memory.max_entries < 0:
-        problems.append("memory.max_entries must be >= 0")
-    if not 0 <= agent.sub_agents.max_depth <= _MAX_SUB_AGENT_DEPTH:
-        problems.append("sub_agents_config.max_depth must be between 0 and 5")
-    if agent.sub_agents.timeout < 0:
-        problems.append("sub_agents_config.timeout must be >= 0")
+    memory, sub_agents = agent.memory, agent.sub_agents
+    rules: tuple[tuple[bool, str, str, object], ...] = (
+        (not agent.display_name.strip(), "name", "a non-empty string", agent.display_name),
+        (not agent.model.strip(), "model", "a non-empty string", agent.model),
+        (memory.last_n < 0, "memory.last_n", "an integer >= 0", memory.last_n),
+        (memory.max_entries < 0, "memory.max_entries", "an integer >= 0", memory.max_entries),
+        (
+            not 0 <= sub_agents.max_depth <= _MAX_SUB_AGENT_DEPTH,
+            "sub_agents_config.max_depth",
+            f"an integer from 0 to {_MAX_SUB_AGENT_DEPTH}",
+            sub_agents.max_depth,
+        ),
+        (
+            sub_agents.timeout < 0,
+            "sub_agents_config.timeout",
+            "an integer >= 0",
+            sub_agents.timeout,
+        ),
+    )
+    problems = [
+        f"{key}: expected {expected}, got {quoted(value) if isinstance(value, str) else value}"
+        for broken, key, expected, value in rules
+        if broken
+    ]
     if problems:
-        raise ConfigError(f"invalid agent config {quoted(agent.name)}: {'; '.join(problems)}")
+        where = source or f"agent {quoted(agent.name)}"
+        raise ConfigError(f"invalid config {where}: {'; '.join(problems)}")
 
 
 def validate_agent_name(name: str) -> None:

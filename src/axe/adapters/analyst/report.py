@@ -169,11 +169,15 @@ def _percent(share: float) -> str:
 
 def _rhythm(rhythm: Rhythm) -> str:
     days = rhythm.span_days
+    busiest = (
+        f"busiest day {rhythm.busiest_day} ({_runs(rhythm.busiest_runs)}); "
+        if rhythm.busiest_day
+        else ""
+    )
     text = (
         f"Rhythm: {rhythm.runs} runs over {days} day{'s' * (days != 1)}, "
-        f"{rhythm.runs / days:.1f} a day on average; busiest day {rhythm.busiest_day} "
-        f"({_runs(rhythm.busiest_runs)}); longest gap {_duration(rhythm.longest_gap)} "
-        f"(after {rhythm.gap_after})"
+        f"{rhythm.runs / days:.1f} a day on average; {busiest}longest gap "
+        f"{_duration(rhythm.longest_gap)} (after {rhythm.gap_after})"
     )
     if rhythm.bursts:
         text += (

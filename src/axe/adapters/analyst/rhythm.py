@@ -1,4 +1,5 @@
-"""When the agent ran: how often, the busiest day, the longest silence, bursts of runs.
+"""When the agent ran: how often, the busiest day (unless every day ties), the longest
+silence, bursts of runs.
 
 Computed from the instants column (sorted once, and only when the log is out of order), so
 it costs no more than a copy of one integer per run. Days are calendar days as each entry's
@@ -29,7 +30,7 @@ class Rhythm:
 
     runs: int
     span_days: int
-    busiest_day: str
+    busiest_day: str | None  # None when every day with runs had as many
     busiest_runs: int
     longest_gap: timedelta
     gap_after: str
@@ -47,6 +48,7 @@ def rhythm(columns: Columns) -> Rhythm | None:
     instants = array("q", (columns.instants[index] for index in order))
     days = Counter(columns.walls[index] // _DAY for index in timed)
     busiest, busiest_runs = min(days.items(), key=lambda day: (-day[1], day[0]))
+    stands_out = len(set(days.values())) > 1  # when every day ties, none is the busiest
     gap, gap_at = max(
         (
             (later - earlier, position)
@@ -57,7 +59,7 @@ def rhythm(columns: Columns) -> Rhythm | None:
     return Rhythm(
         runs=len(timed),
         span_days=max(days) - min(days) + 1,
-        busiest_day=_wall(busiest * _DAY).date().isoformat(),
+        busiest_day=_wall(busiest * _DAY).date().isoformat() if stands_out else None,
         busiest_runs=busiest_runs,
         longest_gap=timedelta(microseconds=gap),
         gap_after=_wall(instants[gap_at]).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from axe.adapters.console.lines import error_text
 from axe.domain.results import AgentResult
 
 _UNESCAPED_CONTROLS = re.compile("[\x7f-\x9f]")
@@ -35,7 +36,7 @@ def result_object(result: AgentResult) -> dict[str, Any]:
         ),
         "parts": analysis.parts if analysis else None,
         "requests": analysis.requests if analysis else None,
-        "error": str(result.error) if result.error else None,
+        "error": error_text(result.error) if result.error else None,
         "exit_code": result.exit_code,
     }
 

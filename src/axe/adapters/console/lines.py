@@ -12,6 +12,7 @@ from typing import assert_never
 
 from attrs import frozen
 
+from axe.domain.errors import AxeError, ModelNotFoundError
 from axe.domain.events import (
     AgentFinished,
     AgentsIgnored,
@@ -25,6 +26,7 @@ from axe.domain.events import (
     MemoryRead,
     MergeStarted,
     NoAgentsDirectory,
+    NoEntryHeadings,
     PartAnalysed,
     SweepFinished,
     SweepProgress,
@@ -84,7 +86,7 @@ class TextLines:
             case SweepStarted(agents=agents):
                 self._in_sweep = True
                 return [] if agents else _out("No agents with memory enabled.")
-            case AgentSkipped() | AgentsIgnored() | NoAgentsDirectory():
+            case AgentSkipped() | AgentsIgnored() | NoAgentsDirectory() | NoEntryHeadings():
                 return _err(_left_out(event))
             case AgentStarted(agent=agent, in_sweep=in_sweep):
                 return _out(f"=== GC: {agent} ===") if in_sweep else []
@@ -119,13 +121,28 @@ class TextLines:
             )
         if result.error is not None:
             if self._in_sweep:
-                return _err(f"Error: gc failed for agent {quoted(result.agent)}: {result.error}")
-            return _err(str(result.error))
+                return _err(
+                    f"Error: gc failed for agent {quoted(result.agent)}: {error_text(result.error)}"
+                )
+            return _err(error_text(result.error))
         return _out(_OUTCOME[result.status](result))
 
 
-def _left_out(event: AgentSkipped | AgentsIgnored | NoAgentsDirectory) -> str:
-    """What ``--all`` (or a lookup) could not use, and why."""
+def error_text(error: AxeError) -> str:
+    """The error's one line, with the facts the use case added to it: where a model the
+    provider does not know was named (``--model`` or the agent's file)."""
+    origin = error.origin if isinstance(error, ModelNotFoundError) else None
+    if origin is None:
+        return str(error)
+    if origin.override:
+        where = "is given by --model"
+    else:
+        where = f"is set in {origin.source or f'the file of agent {quoted(origin.agent)}'}"
+    return f"{error} (model {quoted(origin.model)} {where})"
+
+
+def _left_out(event: AgentSkipped | AgentsIgnored | NoAgentsDirectory | NoEntryHeadings) -> str:
+    """What ``--all`` (or a lookup, or a reading) could not use, and why."""
     match event:
         case AgentSkipped(agent=agent, error=error):
             return f"Warning: skipping agent {quoted(agent)}: {error}"
@@ -133,6 +150,12 @@ def _left_out(event: AgentSkipped | AgentsIgnored | NoAgentsDirectory) -> str:
             return f"Warning: ignoring {path}: {_exposure(event)}"
         case NoAgentsDirectory(searched=searched):
             return f"No agents directory found (looked in {_joined(searched)})"
+        case NoEntryHeadings(agent=agent):
+            return (
+                f"Warning: no line in the memory file of agent {quoted(agent)} starts with "
+                '"## ", so it holds no entries; its text is analysed as it is and nothing is '
+                "trimmed"
+            )
         case _:
             assert_never(event)
 

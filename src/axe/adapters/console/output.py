@@ -17,6 +17,7 @@ from axe.adapters.console.lines import Line, Stream, TextLines
 from axe.adapters.console.status import StatusLine
 from axe.domain.events import (
     AgentFinished,
+    AgentSkipped,
     AnalysisReady,
     AnalysisSplit,
     AnalysisStarted,
@@ -29,7 +30,19 @@ from axe.domain.events import (
     WaitingForLock,
 )
 from axe.domain.model import ModelRef
+from axe.domain.results import AgentResult, AgentStatus
 from axe.domain.safe_text import terminal_safe
+
+
+def _reported(event: Event) -> AgentResult | None:
+    """The result ``--json`` prints an object for: every agent gc ran, and every agent file
+    ``--all`` could not load (failed, with its error and exit code 2), so a monitor reading
+    only stdout sees it too; the text output, like the Go axe, only warns on stderr."""
+    if isinstance(event, AgentFinished):
+        return event.result
+    if isinstance(event, AgentSkipped):
+        return AgentResult(agent=event.agent, status=AgentStatus.FAILED, error=event.error)
+    return None
 
 
 class ConsoleOutput:
@@ -92,10 +105,11 @@ class ConsoleOutput:
         if not self._json:
             return lines
         lines = [line for line in lines if line.stream is Stream.ERR]
-        if isinstance(event, AgentFinished):
+        result = _reported(event)
+        if result is not None:
             from axe.adapters.console.json_lines import result_line  # noqa: PLC0415  (--json)
 
-            lines.append(Line(Stream.OUT, result_line(event.result)))
+            lines.append(Line(Stream.OUT, result_line(result)))
         return lines
 
     def _follow(self, status: StatusLine, event: Event) -> None:
@@ -116,18 +130,20 @@ class ConsoleOutput:
         match event:
             case WaitingForLock(agent=agent, holder=holder):
                 by = f" (pid {holder})" if holder else ""
-                status.show(f"{agent}: waiting for another gc{by} to finish with its memory")
+                status.show(f"{agent}: waiting for another gc{by} to finish with its memory", agent)
             case MemoryRead():
                 status.hide()
             case AnalysisStarted(agent=agent, model=model, entries=entries):
                 self._model = model
-                status.show(f"Analysing {agent}: {entries} entries with {model}")
+                status.show(f"Analysing {agent}: {entries} entries with {model}", agent)
             case AnalysisSplit(agent=agent, parts=parts):
-                status.update(f"Analysing {agent}: {parts} parts with {self._model}")
+                status.update(f"Analysing {agent}: {parts} parts with {self._model}", agent)
             case PartAnalysed(agent=agent, done=done, parts=parts):
-                status.update(f"Analysing {agent}: part {done}/{parts} done with {self._model}")
+                status.update(
+                    f"Analysing {agent}: part {done}/{parts} done with {self._model}", agent
+                )
             case MergeStarted(agent=agent, reports=reports):
-                status.update(f"Merging {agent}'s {reports} part reports with {self._model}")
+                status.update(f"Merging {agent}'s {reports} part reports with {self._model}", agent)
             case AnalysisReady() | AgentFinished():
                 status.hide()
 

@@ -2,12 +2,16 @@
 
 It must never wrap: ``\\r`` plus erase-line clears only the row the cursor is on, so a line
 one character wider than the terminal would leave a stale row behind at every repaint.
-Each paint therefore measures the terminal (windows get resized) and cuts the line to one
-column less than its width, counting wide characters as two cells.
+Nor may what the terminal itself writes after it: Ctrl-C is echoed as ``^C`` where the
+cursor stands, at the end of the line, and two cells too many wrap it onto a new row that
+the final erase then clears instead of the status. Each paint therefore measures the
+terminal (windows get resized) and cuts the line to leave :data:`ROOM_FOR_ECHO` columns
+free, counting wide characters as two cells.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -23,6 +27,7 @@ ERASE_LINE = "\r\x1b[2K"
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
 _ELLIPSIS = "\u2026"
 _FALLBACK_COLUMNS = 80
+ROOM_FOR_ECHO = 3  # the echoed "^C", and one column so the cursor never waits to wrap
 
 
 def cells(text: str) -> int:
@@ -63,20 +68,46 @@ def fit(text: str, room: int) -> str:
     return head + _ELLIPSIS + _tail(text, keep - cells(head))
 
 
+def fit_keeping(text: str, keep: str, room: int) -> str:
+    """``text`` in at most ``room`` cells, ``keep`` (its first occurrence: an agent's name)
+    given way last: the words after it shrink first, then those before it go, then it is
+    cut too."""
+    before, found, after = text.partition(keep) if keep else (text, "", "")
+    if cells(text) <= room or not found:
+        return fit(text, room)
+    rest = room - cells(keep)
+    if after and rest - cells(before) >= 2:
+        return before + keep + _shrunk(after, rest - cells(before))
+    if not after and rest >= 1:
+        return fit(before, rest) + keep
+    if after and rest >= 2:  # the words before go; the name leads
+        return keep + _shrunk(after, rest)
+    return fit(keep, room)
+
+
+def _shrunk(text: str, room: int) -> str:
+    """``text`` in ``room`` cells: its middle gives way, or with little room its end."""
+    if cells(text) <= room or room >= 8:
+        return fit(text, room)
+    return _head(text, room - 1) + _ELLIPSIS
+
+
 def one_row(text: str) -> str:
     """``text`` safe for the terminal and on one row: a model name from a TOML file may hold
     a newline or a tab, which would move the cursor off the row erase-line clears."""
     return re.sub(r"\s", " ", terminal_safe(text))
 
 
-def status_text(frame: int, text: str, elapsed: float, columns: int) -> str:
-    """One frame of the status line, at most ``columns - 1`` cells wide."""
+def status_text(frame: int, text: str, elapsed: float, columns: int, keep: str = "") -> str:
+    """One frame of the status line, at most ``columns - ROOM_FOR_ECHO`` cells wide; when it
+    must be cut, ``keep`` (the agent's name) is cut last."""
+    width = columns - ROOM_FOR_ECHO
     spinner = f"{_FRAMES[frame % len(_FRAMES)]} "
     timer = f" ({int(elapsed)}s)"
-    room = columns - 1 - cells(spinner) - cells(timer)
+    room = width - cells(spinner) - cells(timer)
     if room < 4:  # too narrow for words: the timer alone, or nothing
-        return fit(timer.strip(), columns - 1)
-    return spinner + fit(text, room) + timer
+        return fit(timer.strip(), width)
+    return spinner + fit_keeping(text, keep, room) + timer
 
 
 def terminal_columns(stream: BinaryIO, environ: Mapping[str, str]) -> int:
@@ -117,15 +148,17 @@ class StatusLine:
         self._refresh = refresh_seconds
         self._columns = columns or (lambda: terminal_columns(stream, os.environ))
         self._text: str | None = None
+        self._keep = ""
         self._started = 0.0
         self._frame = 0
         self._painted = False
         self._stop = threading.Event()
         self._painter: threading.Thread | None = None
 
-    def show(self, text: str) -> None:
-        """Start showing ``text`` (caller holds the lock); the timer starts now."""
-        self._text = one_row(text)
+    def show(self, text: str, keep: str = "") -> None:
+        """Start showing ``text`` (caller holds the lock); the timer starts now. ``keep``
+        is the part of it cut last on a narrow terminal (the agent's name)."""
+        self._text, self._keep = one_row(text), one_row(keep)
         self._started = self._clock()
         self._paint()
         if self._painter is None:
@@ -133,12 +166,12 @@ class StatusLine:
             self._painter = threading.Thread(target=self._animate, name="axe-status", daemon=True)
             self._painter.start()
 
-    def update(self, text: str) -> None:
+    def update(self, text: str, keep: str = "") -> None:
         """Change the words but keep the timer running (caller holds the lock)."""
         if self._text is None:
-            self.show(text)
+            self.show(text, keep)
             return
-        self._text = one_row(text)
+        self._text, self._keep = one_row(text), one_row(keep)
         self._paint()
 
     def hide(self) -> None:
@@ -148,7 +181,10 @@ class StatusLine:
         painter, self._painter = self._painter, None
         if painter is not None:
             self._stop.set()
-            painter.join()  # quick: the painter never waits for the lock we hold
+            # Quick: the painter never waits for the lock we hold. RuntimeError: Ctrl-C
+            # struck inside its start(); it stops as soon as it starts.
+            with contextlib.suppress(RuntimeError):
+                painter.join()
 
     def erase(self) -> None:
         """Clear the row before something else is written (caller holds the lock)."""
@@ -169,11 +205,12 @@ class StatusLine:
     def _paint(self) -> None:
         if self._text is None:
             return
-        line = status_text(self._frame, self._text, self._clock() - self._started, self._columns())
+        elapsed = self._clock() - self._started
+        line = status_text(self._frame, self._text, elapsed, self._columns(), self._keep)
         if self._color:
             line = f"{_DIM}{line}{_RESET}"
+        self._painted = True  # first: a Ctrl-C during the write must still erase it
         self._write(ERASE_LINE + line)
-        self._painted = True
 
     def _write(self, text: str) -> None:
         self._stream.write(text.encode("utf-8", "backslashreplace"))

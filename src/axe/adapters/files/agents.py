@@ -268,9 +268,7 @@ def _agent(name: str, path: Path, document: dict[str, Any]) -> AgentConfig:
         display_name=layout.name,
         memory=layout.memory,
         sub_agents=layout.sub_agents_config,
+        source=str(path),
     )
-    try:
-        validate_agent(agent)
-    except ConfigError as error:  # the user fixes a file: name it
-        raise ConfigError(f"{error} (in {path})") from None
+    validate_agent(agent, source=str(path))  # the user fixes a file: name it
     return agent

@@ -17,7 +17,7 @@ from attrs import frozen
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _SPEND_LIMIT_HINTS = ("insufficient_quota", "spend limit", "billing", "credit balance")
-_MAX_SERVER_DELAY = 60.0
+MAX_SERVER_DELAY = 60.0  # seconds of retry-after obeyed; a longer wait is not waited for
 
 
 @frozen
@@ -49,7 +49,7 @@ class RetryPolicy:
         """The wait the server asked for (``retry-after-ms`` / ``retry-after``), if it is
         one worth obeying (up to a minute)."""
         server = requested_delay(headers, now=now)
-        return server if server is not None and server <= _MAX_SERVER_DELAY else None
+        return server if server is not None and server <= MAX_SERVER_DELAY else None
 
 
 def requested_delay(headers: Mapping[str, str], *, now: float | None = None) -> float | None:

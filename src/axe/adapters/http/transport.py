@@ -24,9 +24,9 @@ from attrs import define, field, frozen
 
 from axe.adapters.http.body import JsonBody
 from axe.adapters.http.pauses import SharedPauses
-from axe.adapters.http.retry import RetryPolicy, requested_delay
+from axe.adapters.http.retry import MAX_SERVER_DELAY, RetryPolicy, requested_delay
 from axe.adapters.http.wire.base import WireError, one_line, plain, snippet
-from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
+from axe.domain.errors import ApiError, ConfigError, ModelNotFoundError, PromptTooLargeError
 
 if TYPE_CHECKING:
     import ssl
@@ -53,6 +53,10 @@ class HttpStatusError(ApiError):
     def __init__(self, message: str, *, status: int) -> None:
         super().__init__(message)
         self.status = status
+
+
+class _NotFoundError(HttpStatusError, ModelNotFoundError):
+    """A 404: to a provider's chat endpoint, the model (or the endpoint) does not exist."""
 
 
 class HttpTransport:
@@ -309,6 +313,8 @@ def _given_up(failed: _Failed, retries: int) -> ApiError:
     asked = requested_delay(failed.headers)
     if asked is not None and asked >= 1:
         notes.append(f"the provider asked to wait {asked:.0f}s before trying again")
+        if asked > MAX_SERVER_DELAY:
+            notes.append(f"gc waits at most {MAX_SERVER_DELAY:.0f}s")
     if notes:
         failed.error.args = (f"{failed.error} ({'; '.join(notes)})",)
     return failed.error
@@ -408,7 +414,7 @@ def _http_failure(
     if said.refusal is not None:
         refusal = said.refusal
         return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit), said
-    return HttpStatusError(text, status=status), said
+    return (_NotFoundError if status == 404 else HttpStatusError)(text, status=status), said
 
 
 def _unexplained(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:
