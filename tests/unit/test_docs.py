@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,26 @@ def test_every_test_the_troubleshooting_table_names_exists() -> None:
     }
     assert len(named) > 40
     assert sorted(named - defined) == []
+
+
+def test_the_size_map_in_architecture_md_is_close_to_the_code() -> None:
+    """architecture.md's size map names every package with its lines, within a fifth."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import size_map
+
+    listed = {
+        name: int(lines.replace(",", ""))
+        for name, lines in re.findall(
+            r"^\| `([\w./]+)` \| ([\d,]+) \|", (ROOT / "architecture.md").read_text(), re.M
+        )
+    }
+    real = {
+        name: lines for name, lines in size_map.packages().items() if lines >= size_map.SMALLEST
+    }
+    assert sorted(listed) == sorted(real)
+    assert {
+        name: lines for name, lines in listed.items() if abs(lines - real[name]) > real[name] / 5
+    } == {}
 
 
 def test_the_readme_points_at_every_docs_page_and_stays_short() -> None:
