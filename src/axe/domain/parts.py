@@ -9,6 +9,7 @@ with a marker saying how many bytes were left out: that changes the prompt, neve
 from __future__ import annotations
 
 import bisect
+import copy
 from collections.abc import Callable
 
 from attrs import frozen
@@ -91,14 +92,20 @@ class LogLayout:
     def __init__(self, log: bytes, estimate: Estimate = estimate_tokens) -> None:
         self.log = log
         self._view = memoryview(log)
-        self._estimate = estimate
+        self.estimate = estimate
         starts = entry_starts(log)
         self._entry_starts = starts
         # Unit boundaries: each entry, and the pre-header text as a unit of its own.
         self.bounds = [*sorted({0, *starts}), len(log)] if log else [0]
 
+    def measured(self, estimate: Estimate) -> LogLayout:
+        """The same log and entries, its spans costed by ``estimate`` instead."""
+        other = copy.copy(self)
+        other.estimate = estimate
+        return other
+
     def cost(self, start: int, end: int) -> int:
-        return self._estimate(self._view[start:end])
+        return self.estimate(self._view[start:end])
 
     def entry_number(self, offset: int) -> int:
         """1-based number of the first entry at or after ``offset``."""
@@ -175,7 +182,7 @@ def _furthest_fit(
 def _cut(layout: LogLayout, start: int, end: int, room: int) -> Part:
     """One unit too big for ``room``: the longest head (ending on a line, where possible)
     that fits with the marker."""
-    marker_cost = estimate_tokens(_MARKER.format(omitted=end - start).encode())
+    marker_cost = layout.estimate(memoryview(_MARKER.format(omitted=end - start).encode()))
     budget = max(room - marker_cost, 1)
     low, high = min(_MIN_KEPT, end - start), end - start
     while low < high:  # the longest head whose estimate fits

@@ -72,6 +72,20 @@ class Completion:
 
 
 @frozen(kw_only=True)
+class Spent:
+    """What one agent's analysis sent and what it cost, whatever came of it (issue 19).
+
+    ``requests`` counts every HTTP request that went out (refused, failed and retried
+    ones included: each may have been billed); ``usage`` sums what the replies reported;
+    ``parts`` is None unless the log was split, then the parts analysed so far.
+    """
+
+    usage: Usage | None = None
+    requests: int = 0
+    parts: int | None = None
+
+
+@frozen(kw_only=True)
 class Analysis:
     """The report gc obtained for one agent's memory.
 
@@ -95,7 +109,8 @@ class AgentResult:
     read; after a failure in the trim it is None: the store's error says). ``limit`` is
     the trim target the agent's memory config sets, dry run and failure included; None when
     it sets none, its memory is disabled or the agent did not load.
-    A failed agent carries its ``error`` and whatever was learnt before it failed.
+    A failed agent carries its ``error`` and whatever was learnt before it failed;
+    ``spent`` is what its analysis sent, also when it failed (None: no analysis began).
     """
 
     agent: str
@@ -107,6 +122,7 @@ class AgentResult:
     model: ModelRef | None = None
     analysis: Analysis | None = None
     error: AxeError | None = None
+    spent: Spent | None = None
 
     @property
     def exit_code(self) -> int:

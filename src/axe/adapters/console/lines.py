@@ -12,6 +12,7 @@ from typing import assert_never
 
 from attrs import frozen
 
+from axe.domain.errors import AxeError
 from axe.domain.events import (
     AgentFinished,
     AgentSkipped,
@@ -30,6 +31,7 @@ from axe.domain.events import (
 )
 from axe.domain.model import quoted
 from axe.domain.results import AgentResult, AgentStatus, SweepResult
+from axe.domain.window import WindowTooSmallError
 
 
 class Stream(enum.Enum):
@@ -116,9 +118,29 @@ class TextLines:
             )
         if result.error is not None:
             if self._in_sweep:
-                return _err(f"Error: gc failed for agent {quoted(result.agent)}: {result.error}")
-            return _err(str(result.error))
+                failure = error_text(result.error)
+                return _err(f"Error: gc failed for agent {quoted(result.agent)}: {failure}")
+            return _err(error_text(result.error))
         return _out(_OUTCOME[result.status](result))
+
+
+_LARGER = "use a model with a larger window, or --model builtin/heuristic"
+
+
+def error_text(error: AxeError) -> str:
+    """The sentence for a failure; the facts the core reports as values are worded here."""
+    if not isinstance(error, WindowTooSmallError):
+        return str(error)
+    if error.instructions is None:
+        return (
+            "the model's context window cannot hold gc's instructions beside a reply of "
+            f"{error.reply:,} tokens; {_LARGER}"
+        )
+    size = f" ({error.limit:,} tokens for input)" if error.limit is not None else ""
+    return (
+        f"the model's context window{size} is too small to hold gc's instructions (about "
+        f"{error.instructions:,} tokens) and a part of the log; {_LARGER}"
+    )
 
 
 def _sweep_failures(sweep: SweepResult) -> list[Line]:
