@@ -100,24 +100,25 @@ class Sizing:
 
     def fits(self, request: Classes) -> bool:
         """Whether a request of these estimated classes may be sent."""
-        return all(measure(request) <= room for measure, room in self._rooms(()))
+        return all(measure(request) <= room for measure, room in self._rooms())
 
     def content_cost(self, system_prompt: str) -> Estimate | None:
-        """What content costs beside ``system_prompt``, in units of which one request holds
-        ``_UNIT``; None when nothing is known (the content goes whole).
+        """What a request of ``system_prompt`` and some content costs, in units of which
+        one request may hold ``_UNIT``; None when nothing is known (the content goes whole).
 
         Raises:
             WindowTooSmallError: the instructions leave no room for a part of the log.
         """
-        rooms = self._rooms(_instructions(system_prompt))
+        rooms = self._rooms()
         if not rooms:
             return None
-        if any(room < _SMALLEST_ROOM for _, room in rooms):
+        beside = _instructions(system_prompt)
+        if any(measure(beside) > room - _SMALLEST_ROOM for measure, room in rooms):
             raise self.too_small()
 
         def cost(content: memoryview) -> int:
-            classes = token_classes(content)
-            return math.ceil(max(measure(classes) / room for measure, room in rooms) * _UNIT)
+            request = classes_sum(beside, token_classes(content))
+            return math.ceil(max(measure(request) / room for measure, room in rooms) * _UNIT)
 
         return cost
 
@@ -164,15 +165,14 @@ class Sizing:
             reply=ANALYSIS_MAX_TOKENS,
         )
 
-    def _rooms(self, beside: Classes) -> list[tuple[Callable[[Classes], float], float]]:
-        """Each known limit: how it measures a request and what it leaves beside ``beside``."""
+    def _rooms(self) -> list[tuple[Callable[[Classes], float], float]]:
+        """Each known limit: how it measures a request, and the most it allows."""
         rooms: list[tuple[Callable[[Classes], float], float]] = []
-        bound = self.calibration.bound
         if self.window is not None:
             margin = _CALIBRATED_MARGIN if self.calibration.samples else 1.0
-            rooms.append((bound, self.window * margin - (bound(beside) if beside else 0)))
+            rooms.append((self.calibration.bound, self.window * margin))
         if self.ceiling is not None:
-            rooms.append((sum, self.ceiling - sum(beside)))
+            rooms.append((sum, self.ceiling))
         return rooms
 
 

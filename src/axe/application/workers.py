@@ -91,33 +91,34 @@ def ordered_map(
     """``work(item)`` for every item, up to ``jobs`` at once, started in item order.
 
     ``settled(index, result)`` is called in item order, each as soon as that result and
-    every one before it are in; ``waiting(done, running_items)`` before each wait. Once a
-    result ``halts`` the map, nothing queued starts (its place in the list stays None), and
-    what is under way is still waited for, so every result that exists is returned. An
+    every one before it are in; ``waiting(done, running_items)`` before each wait. An item
+    starts only once the coordinating thread has seen every result before it that was in:
+    after a result ``halts`` the map nothing more starts (its place stays None), and what
+    is under way is still waited for, so every result that exists is returned. An
     exception from ``work`` is raised when its turn comes; on any exception (Ctrl-C
     included) ``stop`` is set and nothing is waited for.
     """
     from concurrent.futures import FIRST_COMPLETED, wait  # noqa: PLC0415
 
-    def checked(item: T) -> R:
-        stop.check()  # queued work does not start after a stop
-        return work(item)
-
     results: list[R | None] = [None] * len(items)
     with worker_pool(max(1, min(jobs, len(items))), name) as pool:
-        futures = [pool.submit(checked, item) for item in items]
+        futures: list[Future[R]] = []
         done = 0
+        halted = False
         try:
-            while done < len(futures):
+            while done < len(items):
+                while not halted and len(futures) < min(done + jobs, len(items)):
+                    stop.check()  # nothing starts after a stop
+                    futures.append(pool.submit(work, items[len(futures)]))
                 if waiting is not None:
                     waiting(done, _running(items, futures))
                 pending = [future for future in futures[done:] if not future.done()]
                 if pending:
-                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    if any(_halting(future, halts) for future in finished):
-                        for future in futures:
-                            future.cancel()  # only those not yet started are cancelled
+                    wait(pending, return_when=FIRST_COMPLETED)
+                halted = halted or any(_halting(future, halts) for future in futures[done:])
                 done = _settle(futures, done, results, settled)
+                if halted and done == len(futures):
+                    break
                 stop.check()
         except BaseException:
             stop.requested = True
@@ -133,16 +134,15 @@ def _settle(
 ) -> int:
     """Takes in the finished results from ``done`` on, in order; returns how many are in."""
     while done < len(futures) and futures[done].done():
-        if not futures[done].cancelled():
-            result = results[done] = futures[done].result()
-            if settled is not None:
-                settled(done, result)
+        result = results[done] = futures[done].result()
+        if settled is not None:
+            settled(done, result)
         done += 1
     return done
 
 
 def _halting(future: Future[R], halts: Callable[[R], bool]) -> bool:
-    if future.cancelled():
+    if not future.done():
         return False
     return future.exception() is not None or halts(future.result())
 
@@ -181,4 +181,4 @@ def run_in_order(
 
 
 def _running(items: Sequence[T], futures: list[Future[R]]) -> list[T]:
-    return [item for item, future in zip(items, futures, strict=True) if future.running()]
+    return [item for item, future in zip(items, futures, strict=False) if future.running()]

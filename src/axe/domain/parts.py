@@ -182,7 +182,8 @@ def _furthest_fit(
 def _cut(layout: LogLayout, start: int, end: int, room: int) -> Part:
     """One unit too big for ``room``: the longest head (ending on a line, where possible)
     that fits with the marker."""
-    marker_cost = layout.estimate(memoryview(_MARKER.format(omitted=end - start).encode()))
+    marker = memoryview(_MARKER.format(omitted=end - start).encode())
+    marker_cost = layout.estimate(marker) - layout.estimate(memoryview(b""))
     budget = max(room - marker_cost, 1)
     low, high = min(_MIN_KEPT, end - start), end - start
     while low < high:  # the longest head whose estimate fits
