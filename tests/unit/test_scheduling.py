@@ -23,8 +23,13 @@ from axe.domain.entries import count_entries
 from axe.domain.errors import ApiError, PromptTooLargeError
 from axe.domain.prompt import MERGE_PROMPT, PATTERN_DETECTION_PROMPT
 from axe.domain.results import AgentResult, AgentStatus, Completion, Spent, Usage
-from axe.testing import FakeAgentRepository, FakeMemoryStore, RecordingOutput, ScriptedLLM
-from axe.testing import make_agent
+from axe.testing import (
+    FakeAgentRepository,
+    FakeMemoryStore,
+    RecordingOutput,
+    ScriptedLLM,
+    make_agent,
+)
 from tests.support import entries, entry
 from tests.tokenizer import count_tokens
 
