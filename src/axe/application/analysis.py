@@ -49,6 +49,7 @@ _SMALLEST_PART = 64  # bytes of the log; a part this small refused: the window i
 _SMALLEST_ROOM = 16  # tokens left for the log beside the instructions: less is no part at all
 _SMALLEST_REPORT = 64  # characters of a part's report; shorter is no report to merge
 _FRAMING: Classes = (0, 0, 0, 0, 0, 0, 16)  # role markers and framing around the two texts
+_HALF = 0.55  # of the content refused without numbers: its halves fit, uneven ones too
 _UNIT = 1 << 20  # what one request may cost in the units parts are planned in
 
 T = TypeVar("T")
@@ -79,13 +80,15 @@ class Sizing:
     sending, and the window a refusal stated. ``calibration`` bounds the provider's count
     from the requests it counted (replies and refusals with numbers). ``ceiling`` is the
     most estimated tokens a request may have after refusals that gave no numbers: each such
-    refusal halves what it refused.
+    refusal halves the content it refused. ``answered_once``: a reply came, with or without a count
+    (probing one part at a time is over either way).
     """
 
     cap: int | None = None
     limit: int | None = None
     calibration: Calibration = attrs.field(factory=Calibration)
     ceiling: int | None = None
+    answered_once: bool = False
 
     @property
     def window(self) -> int | None:
@@ -94,9 +97,10 @@ class Sizing:
 
     @property
     def probing(self) -> bool:
-        """A window is known but not yet how the provider counts: one request first, so
-        the rest is planned from the provider's own count."""
-        return self.window is not None and not self.calibration.samples
+        """A limit is known but no reply has come yet: one request first, so the rest is
+        planned from the provider's own count (or from its next refusal)."""
+        known = self.window is not None or self.ceiling is not None
+        return known and not (self.calibration.samples or self.answered_once)
 
     def fits(self, request: Classes) -> bool:
         """Whether a request of these estimated classes may be sent."""
@@ -125,12 +129,13 @@ class Sizing:
     def answered(self, request: Classes, completion: Completion) -> Sizing:
         """Calibrated from a reply that reports its prompt size."""
         usage = completion.usage
-        if usage is None or usage.input_tokens <= 0:
-            return self
+        if usage is None or usage.input_tokens <= 0:  # no count: only no more probing
+            return self if self.answered_once else attrs.evolve(self, answered_once=True)
         return attrs.evolve(self, calibration=self.calibration.learnt(request, usage.input_tokens))
 
-    def refused(self, refusal: PromptTooLargeError, request: Classes) -> Sizing:
-        """What a refusal of a request of these estimated classes teaches.
+    def refused(self, refusal: PromptTooLargeError, request: Classes, beside: Classes) -> Sizing:
+        """What a refusal of a request of these estimated classes (of which ``beside`` are
+        its instructions) teaches.
 
         Raises:
             WindowTooSmallError: the provider says no input fits at all (the reply takes
@@ -144,8 +149,9 @@ class Sizing:
             if refusal.tokens:  # a limit alone (a prompt Ollama cut) says nothing of the count
                 calibration = learnt.calibration.learnt(request, refusal.tokens)
                 learnt = attrs.evolve(learnt, calibration=calibration)
-        if learnt.fits(request):  # nothing said by how much: at most half of what was refused
-            learnt = attrs.evolve(learnt, ceiling=int(sum(request) // 2))
+        if learnt.fits(request):  # nothing said by how much: half the log it refused, at most
+            content = sum(request) - sum(beside)
+            learnt = attrs.evolve(learnt, ceiling=int(sum(beside) + content * _HALF))
         return learnt
 
     def too_small(self) -> WindowTooSmallError:
@@ -225,7 +231,7 @@ class LogAnalysis:
                 return self._analysis(outcome.text, parts=1)
             if not isinstance(outcome, PromptTooLargeError):
                 raise outcome
-            sizing = sizing.refused(outcome, whole)
+            sizing = sizing.refused(outcome, whole, _instructions(PATTERN_DETECTION_PROMPT))
         layout = LogLayout(memory)
         reports, sizing = self._analyse_parts(layout, sizing)
         if len(reports) == 1:
@@ -240,7 +246,7 @@ class LogAnalysis:
         while todo := [piece for piece in pieces if isinstance(piece, Part)]:
             pieces = [
                 planned
-                for piece in _coalesced(layout, pieces)
+                for piece in (_coalesced(layout, pieces) if sizing.window else pieces)
                 for planned in (
                     _plan(layout, piece, sizing) if isinstance(piece, Part) else [piece]
                 )
@@ -262,7 +268,7 @@ class LogAnalysis:
                     pieces[pieces.index(part)] = _Report(part, part, outcome.text)
                     self._parts = (self._parts or 0) + 1
                 elif isinstance(outcome, PromptTooLargeError):
-                    sizing = sizing.refused(outcome, cost)
+                    sizing = sizing.refused(outcome, cost, _instructions(PATTERN_DETECTION_PROMPT))
                     if part.sent_size <= _SMALLEST_PART:  # the marker of a cut entry not counted
                         raise sizing.too_small() from outcome
                 elif outcome is not None:
@@ -291,7 +297,7 @@ class LogAnalysis:
                     sizing = sizing.answered(cost, outcome)
                     merged[id(group)] = _Report(group[0].first, group[-1].last, outcome.text)
                 elif isinstance(outcome, PromptTooLargeError):
-                    sizing = sizing.refused(outcome, cost)
+                    sizing = sizing.refused(outcome, cost, _instructions(MERGE_PROMPT))
                 elif outcome is not None:
                     raise _in_context(outcome, f"merging the {len(reports)} part reports failed")
             reports = [
@@ -385,7 +391,8 @@ class _Report:
 
 
 def _coalesced(layout: LogLayout, pieces: list[Part | _Report]) -> list[Part | _Report]:
-    """Runs of parts not yet analysed joined into one span, to be planned afresh."""
+    """Runs of parts not yet analysed joined into one span, to be planned afresh with a
+    window that is known (halves, planned without one, stay halves)."""
     joined: list[Part | _Report] = []
     for piece in pieces:
         previous = joined[-1] if joined else None
