@@ -163,7 +163,7 @@ def _furthest_fit(
     start = bounds[first]
     fitting, too_far = first, len(bounds)
     guess = start + room / density
-    for _ in range(8):
+    for _ in range(4):
         index = max(fitting + 1, min(bisect.bisect_right(bounds, guess) - 1, too_far - 1))
         if index <= fitting or index >= too_far:
             break
@@ -174,8 +174,12 @@ def _furthest_fit(
         else:
             too_far = index
             guess = start + (bounds[index] - start) * room / cost * 0.97
-    while fitting + 1 < too_far and layout.cost(start, bounds[fitting + 1]) <= room:
-        fitting += 1  # rarely more than a step or two: the guesses land close
+    while fitting + 1 < too_far:  # the guesses land close: a few halvings settle it
+        middle = (fitting + too_far) // 2
+        if layout.cost(start, bounds[middle]) <= room:
+            fitting = middle
+        else:
+            too_far = middle
     return fitting
 
 
