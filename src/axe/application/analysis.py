@@ -32,7 +32,7 @@ from axe.application.workers import StopSignal, ordered_map
 from axe.domain.errors import AxeError, PromptTooLargeError
 from axe.domain.events import AnalysisSplit, MergeStarted, PartAnalysed
 from axe.domain.model import MemoryConfig, ModelRef
-from axe.domain.parts import Estimate, LogLayout, Part, halve, plan_parts
+from axe.domain.parts import LogLayout, Measure, Part, halve, plan_parts
 from axe.domain.prompt import (
     ANALYSIS_MAX_TOKENS,
     ANALYSIS_TEMPERATURE,
@@ -106,9 +106,10 @@ class Sizing:
         """Whether a request of these estimated classes may be sent."""
         return all(measure(request) <= room for measure, room in self._rooms())
 
-    def content_cost(self, system_prompt: str) -> Estimate | None:
-        """What a request of ``system_prompt`` and some content costs, in units of which
-        one request may hold ``_UNIT``; None when nothing is known (the content goes whole).
+    def content_cost(self, system_prompt: str) -> Measure | None:
+        """What a request of ``system_prompt`` and some content (given by its estimate by
+        kind of text) costs, in units of which one request may hold ``_UNIT``; None when
+        nothing is known (the content goes whole).
 
         Raises:
             WindowTooSmallError: the instructions leave no room for a part of the log.
@@ -120,9 +121,9 @@ class Sizing:
         if any(measure(beside) > room - _SMALLEST_ROOM for measure, room in rooms):
             raise self.too_small()
 
-        def cost(content: memoryview) -> int:
-            request = classes_sum(beside, token_classes(content))
-            return math.ceil(max(measure(request) / room for measure, room in rooms) * _UNIT)
+        def cost(content: Classes) -> float:
+            request = classes_sum(beside, content)
+            return max(measure(request) / room for measure, room in rooms) * _UNIT
 
         return cost
 
@@ -224,15 +225,19 @@ class LogAnalysis:
         """
         request = self._request(PATTERN_DETECTION_PROMPT, memory)
         sizing = Sizing(cap=self._llm.input_limit(request))
-        whole = request_classes(PATTERN_DETECTION_PROMPT, memory)
-        if sizing.fits(whole):
+        known = sizing.window is not None  # else the log goes whole, estimated only if refused
+        layout = LogLayout(memory) if known else None
+        whole = _part_classes(layout, layout.part(0, len(memory))) if layout else None
+        if whole is None or sizing.fits(whole):
             outcome = self._tally(request, self._send(request))
             if isinstance(outcome, Completion):
                 return self._analysis(outcome.text, parts=1)
             if not isinstance(outcome, PromptTooLargeError):
                 raise outcome
+            layout = layout or LogLayout(memory)
+            whole = whole or _part_classes(layout, layout.part(0, len(memory)))
             sizing = sizing.refused(outcome, whole, _instructions(PATTERN_DETECTION_PROMPT))
-        layout = LogLayout(memory)
+        layout = layout or LogLayout(memory)
         reports, sizing = self._analyse_parts(layout, sizing)
         if len(reports) == 1:
             return self._analysis(reports[0].text, parts=1)
@@ -262,7 +267,7 @@ class LogAnalysis:
                 functools.partial(self._part_answered, len(pieces) - len(todo), announced),
             )
             for part, outcome in zip(batch, outcomes, strict=True):
-                cost = request_classes(PATTERN_DETECTION_PROMPT, part.content(layout.log))
+                cost = _part_classes(layout, part)
                 if isinstance(outcome, Completion):
                     sizing = sizing.answered(cost, outcome)
                     pieces[pieces.index(part)] = _Report(part, part, outcome.text)
@@ -415,8 +420,17 @@ def _plan(layout: LogLayout, span: Part, sizing: Sizing) -> list[Part]:
     return _halves(layout, span, sizing)
 
 
+def _part_classes(layout: LogLayout, part: Part) -> Classes:
+    """The estimate of the request that analyses ``part``, by kind of text."""
+    if part.sent_bytes is not None:  # a cut entry and its marker
+        return request_classes(PATTERN_DETECTION_PROMPT, part.content(layout.log))
+    return classes_sum(
+        _instructions(PATTERN_DETECTION_PROMPT), layout.classes(part.start, part.end)
+    )
+
+
 def _halves(layout: LogLayout, part: Part, sizing: Sizing) -> list[Part]:
-    if sizing.fits(request_classes(PATTERN_DETECTION_PROMPT, part.content(layout.log))):
+    if sizing.fits(_part_classes(layout, part)):
         return [part]
     if part.sent_size <= _SMALLEST_PART:
         raise sizing.too_small()
