@@ -229,7 +229,7 @@ class LogAnalysis:
         layout = LogLayout(memory) if known else None
         whole = _part_classes(layout, layout.part(0, len(memory))) if layout else None
         if whole is None or sizing.fits(whole):
-            outcome = self._tally(request, self._send(request))
+            outcome = self._tally(self._send(request))
             if isinstance(outcome, Completion):
                 return self._analysis(outcome.text, parts=1)
             if not isinstance(outcome, PromptTooLargeError):
@@ -321,24 +321,23 @@ class LogAnalysis:
         """Each item's request through the one scheduler, a bounded few at a time; the
         first refusal or failure stops what has not started (None in its place)."""
 
-        def send(item: T) -> tuple[AnalysisRequest, Outcome]:
-            sent = request(item)
-            return sent, self._send(sent)
+        def send(item: T) -> Outcome:
+            return self._send(request(item))  # the request (a part's bytes) is not kept
 
-        def settled(index: int, result: tuple[AnalysisRequest, Outcome]) -> None:
-            if answered is not None and isinstance(result[1], Completion):
+        def settled(index: int, outcome: Outcome) -> None:
+            if answered is not None and isinstance(outcome, Completion):
                 answered(index)
 
-        results = ordered_map(
+        outcomes = ordered_map(
             items,
             send,
             jobs=self._concurrency,
             stop=self._stop,
             name="axe-request",
             settled=settled,
-            halts=lambda result: isinstance(result[1], AxeError),
+            halts=lambda outcome: isinstance(outcome, AxeError),
         )
-        return [None if result is None else self._tally(*result) for result in results]
+        return [None if outcome is None else self._tally(outcome) for outcome in outcomes]
 
     def _send(self, request: AnalysisRequest) -> Outcome:
         try:
@@ -346,7 +345,7 @@ class LogAnalysis:
         except AxeError as error:
             return error
 
-    def _tally(self, request: AnalysisRequest, outcome: Outcome) -> Outcome:
+    def _tally(self, outcome: Outcome) -> Outcome:
         """Counts what an outcome cost: every request that went out may have been billed."""
         if isinstance(outcome, Completion):
             self._requests += outcome.sent
