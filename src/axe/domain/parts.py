@@ -19,7 +19,7 @@ from axe.domain.entries import entry_starts
 from axe.domain.tokens import Classes, classes_sum, token_classes
 
 Measure = Callable[[Classes], float]  # what an estimate by kind of text costs (default: sum)
-_BLOCK = 1 << 16  # bytes whose estimate is kept, so a span is estimated from its two ends
+_BLOCK = 1 << 15  # bytes whose estimate is kept, so a span is estimated from its two ends
 _MARKER = (
     "\n[... axe gc left out the last {omitted:,} bytes of this entry here: the entry alone "
     "is larger than the model's context window allows ...]\n"
