@@ -14,7 +14,8 @@ from click.testing import CliRunner, Result
 from axe.adapters.console.json_lines import result_line
 from axe.cli import cli
 from axe.domain.errors import ApiError
-from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, Usage
+from axe.domain.results import AgentResult, AgentStatus, Analysis, Usage
+from axe.domain.spending import Spent
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
 from tests.support import CANNED_ANALYSIS, AxeHome, entries, run_installed
 

@@ -22,7 +22,8 @@ from axe.application.ports import AnalysisRequest
 from axe.domain.entries import count_entries
 from axe.domain.errors import ApiError, PromptTooLargeError
 from axe.domain.prompt import MERGE_PROMPT, PATTERN_DETECTION_PROMPT
-from axe.domain.results import AgentResult, AgentStatus, Completion, Spent, Usage
+from axe.domain.results import AgentResult, AgentStatus, Completion, Usage
+from axe.domain.spending import Spent
 from axe.testing import (
     FakeAgentRepository,
     FakeMemoryStore,

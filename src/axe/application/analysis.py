@@ -40,7 +40,8 @@ from axe.domain.prompt import (
     PATTERN_DETECTION_PROMPT,
     merge_content,
 )
-from axe.domain.results import Analysis, Completion, Spent, Usage, total_usage
+from axe.domain.results import Analysis, Completion, Usage, total_usage
+from axe.domain.spending import Spent
 from axe.domain.tokens import Calibration, Classes, classes_sum, token_classes
 from axe.domain.window import WindowTooSmallError
 

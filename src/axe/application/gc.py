@@ -9,6 +9,7 @@ by whoever listens to the events, and every run ends in a result value.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 from attrs import Attribute, field, frozen
@@ -31,7 +32,10 @@ from axe.domain.events import (
 )
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
-from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepResult
+from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult
+
+if TYPE_CHECKING:
+    from axe.domain.spending import Spent
 
 
 def _model_override(value: ModelRef | str | None) -> ModelRef | None:

@@ -8,11 +8,15 @@ worded for a reader.
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
 from axe.domain.errors import EXIT_SUCCESS, AxeError, exit_code_for
 from axe.domain.model import ModelRef
+
+if TYPE_CHECKING:  # defined only where an analysis runs: one class less at start-up
+    from axe.domain.spending import Spent
 
 
 class AgentStatus(enum.Enum):
@@ -69,20 +73,6 @@ class Completion:
     text: str
     usage: Usage | None = None
     sent: int = 1
-
-
-@frozen(kw_only=True)
-class Spent:
-    """What one agent's analysis sent and what it cost, whatever came of it (issue 19).
-
-    ``requests`` counts every HTTP request that went out (refused, failed and retried
-    ones included: each may have been billed); ``usage`` sums what the replies reported;
-    ``parts`` is None unless the log was split, then the parts analysed so far.
-    """
-
-    usage: Usage | None = None
-    requests: int = 0
-    parts: int | None = None
 
 
 @frozen(kw_only=True)
