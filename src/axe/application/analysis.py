@@ -20,6 +20,7 @@ parts. The estimate stays a hard cap: no request is sent above a window that is 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -267,6 +268,7 @@ class LogAnalysis:
                 lambda part: self._request(PATTERN_DETECTION_PROMPT, part.content(layout.log)),
                 functools.partial(self._part_answered, len(pieces) - len(todo), announced),
             )
+            failure: AxeError | None = None
             for part, outcome in zip(batch, outcomes, strict=True):
                 cost = _part_classes(layout, part)
                 if isinstance(outcome, Completion):
@@ -277,13 +279,15 @@ class LogAnalysis:
                     sizing = sizing.refused(outcome, cost, _instructions(PATTERN_DETECTION_PROMPT))
                     if part.sent_size <= _SMALLEST_PART:  # the marker of a cut entry not counted
                         raise sizing.too_small() from outcome
-                elif outcome is not None:
+                elif outcome is not None and failure is None:  # the earliest one is said
                     at = pieces.index(part) + 1
-                    raise _in_context(outcome, f"analysis of part {at} of {len(pieces)} failed")
+                    failure = _in_context(outcome, f"analysis of part {at} of {len(pieces)} failed")
+            if failure is not None:
+                raise failure
         return [piece for piece in pieces if isinstance(piece, _Report)], sizing
 
-    def _part_answered(self, done: int, total: int, index: int) -> None:
-        self._output.emit(PartAnalysed(self._agent, done + index + 1, total))
+    def _part_answered(self, done: int, total: int, answered: int) -> None:
+        self._output.emit(PartAnalysed(self._agent, done + answered, total))
 
     def _merge(self, layout: LogLayout, reports: list[_Report], sizing: Sizing) -> str:
         """Merge reports in rounds until one is left: each round merges consecutive groups
@@ -320,14 +324,17 @@ class LogAnalysis:
         answered: Callable[[int], None] | None = None,
     ) -> list[Outcome | None]:
         """Each item's request through the one scheduler, a bounded few at a time; the
-        first refusal or failure stops what has not started (None in its place)."""
+        first refusal or failure stops what has not started (None in its place).
+        ``answered(n)`` follows the n-th answer, in item order."""
 
         def send(item: T) -> Outcome:
             return self._send(request(item))  # the request (a part's bytes) is not kept
 
-        def settled(index: int, outcome: Outcome) -> None:
+        count = itertools.count(1)
+
+        def settled(_index: int, outcome: Outcome) -> None:
             if answered is not None and isinstance(outcome, Completion):
-                answered(index)
+                answered(next(count))
 
         outcomes = ordered_map(
             items,
