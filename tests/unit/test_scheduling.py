@@ -24,6 +24,7 @@ from axe.domain.errors import ApiError, PromptTooLargeError
 from axe.domain.prompt import MERGE_PROMPT, PATTERN_DETECTION_PROMPT
 from axe.domain.results import AgentResult, AgentStatus, Completion, Usage
 from axe.domain.spending import Spent
+from axe.domain.window import WindowTooSmallError
 from axe.testing import (
     FakeAgentRepository,
     FakeMemoryStore,
@@ -238,6 +239,8 @@ def test_a_failed_part_keeps_what_the_analysis_sent() -> None:
     result = collect_garbage("a", GcOptions(part_concurrency=1), ports)
     assert (result.status, result.exit_code) == (AgentStatus.FAILED, 3)
     assert str(result.error).startswith("analysis of part 3 of ")
+    assert isinstance(result.error, ApiError)
+    assert result.error.sent == 2  # put in context, not rebuilt: its numbers are kept
     assert result.spent == Spent(
         usage=Usage(sum(answered), 10), requests=len(llm.requests) + 1, parts=2
     )
@@ -267,3 +270,15 @@ def test_an_entry_larger_than_the_window_is_cut_to_fit_a_calibrated_window() -> 
     assert result.status is AgentStatus.DRY_RUN
     assert max(s.tokens for s in provider.sent) <= 3000
     assert any(b"axe gc left out the last" in s.request.content for s in provider.sent)
+
+
+def test_a_window_too_small_is_a_fact_with_its_numbers() -> None:
+    """The core says why (the window, what the instructions need), not what to do: the
+    console words the advice."""
+    provider = Provider(200, "ollama")
+    result = run(entries(50), provider)
+    assert isinstance(result.error, WindowTooSmallError)
+    assert result.error.limit == 200
+    assert result.error.instructions is not None
+    assert result.error.instructions > 200
+    assert provider.sent == []
