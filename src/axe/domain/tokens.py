@@ -108,28 +108,6 @@ def certainly_under(data: bytes, tokens: int) -> bool:
 
 
 @frozen
-class TokenBudget:
-    """How many tokens one request may carry, and how estimates translate to real tokens.
-
-    ``limit`` is in the provider's tokens. ``scale`` turns :func:`estimate_tokens` into
-    them: 1 until a provider has told its own count, then that count over the estimate.
-    ``margin`` leaves room for the estimate being less exact on some slices than on the
-    whole once it has been scaled to the truth.
-    """
-
-    limit: int
-    scale: float = 1.0
-    margin: float = 1.0
-
-    def fits(self, estimated: int) -> bool:
-        return estimated * self.scale <= self.limit * self.margin
-
-    def room(self) -> int:
-        """The most estimated tokens a request may hold."""
-        return int(self.limit * self.margin / self.scale)
-
-
-@frozen
 class Calibration:
     """Upper bounds of a provider's count, learnt from requests it counted.
 
