@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -102,12 +103,13 @@ def bare_413_first(server: LoopbackLLM) -> None:
     answer = server.answer
     first = [True]
 
-    def answering(path: str, body: bytes) -> tuple[int, bytes]:
-        status, payload = answer(path, body)
-        if status == 400 and first[0]:
+    def answering(path: str, body: bytes) -> Any:
+        reply = answer(path, body)  # (status, body) or, with more wire formats, (..., headers)
+        if reply[0] == 400 and first[0]:
             first[0] = False
-            return 413, b'{"type": "error", "error": {"type": "request_too_large"}}'
-        return status, payload
+            bare = b'{"type": "error", "error": {"type": "request_too_large"}}'
+            return (413, bare, *reply[2:])
+        return reply
 
     server.answer = answering  # type: ignore[method-assign]
 
