@@ -29,12 +29,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
 
 from axe.application.ports import AgentRepository, AnalysisRequest, LLMClient, MemoryStore, Output
+from axe.application.workers import RecordingOutput
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.errors import AgentError, AxeError, ConfigError
-from axe.domain.events import Event
 from axe.domain.model import AgentConfig, MemoryConfig, quoted
 from axe.domain.results import Completion
 
@@ -45,8 +44,6 @@ __all__ = [
     "ScriptedLLM",
     "make_agent",
 ]
-
-E = TypeVar("E")
 
 
 def make_agent(
@@ -184,20 +181,6 @@ class ScriptedLLM:
         if isinstance(answer, AxeError):
             raise answer
         return answer if isinstance(answer, Completion) else Completion(answer)
-
-
-class RecordingOutput:
-    """Keeps every event, in order, for assertions."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
-
-    def of_type(self, kind: type[E]) -> list[E]:
-        """The recorded events of one kind, in order."""
-        return [event for event in self.events if isinstance(event, kind)]
 
 
 # mypy checks each fake against its port here.

@@ -7,11 +7,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import respx
 from click.testing import CliRunner, Result
 
+from axe.adapters.console.json_lines import result_line
 from axe.cli import cli
+from axe.domain.errors import ApiError
+from axe.domain.results import AgentResult, AgentStatus, Analysis, Usage
+from axe.domain.spending import Spent
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
 from tests.support import CANNED_ANALYSIS, AxeHome, entries, run_installed
 
@@ -211,3 +216,78 @@ def test_the_installed_axe_prints_json_lines(home: AxeHome, server: LoopbackLLM)
         ("a", "trimmed", 1),
         ("b", "trimmed", 1),
     ]
+
+
+def test_a_split_analysis_that_fails_still_says_what_it_sent(
+    home: AxeHome, anthropic: respx.MockRouter
+) -> None:
+    """A big log whose last part fails after the others were billed: the object still
+    counts every request sent (the refused whole log, each part, the failed one) and the
+    tokens the replies reported, and how many parts were analysed (issue 19)."""
+    memory = entries(300)
+    last = memory[memory.rfind(b"## ") :].split(b"\n")[0].decode()
+
+    def provider(request: httpx.Request) -> httpx.Response:
+        text = json.loads(request.content)["messages"][-1]["content"]
+        if len(text) > 6_000:
+            too_long = f"prompt is too long: {len(text) // 3} tokens > 1500 maximum"
+            return httpx.Response(400, json={"error": {"message": too_long}})
+        if last in text:
+            return httpx.Response(400, json={"error": {"message": "bad request"}})
+        usage = {"input_tokens": 1000, "output_tokens": 10}
+        return httpx.Response(
+            200, json={"content": [{"type": "text", "text": "r"}], "usage": usage}
+        )
+
+    anthropic.routes["messages"].side_effect = provider
+    home.add_agent("helper", last_n=3)
+    home.write_memory("helper", memory)
+    result = run("helper", "--json")
+    calls = [json.loads(call.request.content) for call in anthropic.routes["messages"].calls]
+    texts = [body["messages"][-1]["content"] for body in calls]
+    answered = sum(len(text) <= 6_000 and last not in text for text in texts)
+    assert answered >= 2
+    (found,) = objects(result.stdout)
+    assert found == {
+        "agent": "helper",
+        "status": "failed",
+        "entries": 300,
+        "removed": 0,
+        "kept": 300,
+        "limit": 3,
+        "model": "anthropic/claude-3",
+        "analysis": None,
+        "usage": {"input_tokens": 1000 * answered, "output_tokens": 10 * answered},
+        "parts": answered,
+        "requests": len(calls),
+        "error": found["error"],
+        "exit_code": 3,
+    }
+    assert found["error"].startswith(f"analysis of part {answered + 1} of ")
+    assert home.memory_path("helper").read_bytes() == memory
+
+
+def test_a_stated_cost_is_in_the_usage_object_and_only_then() -> None:
+    """``usage`` gains ``cost`` (US dollars, as OpenRouter states it) only when the provider
+    stated one; a failed analysis that was billed still says its usage."""
+    spent = Spent(usage=Usage(120, 30, cost=0.0042), requests=2, parts=None)
+    failed = AgentResult(agent="a", status=AgentStatus.FAILED, error=ApiError("boom"), spent=spent)
+    ok = AgentResult(
+        agent="b", status=AgentStatus.DRY_RUN, analysis=Analysis(text="r", usage=Usage(1, 2))
+    )
+    assert json.loads(result_line(failed)) == {
+        "agent": "a",
+        "status": "failed",
+        "entries": None,
+        "removed": 0,
+        "kept": None,
+        "limit": None,
+        "model": None,
+        "analysis": None,
+        "usage": {"input_tokens": 120, "output_tokens": 30, "cost": 0.0042},
+        "parts": None,
+        "requests": 2,
+        "error": "boom",
+        "exit_code": 3,
+    }
+    assert json.loads(result_line(ok))["usage"] == {"input_tokens": 1, "output_tokens": 2}

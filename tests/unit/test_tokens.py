@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from axe.domain import tokens
-from axe.domain.tokens import TokenBudget, certainly_under, estimate_tokens
+from axe.domain.tokens import Calibration, certainly_under, estimate_tokens, token_classes
 from tests.tokenizer import count_tokens
 
 log_like_text = st.lists(
@@ -73,11 +73,16 @@ def test_certainly_under_agrees_with_the_estimate(data: bytes, tokens: int) -> N
     assert certainly_under(data, tokens) == (estimate_tokens(data) < tokens)
 
 
-def test_a_budget_scaled_to_a_providers_count_admits_more() -> None:
-    """Once a provider has said the estimate runs at half its count, twice as much fits."""
-    conservative = TokenBudget(1000)
-    calibrated = TokenBudget(1000, scale=0.5)
-    assert conservative.room() == 1000
-    assert calibrated.room() == 2000
-    assert calibrated.fits(1999)
-    assert not conservative.fits(1001)
+def test_a_calibration_brings_like_text_to_its_count_and_keeps_other_text_whole() -> None:
+    """Calibrated on prose, the bound of other prose comes down to about its real count and
+    stays above it; text of another kind (CJK, counted a token a byte) keeps its full
+    estimate, as the sample says nothing about it."""
+    prose = " ".join(["the handlers swallow context cancellation and log the bodies"] * 40)
+    other = " ".join(["a retry loop that logs request bodies and swallows the errors"] * 30)
+    sample = token_classes(prose.encode())
+    calibration = Calibration().learnt(sample, count_tokens(prose))
+    bound = calibration.bound(token_classes(other.encode()))
+    assert count_tokens(other) <= bound < 1.2 * count_tokens(other)
+    assert bound < 0.8 * estimate_tokens(other.encode())
+    cjk = token_classes("日本語のテキスト".encode() * 50)
+    assert calibration.bound(cjk) == sum(cjk)

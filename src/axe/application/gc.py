@@ -8,6 +8,8 @@ by whoever listens to the events, and every run ends in a result value.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 from attrs import Attribute, field, frozen
 
@@ -38,6 +40,9 @@ from axe.domain.events import (
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
 from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult
+
+if TYPE_CHECKING:
+    from axe.domain.spending import Spent
 
 
 def _model_override(value: ModelRef | str | None) -> ModelRef | None:
@@ -193,6 +198,7 @@ class _AgentGc:
         self._entries: int | None = None
         self._model: ModelRef | None = None
         self._analysis: Analysis | None = None
+        self._spent: Spent | None = None
         self._trimming = False  # once the store is asked to trim, what the file keeps is its say
 
     def run(self) -> AgentResult:
@@ -252,7 +258,7 @@ class _AgentGc:
         from axe.application.analysis import LogAnalysis  # noqa: PLC0415
 
         self._ports.output.emit(AnalysisStarted(self._agent.name, model, self._entries or 0))
-        return LogAnalysis(
+        analysis = LogAnalysis(
             llm=self._ports.llm,
             output=self._ports.output,
             agent=self._agent.name,
@@ -260,7 +266,11 @@ class _AgentGc:
             memory_config=self._agent.memory,
             concurrency=self._options.part_concurrency,
             stop=self._stop,
-        ).run(memory)
+        )
+        try:
+            return analysis.run(memory)
+        finally:
+            self._spent = analysis.spent  # what was sent is said, also on a failure
 
     def _result(
         self,
@@ -285,4 +295,5 @@ class _AgentGc:
             model=self._model,
             analysis=self._analysis,
             error=error,
+            spent=self._spent,
         )

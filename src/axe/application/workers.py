@@ -1,11 +1,13 @@
-"""Bounded worker threads, shared by the parts of one log and the agents of ``--all``.
+"""Bounded worker threads: the one scheduler of both ``--all --jobs`` and the parts of a log.
 
-Two rules hold wherever work runs concurrently. Output is ordered: each task's events are
-kept until it and every task before it are done, then replayed whole, so what a listener
-sees is exactly what a sequential run would show, whatever the timing. And a stop (Ctrl-C)
-is prompt: nothing queued starts, nobody waits for requests in flight (the command line
-ends the process without waiting for the threads that send them), and a task checks the
-stop before it changes anything.
+:func:`ordered_map` runs a function over items, up to a bound at once, and hands each
+result on in item order as soon as it and every result before it are in. The agents of
+``--all --jobs`` go through it (each agent's events buffered and replayed whole, so a
+listener sees exactly the sequential run's stream), and so do the parts and merge requests
+of a log too large for one request (see ``analysis.py``). A stop (Ctrl-C) is prompt:
+nothing queued starts, nobody waits for requests in flight (the command line ends the
+process without waiting for the threads that send them), and a task checks the stop before
+it changes anything.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ if TYPE_CHECKING:  # concurrent.futures (and the logging it loads) only when wor
 
 T = TypeVar("T")
 R = TypeVar("R")
+E = TypeVar("E")
 
 
 class Stopped(Exception):  # noqa: N818  (a signal, not an error: the run was interrupted)
@@ -55,14 +58,93 @@ def worker_pool(size: int, name: str) -> Iterator[ThreadPoolExecutor]:
     pool.shutdown(wait=True)
 
 
-class EventBuffer:
-    """An ``Output`` that keeps one task's events until they can be replayed in order."""
+class RecordingOutput:
+    """An ``Output`` that keeps every event, in order: the buffer of one agent under
+    ``--jobs`` until it can be replayed, and the recorder of ``axe.testing``."""
 
     def __init__(self) -> None:
         self.events: list[Event] = []
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
+
+    def of_type(self, kind: type[E]) -> list[E]:
+        """The recorded events of one kind, in order."""
+        return [event for event in self.events if isinstance(event, kind)]
+
+
+def _never(_result: object) -> bool:
+    return False
+
+
+def ordered_map(
+    items: Sequence[T],
+    work: Callable[[T], R],
+    *,
+    jobs: int,
+    stop: StopSignal,
+    name: str,
+    settled: Callable[[int, R], None] | None = None,
+    halts: Callable[[R], bool] = _never,
+    waiting: Callable[[int, list[T]], None] | None = None,
+) -> list[R | None]:
+    """``work(item)`` for every item, up to ``jobs`` at once, started in item order.
+
+    ``settled(index, result)`` is called in item order, each as soon as that result and
+    every one before it are in; ``waiting(done, running_items)`` before each wait. An item
+    starts only once the coordinating thread has seen every result before it that was in:
+    after a result ``halts`` the map nothing more starts (its place stays None), and what
+    is under way is still waited for, so every result that exists is returned. An
+    exception from ``work`` is raised when its turn comes; on any exception (Ctrl-C
+    included) ``stop`` is set and nothing is waited for.
+    """
+    from concurrent.futures import FIRST_COMPLETED, wait  # noqa: PLC0415
+
+    results: list[R | None] = [None] * len(items)
+    with worker_pool(max(1, min(jobs, len(items))), name) as pool:
+        futures: list[Future[R]] = []
+        done = 0
+        halted = False
+        try:
+            while done < len(items):
+                while not halted and len(futures) < min(done + jobs, len(items)):
+                    stop.check()  # nothing starts after a stop
+                    futures.append(pool.submit(work, items[len(futures)]))
+                if waiting is not None:
+                    waiting(done, _running(items, futures))
+                pending = [future for future in futures[done:] if not future.done()]
+                if pending:
+                    wait(pending, return_when=FIRST_COMPLETED)
+                halted = halted or any(_halting(future, halts) for future in futures[done:])
+                done = _settle(futures, done, results, settled)
+                if halted and done == len(futures):
+                    break
+                stop.check()
+        except BaseException:
+            stop.requested = True
+            raise
+    return results
+
+
+def _settle(
+    futures: list[Future[R]],
+    done: int,
+    results: list[R | None],
+    settled: Callable[[int, R], None] | None,
+) -> int:
+    """Takes in the finished results from ``done`` on, in order; returns how many are in."""
+    while done < len(futures) and futures[done].done():
+        result = results[done] = futures[done].result()
+        if settled is not None:
+            settled(done, result)
+        done += 1
+    return done
+
+
+def _halting(future: Future[R], halts: Callable[[R], bool]) -> bool:
+    if not future.done():
+        return False
+    return future.exception() is not None or halts(future.result())
 
 
 def run_in_order(
@@ -73,37 +155,30 @@ def run_in_order(
     output: Output,
     progress: Callable[[int, list[T]], Event],
 ) -> list[R]:
-    """``work(item, buffer, stop)`` for every item, up to ``jobs`` at once.
+    """``work(item, buffer, stop)`` for every item, up to ``jobs`` at once (``--all``).
 
     Each item's events reach ``output`` whole and in item order, as soon as that item and
     every one before it are done; between replays, ``progress(done, running_items)``
     events report what is under way. Returns the results in item order.
     """
-    from concurrent.futures import FIRST_COMPLETED, wait  # noqa: PLC0415
-
     stop = StopSignal()
-    buffers = [EventBuffer() for _ in items]
-    results: list[R] = []
-    with worker_pool(jobs, "axe-agent") as pool:
-        futures = [
-            pool.submit(work, item, buffer, stop)
-            for item, buffer in zip(items, buffers, strict=True)
-        ]
-        try:
-            while len(results) < len(futures):
-                output.emit(progress(len(results), _running(items, futures)))
-                pending = [future for future in futures[len(results) :] if not future.done()]
-                if pending:
-                    wait(pending, return_when=FIRST_COMPLETED)
-                while len(results) < len(futures) and futures[len(results)].done():
-                    for event in buffers[len(results)].events:
-                        output.emit(event)
-                    results.append(futures[len(results)].result())
-        except BaseException:
-            stop.requested = True
-            raise
-    return results
+    buffers = [RecordingOutput() for _ in items]
+
+    def replay(index: int, _result: R) -> None:
+        for event in buffers[index].events:
+            output.emit(event)
+
+    results = ordered_map(
+        range(len(items)),
+        lambda index: work(items[index], buffers[index], stop),
+        jobs=jobs,
+        stop=stop,
+        name="axe-agent",
+        settled=replay,
+        waiting=lambda done, running: output.emit(progress(done, [items[i] for i in running])),
+    )
+    return [result for result in results if result is not None]
 
 
 def _running(items: Sequence[T], futures: list[Future[R]]) -> list[T]:
-    return [item for item, future in zip(items, futures, strict=True) if future.running()]
+    return [item for item, future in zip(items, futures, strict=False) if future.running()]

@@ -9,14 +9,17 @@ with a marker saying how many bytes were left out: that changes the prompt, neve
 from __future__ import annotations
 
 import bisect
+import copy
+import math
 from collections.abc import Callable
 
 from attrs import frozen
 
 from axe.domain.entries import entry_starts
-from axe.domain.tokens import estimate_tokens
+from axe.domain.tokens import Classes, classes_sum, token_classes
 
-Estimate = Callable[[memoryview], int]
+Measure = Callable[[Classes], float]  # what an estimate by kind of text costs (default: sum)
+_BLOCK = 1 << 15  # bytes whose estimate is kept, so a span is estimated from its two ends
 _MARKER = (
     "\n[... axe gc left out the last {omitted:,} bytes of this entry here: the entry alone "
     "is larger than the model's context window allows ...]\n"
@@ -88,17 +91,51 @@ def _last_entry_start(log: bytes, start: int, end: int) -> int:
 class LogLayout:
     """Where the entries of one log begin, found once and shared by every split of it."""
 
-    def __init__(self, log: bytes, estimate: Estimate = estimate_tokens) -> None:
+    def __init__(self, log: bytes, measure: Measure = sum) -> None:
         self.log = log
         self._view = memoryview(log)
-        self._estimate = estimate
+        self.measure = measure
         starts = entry_starts(log)
         self._entry_starts = starts
         # Unit boundaries: each entry, and the pre-header text as a unit of its own.
         self.bounds = [*sorted({0, *starts}), len(log)] if log else [0]
+        self._blocks: list[Classes] = []  # the estimate up to each block boundary
+
+    def measured(self, measure: Measure) -> LogLayout:
+        """The same log, entries and estimates, its spans costed by ``measure`` instead."""
+        other = copy.copy(self)
+        other.measure = measure
+        return other
 
     def cost(self, start: int, end: int) -> int:
-        return self._estimate(self._view[start:end])
+        return math.ceil(self.measure(self.classes(start, end)))
+
+    def cost_of(self, data: bytes) -> int:
+        """What ``data`` would cost, were it sent as (part of) the log."""
+        return math.ceil(self.measure(token_classes(data)))
+
+    def classes(self, start: int, end: int) -> Classes:
+        """The estimate of bytes ``start:end`` by kind of text: whole blocks from the kept
+        sums, the two ends counted afresh (at most a word counted twice where they meet:
+        never below the estimate of the span in one piece), so planning many parts of a
+        large log costs about one pass over it."""
+        first, last = -(-start // _BLOCK), end // _BLOCK
+        if first >= last:
+            return token_classes(self._view[start:end])
+        self._sum_blocks(last)
+        blocks = self._blocks
+        middle = tuple(b - a for a, b in zip(blocks[first], blocks[last], strict=True))
+        head = token_classes(self._view[start : first * _BLOCK])
+        tail = token_classes(self._view[last * _BLOCK : end])
+        return classes_sum(head, middle, tail)
+
+    def _sum_blocks(self, upto: int) -> None:
+        blocks = self._blocks
+        if not blocks:
+            blocks.append((0.0,) * 7)
+        while len(blocks) <= upto:
+            at = (len(blocks) - 1) * _BLOCK
+            blocks.append(classes_sum(blocks[-1], token_classes(self._view[at : at + _BLOCK])))
 
     def entry_number(self, offset: int) -> int:
         """1-based number of the first entry at or after ``offset``."""
@@ -156,7 +193,7 @@ def _furthest_fit(
     start = bounds[first]
     fitting, too_far = first, len(bounds)
     guess = start + room / density
-    for _ in range(8):
+    for _ in range(4):
         index = max(fitting + 1, min(bisect.bisect_right(bounds, guess) - 1, too_far - 1))
         if index <= fitting or index >= too_far:
             break
@@ -167,15 +204,20 @@ def _furthest_fit(
         else:
             too_far = index
             guess = start + (bounds[index] - start) * room / cost * 0.97
-    while fitting + 1 < too_far and layout.cost(start, bounds[fitting + 1]) <= room:
-        fitting += 1  # rarely more than a step or two: the guesses land close
+    while fitting + 1 < too_far:  # the guesses land close: a few halvings settle it
+        middle = (fitting + too_far) // 2
+        if layout.cost(start, bounds[middle]) <= room:
+            fitting = middle
+        else:
+            too_far = middle
     return fitting
 
 
 def _cut(layout: LogLayout, start: int, end: int, room: int) -> Part:
     """One unit too big for ``room``: the longest head (ending on a line, where possible)
     that fits with the marker."""
-    marker_cost = estimate_tokens(_MARKER.format(omitted=end - start).encode())
+    marker = _MARKER.format(omitted=end - start).encode()
+    marker_cost = layout.cost_of(marker) - layout.cost_of(b"")
     budget = max(room - marker_cost, 1)
     low, high = min(_MIN_KEPT, end - start), end - start
     while low < high:  # the longest head whose estimate fits

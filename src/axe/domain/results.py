@@ -8,11 +8,15 @@ worded for a reader.
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
 from axe.domain.errors import EXIT_SUCCESS, AxeError, exit_code_for
 from axe.domain.model import ModelRef
+
+if TYPE_CHECKING:  # defined only where an analysis runs: one class less at start-up
+    from axe.domain.spending import Spent
 
 
 class AgentStatus(enum.Enum):
@@ -95,7 +99,8 @@ class AgentResult:
     read; after a failure in the trim it is None: the store's error says). ``limit`` is
     the trim target the agent's memory config sets, dry run and failure included; None when
     it sets none, its memory is disabled or the agent did not load.
-    A failed agent carries its ``error`` and whatever was learnt before it failed.
+    A failed agent carries its ``error`` and whatever was learnt before it failed;
+    ``spent`` is what its analysis sent, also when it failed (None: no analysis began).
     """
 
     agent: str
@@ -107,6 +112,7 @@ class AgentResult:
     model: ModelRef | None = None
     analysis: Analysis | None = None
     error: AxeError | None = None
+    spent: Spent | None = None
 
     @property
     def exit_code(self) -> int:

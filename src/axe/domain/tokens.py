@@ -7,7 +7,9 @@ three digits (tokenizers group at most three), every punctuation mark, newline, 
 and non-ASCII byte a whole token, a space a quarter (it usually joins the next word) and a
 run of spaces one more per pair. English prose comes out at
 roughly 1.5-2 times its real count; a provider that reports its own count (a "prompt is
-too long: N tokens" refusal) lets the analysis scale the estimate down to the truth.
+too long: N tokens" refusal, or the prompt size of a reply) lets the analysis bring the
+estimate down towards the truth (:class:`Calibration`), kind of text by kind of text, so
+that it stays an upper bound for text unlike what was counted.
 
 Counting is a handful of C-speed passes (``translate`` and ``count``) over 1 MiB slices,
 so even a 100 MiB log is estimated in a fraction of a second and no larger copy is made.
@@ -54,33 +56,48 @@ def _starts(classes: bytes, keep: bytes, kind: int, previous: int) -> int:
     return runs + (flat[:1] == bytes([kind]) and previous != kind)
 
 
-def _slice_cost(classes: bytes, previous: int) -> float:
-    """Tokens for one slice already mapped to byte classes; ``previous`` is the class of
-    the byte before the slice, so a word or number crossing the boundary counts once."""
+Classes = tuple[float, ...]  # the estimate by kind of text: see _slice_classes
+
+
+def _slice_classes(classes: bytes, previous: int) -> Classes:
+    """Tokens for one slice already mapped to byte classes, by kind of text (word starts,
+    letters, number starts, digits, spaces, runs of spaces, one-token bytes); ``previous``
+    is the class of the byte before the slice, so a word crossing the boundary counts once."""
     letters, digits, spaces = classes.count(b"a"), classes.count(b"0"), classes.count(b" ")
     # Newlines, punctuation, controls and non-ASCII bytes: one token each at most.
     whole_tokens = len(classes) - letters - digits - spaces
     return (
-        _starts(classes, _ONLY_LETTERS, _LETTER, previous)
-        + letters / 4
-        + _starts(classes, _ONLY_DIGITS, _DIGIT, previous)
-        + digits / 3
-        + spaces / 4
-        + classes.count(b"  ")
-        + whole_tokens
+        _starts(classes, _ONLY_LETTERS, _LETTER, previous),
+        letters / 4,
+        _starts(classes, _ONLY_DIGITS, _DIGIT, previous),
+        digits / 3,
+        spaces / 4,
+        classes.count(b"  "),
+        whole_tokens,
     )
+
+
+def token_classes(data: bytes | memoryview) -> Classes:
+    """:func:`estimate_tokens` by kind of text, each an upper estimate of its own share."""
+    view = memoryview(data)
+    total = [0.0] * 7
+    previous = _OTHER
+    for start in range(0, len(view), _SLICE):
+        classes = bytes(view[start : start + _SLICE]).translate(_CLASSES)
+        for index, share in enumerate(_slice_classes(classes, previous)):
+            total[index] += share
+        previous = classes[-1]
+    total[-1] += len(view) > 0  # a lone space at the very end is a token
+    return tuple(total)
+
+
+def classes_sum(*parts: Classes) -> Classes:
+    return tuple(sum(shares) for shares in zip(*parts, strict=True))
 
 
 def estimate_tokens(data: bytes | memoryview) -> int:
     """An upper estimate of the tokens ``data`` becomes (see the module docstring)."""
-    view = memoryview(data)
-    total = 0.0
-    previous = _OTHER
-    for start in range(0, len(view), _SLICE):
-        classes = bytes(view[start : start + _SLICE]).translate(_CLASSES)
-        total += _slice_cost(classes, previous)
-        previous = classes[-1]
-    return math.ceil(total) + (len(view) > 0)  # a lone space at the very end is a token
+    return math.ceil(sum(token_classes(data)))
 
 
 def certainly_under(data: bytes, tokens: int) -> bool:
@@ -91,22 +108,51 @@ def certainly_under(data: bytes, tokens: int) -> bool:
 
 
 @frozen
-class TokenBudget:
-    """How many tokens one request may carry, and how estimates translate to real tokens.
+class Calibration:
+    """Upper bounds of a provider's count, learnt from requests it counted.
 
-    ``limit`` is in the provider's tokens. ``scale`` turns :func:`estimate_tokens` into
-    them: 1 until a provider has told its own count, then that count over the estimate.
-    ``margin`` leaves room for the estimate being less exact on some slices than on the
-    whole once it has been scaled to the truth.
+    Each kind of text costs the provider at most what the estimate gives it (the estimate's
+    design), so a request of ``tokens`` real tokens and estimated classes ``c`` bounds the
+    real cost of any other text ``d``: the most that d could cost with per-kind ratios in
+    [0, 1] that fit c within ``tokens`` (a fractional knapsack). Prose calibrated on prose
+    comes out at the truth; text of another kind keeps its full estimate. The bound is the
+    smallest any sample gives; without samples it is the estimate.
     """
 
-    limit: int
-    scale: float = 1.0
-    margin: float = 1.0
+    samples: tuple[tuple[Classes, int], ...] = ()
 
-    def fits(self, estimated: int) -> bool:
-        return estimated * self.scale <= self.limit * self.margin
+    def bound(self, classes: Classes) -> float:
+        raw = sum(classes)
+        return min([raw, *(_most(classes, sample, tokens) for sample, tokens in self.samples)])
 
-    def room(self) -> int:
-        """The most estimated tokens a request may hold."""
-        return int(self.limit * self.margin / self.scale)
+    def typical(self, classes: Classes) -> float:
+        """What ``classes`` likely cost, at the ratio of the last request counted (for
+        telling a person; :meth:`bound` is what sizes requests)."""
+        if not self.samples:
+            return sum(classes)
+        sample, tokens = self.samples[-1]
+        return sum(classes) * tokens / max(sum(sample), 1e-9)
+
+    def learnt(self, classes: Classes, tokens: int) -> Calibration:
+        """With one more counted request (the last few are kept: the bound is their min)."""
+        return Calibration((*self.samples, (classes, tokens))[-8:])
+
+
+def _most(text: Classes, sample: Classes, tokens: int) -> float:
+    """The most ``text`` can cost if ``sample`` cost ``tokens``: ratios (at most 1, or the
+    sample's own when the estimate fell short of it) spent on the kinds that weigh most in
+    ``text`` for the least in ``sample``."""
+    ceiling = max(1.0, tokens / max(sum(sample), 1e-9))
+    left = float(tokens)
+    most = 0.0
+    order = sorted(range(len(text)), key=lambda k: -text[k] / sample[k] if sample[k] else -math.inf)
+    for kind in order:
+        if sample[kind] <= 0:
+            most += text[kind] * ceiling
+            continue
+        ratio = min(ceiling, left / sample[kind])
+        most += text[kind] * ratio
+        left -= sample[kind] * ratio
+        if left <= 0:
+            break
+    return most

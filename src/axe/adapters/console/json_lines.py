@@ -12,14 +12,15 @@ import re
 from typing import Any
 
 from axe.adapters.console.lines import error_text
-from axe.domain.results import AgentResult
+from axe.domain.results import AgentResult, Usage
 
 _UNESCAPED_CONTROLS = re.compile("[\x7f-\x9f]")
 
 
 def result_object(result: AgentResult) -> dict[str, Any]:
     analysis = result.analysis
-    usage = analysis.usage if analysis else None
+    spent = analysis or result.spent  # a failed analysis still says what it sent
+    usage = spent.usage if spent else None
     return {
         "agent": result.agent,
         "status": result.status.value,
@@ -29,16 +30,21 @@ def result_object(result: AgentResult) -> dict[str, Any]:
         "limit": result.limit,
         "model": str(result.model) if result.model else None,
         "analysis": analysis.text if analysis else None,
-        "usage": (
-            {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
-            if usage
-            else None
-        ),
-        "parts": analysis.parts if analysis else None,
-        "requests": analysis.requests if analysis else None,
+        "usage": _usage(usage) if usage else None,
+        "parts": spent.parts if spent else None,
+        "requests": spent.requests if spent else None,
         "error": error_text(result.error) if result.error else None,
         "exit_code": result.exit_code,
     }
+
+
+def _usage(usage: Usage) -> dict[str, Any]:
+    """Tokens in and out; ``cost`` only where the provider stated it (OpenRouter)."""
+    tokens: dict[str, Any] = {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+    }
+    return tokens if usage.cost is None else tokens | {"cost": usage.cost}
 
 
 def result_line(result: AgentResult) -> str:

@@ -35,6 +35,7 @@ from axe.domain.events import (
 )
 from axe.domain.model import quoted
 from axe.domain.results import AgentResult, AgentStatus, SweepResult
+from axe.domain.window import WindowTooSmallError
 
 
 class Stream(enum.Enum):
@@ -121,16 +122,20 @@ class TextLines:
             )
         if result.error is not None:
             if self._in_sweep:
-                return _err(
-                    f"Error: gc failed for agent {quoted(result.agent)}: {error_text(result.error)}"
-                )
+                failure = error_text(result.error)
+                return _err(f"Error: gc failed for agent {quoted(result.agent)}: {failure}")
             return _err(error_text(result.error))
         return _out(_OUTCOME[result.status](result))
 
 
+_LARGER = "use a model with a larger window, or --model builtin/heuristic"
+
+
 def error_text(error: AxeError) -> str:
-    """The error's one line, with the facts the use case added to it: where a model the
-    provider does not know was named (``--model`` or the agent's file)."""
+    """The sentence for a failure: the facts the core reports as values are worded here (a
+    window too small; where a model the provider does not know was named)."""
+    if isinstance(error, WindowTooSmallError):
+        return _too_small(error)
     origin = error.origin if isinstance(error, ModelNotFoundError) else None
     if origin is None:
         return str(error)
@@ -139,6 +144,19 @@ def error_text(error: AxeError) -> str:
     else:
         where = f"is set in {origin.source or f'the file of agent {quoted(origin.agent)}'}"
     return f"{error} (model {quoted(origin.model)} {where})"
+
+
+def _too_small(error: WindowTooSmallError) -> str:
+    if error.instructions is None:
+        return (
+            "the model's context window cannot hold gc's instructions beside a reply of "
+            f"{error.reply:,} tokens; {_LARGER}"
+        )
+    size = f" ({error.limit:,} tokens for input)" if error.limit is not None else ""
+    return (
+        f"the model's context window{size} is too small to hold gc's instructions (about "
+        f"{error.instructions:,} tokens) and a part of the log; {_LARGER}"
+    )
 
 
 def _left_out(event: AgentSkipped | AgentsIgnored | NoAgentsDirectory | NoEntryHeadings) -> str:
