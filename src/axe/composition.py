@@ -174,10 +174,7 @@ class _LazyAdapters:
         return HeuristicAnalyst()
 
     def llm(self) -> ProviderRouter:
-        from axe.adapters.http.catalogue import CATALOGUE  # noqa: PLC0415
-
-        names = [*CATALOGUE, BUILTIN_PROVIDER]
-        return ProviderRouter({name: functools.partial(self.client, name) for name in names})
+        return ProviderRouter(self.client, _provider_names)
 
     def close(self) -> None:
         if self._transport is not None:
@@ -237,6 +234,12 @@ def _once(emit: Callable[[Event], None]) -> Callable[[Event], None]:
             emit(event)
 
     return emit_once
+
+
+def _provider_names() -> list[str]:
+    from axe.adapters.http.catalogue import CATALOGUE  # noqa: PLC0415  (only once a model is used)
+
+    return [*CATALOGUE, BUILTIN_PROVIDER]
 
 
 def agent_names(

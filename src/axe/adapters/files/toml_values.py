@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -220,6 +219,8 @@ def load_toml(
         raise ConfigError(
             f"cannot parse {path}: not UTF-8 text (invalid byte at offset {error.start})"
         ) from None
+    import tomllib  # noqa: PLC0415  (only once a file was found: a missing agent needs none)
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
