@@ -119,7 +119,9 @@ def test_errors_are_one_line_without_traceback(home: AxeHome) -> None:
 
 
 def test_paths_that_need_no_http_never_import_httpx(home: AxeHome) -> None:
-    """A missing agent, disabled memory and --help never load httpx, so cron runs start fast."""
+    """A missing agent, disabled memory and --help never load httpx, our HTTP adapters (the
+    provider catalogue and its wire formats) or a TOML parser they do not need, so cron runs
+    start fast."""
     home.add_agent("quiet", enabled=False)
     for args in (["gc", "missing"], ["gc", "quiet"], ["gc", "--help"]):
         done = subprocess.run(
@@ -133,6 +135,8 @@ def test_paths_that_need_no_http_never_import_httpx(home: AxeHome) -> None:
             line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line
         }
         assert "httpx" not in imported, args
+        assert [name for name in imported if name.startswith("axe.adapters.http")] == [], args
+        assert ("tomllib" in imported) == (args[1] == "quiet"), args
         assert "click" in imported
 
 
