@@ -109,7 +109,10 @@ class _LazyAdapters:
         row = CATALOGUE[provider]
         config = self.global_config()
         config.check()  # broken even when the environment supplies everything it would give
-        key, source = config.key_and_source(provider, row.key_variable or None)
+        # a row without a key variable sends no key: none is looked up, none is reported
+        key, source = (
+            config.key_and_source(provider, row.key_variable) if row.key_variable else ("", "")
+        )
         headers = {
             header: value
             for header, name in row.optional_headers

@@ -19,7 +19,7 @@ from axe.adapters.http.settings import ProviderSettings
 from axe.adapters.http.sigv4 import AwsCredentials
 from axe.adapters.http.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
-from axe.domain.errors import ApiError, PromptTooLargeError
+from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
@@ -634,3 +634,77 @@ def test_every_attempt_carries_the_key(mock: respx.MockRouter, transport: HttpTr
     completion = client(transport, "google").complete(request("google", "gemini-2.5-flash"))
     assert completion.sent == 2
     assert [call.request.headers["x-goog-api-key"] for call in route.calls] == [KEY, KEY]
+
+
+@pytest.mark.parametrize(
+    ("provider", "settings", "said"),
+    [
+        ("anthropic", {"api_key": KEY + "\r"}, "the API key from K"),
+        ("openai", {"api_key": " " + KEY}, "the API key from K"),
+        (
+            "openrouter",
+            {"headers": {"X-OpenRouter-Title": "Café bot"}},
+            "the X-OpenRouter-Title header (from AXE_OPENROUTER_TITLE or "
+            "[providers.openrouter] title)",
+        ),
+        (
+            "bedrock",
+            {
+                "aws": AwsCredentials(
+                    access_key_id="AKIDEXAMPLE",
+                    secret_access_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY\n",
+                    source="AWS_ACCESS_KEY_ID",
+                )
+            },
+            "the AWS credentials from AWS_ACCESS_KEY_ID",
+        ),
+    ],
+)
+def test_a_value_no_header_can_carry_is_a_config_error_naming_its_source_not_its_value(
+    mock: respx.MockRouter,
+    transport: HttpTransport,
+    provider: str,
+    settings: dict[str, Any],
+    said: str,
+) -> None:
+    """A stray newline from a CRLF .env file, a space, or non-ASCII text in a key, credential
+    or configured header is refused before any request, naming where it came from; the
+    HTTP library's own error would have quoted the secret."""
+    with pytest.raises(ConfigError) as caught:
+        client(transport, provider, **settings)
+    assert str(caught.value) == (
+        f'{said} for provider "{provider}" holds a character an HTTP header cannot carry (a '
+        "control character such as a stray newline, a space at either end, or non-ASCII "
+        "text); fix it there"
+    )
+    assert KEY not in str(caught.value)
+    assert "EXAMPLEKEY" not in str(caught.value)
+    assert not mock.calls
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "url", "reply"),
+    [
+        ("google", "gemini-2.5-flash", GEMINI_URL, {"candidates": [{"content": {"parts": 5}}]}),
+        (
+            "opencode",
+            "gpt-5",
+            "https://opencode.ai/zen/v1/responses",
+            {"output": [{"type": "message", "content": 7}]},
+        ),
+    ],
+)
+def test_a_list_that_is_not_a_list_is_an_api_error_not_a_crash(
+    mock: respx.MockRouter,
+    transport: HttpTransport,
+    provider: str,
+    model: str,
+    url: str,
+    reply: Any,
+) -> None:
+    """A reply whose parts or content is some other JSON value is an unusable reply (exit 3)."""
+    mock.post(url).respond(200, json=reply)
+    with pytest.raises(
+        ApiError, match=r"returned a reply that is not the expected JSON: .* is not a list"
+    ):
+        client(transport, provider).complete(request(provider, model))

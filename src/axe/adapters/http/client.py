@@ -8,6 +8,7 @@ wire format, which builds the request and reads the reply. A reply of the wrong 
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -17,7 +18,7 @@ from axe.adapters.http.settings import ProviderSettings
 from axe.adapters.http.transport import HttpStatusError, HttpTransport, Reply
 from axe.adapters.http.wire.base import Sent, ShapeError
 from axe.application.ports import AnalysisRequest
-from axe.domain.errors import ApiError, PromptTooLargeError
+from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import quoted
 from axe.domain.results import Completion
 from axe.domain.tokens import certainly_under
@@ -32,6 +33,38 @@ _REJECTED_KEY = frozenset({401, 403})
 # counts one token and is escaped as six bytes (\\u0001); everything else is less.
 _BYTES_PER_TOKEN_AT_MOST = 6
 _ENVELOPE_BYTES = 64 * 1024  # the prompt, the JSON around the log, headroom
+# What an HTTP header value can carry: visible ASCII, spaces only inside.
+_SENDABLE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
+
+
+def unsendable(provider: Provider, settings: ProviderSettings) -> ConfigError | None:
+    """A key, credential or configured header value that no HTTP request can carry (a
+    newline left by a CRLF ``.env`` file, a non-ASCII title), named by where it came from:
+    sent anyway, the HTTP library's error would quote it, secret and all."""
+    values = [(f"the API key from {settings.key_source}", settings.api_key)]
+    name = provider.name
+    values += [
+        (
+            f"the {header} header (from AXE_{name.upper()}_{setting.upper()} or "
+            f"[providers.{name}] {setting})",
+            settings.headers.get(header, ""),
+        )
+        for header, setting in provider.optional_headers
+    ]
+    if settings.aws is not None:
+        aws = settings.aws
+        values += [
+            (f"the AWS credentials from {aws.source}", value)
+            for value in (aws.access_key_id, aws.secret_access_key, aws.session_token)
+        ]
+    for what, value in values:
+        if value and not _SENDABLE.fullmatch(value):
+            return ConfigError(
+                f"{what} for provider {quoted(name)} holds a character an HTTP header "
+                "cannot carry (a control character such as a stray newline, a space at either "
+                "end, or non-ASCII text); fix it there"
+            )
+    return None
 
 
 def missing_key(provider: str, settings: ProviderSettings) -> ApiError:
@@ -51,6 +84,8 @@ class HttpLLMClient:
     ) -> None:
         if provider.auth not in (NO_AUTH, SIGV4) and not settings.api_key:
             raise missing_key(provider.name, settings)
+        if (refused := unsendable(provider, settings)) is not None:
+            raise refused
         self._transport = transport
         self._provider = provider
         self._settings = settings
@@ -70,8 +105,11 @@ class HttpLLMClient:
             room = self._provider.max_request_bytes - _ENVELOPE_BYTES
             limits.append(room // _BYTES_PER_TOKEN_AT_MOST)
         wire = self._provider.route(request.model.name).wire
-        prompt = request.system_prompt.encode() + request.content
-        if wire.window_path is not None and not certainly_under(prompt, _FITS_EVERY_MODEL):
+        system = request.system_prompt.encode()
+        small = len(system) + len(request.content) < 4 * _FITS_EVERY_MODEL  # no copy of a big log
+        if wire.window_path is not None and not (
+            small and certainly_under(system + request.content, _FITS_EVERY_MODEL)
+        ):
             window = self._window(request.model.name)
             if window is not None:
                 limits.append(window - min(request.max_tokens, window // 2))

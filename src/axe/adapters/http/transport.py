@@ -125,7 +125,9 @@ class HttpTransport:
         except (ApiError, ConfigError) as error:
             text = str(error)
             for secret in (*secrets, *(self._proxies.secrets if self._proxies else ())):
-                text = redact(text, secret)
+                # as written, and as a library's repr() shows it ('sk-…\\r')
+                for form in {secret, repr(secret)[1:-1]}:
+                    text = redact(text, form)
             error.args = (text,)  # the same error, numbers and kind kept, scrubbed of secrets
             if isinstance(error, ApiError):
                 error.sent = call.sent
@@ -158,6 +160,7 @@ class HttpTransport:
         import httpx  # noqa: PLC0415  (imported only when a request is made)
 
         remaining = deadline - self._clock()
+        counted = call.sent
         try:
             status, reply_headers, raw = self._attempt(call, headers, body, remaining, deadline)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
@@ -165,16 +168,23 @@ class HttpTransport:
                 f"invalid base URL for {call.provider} ({display_url(call.url)}): "
                 f"{one_line(str(error))}"
             ) from None
+        except httpx.LocalProtocolError:  # h11 refused to write it: nothing left this host
+            raise ApiError(
+                f"request to {call.where} not sent: a header is not valid HTTP (a control "
+                "character or non-ASCII text in a key or a configured header)"
+            ) from None
         except _DeadlineError as error:
             call.sent += error.sent
             return _Failed(ApiError(f"request to {call.where} timed out after {self._timeout:g}s"))
         except httpx.TransportError as error:
-            call.sent += not isinstance(error, httpx.ConnectError | httpx.ProxyError)
+            # a connection never made sent nothing; one that broke before an answer may have
+            # (one that broke during the answer was counted when the answer began)
+            if call.sent == counted:
+                call.sent += not isinstance(error, httpx.ConnectError | httpx.ProxyError)
             reason = _transport_reason(error, call.proxy)
             return _Failed(
                 ApiError(f"cannot reach {call.where}: {reason}"), _may_pass_on_retry(error)
             )
-        call.sent += 1
         if 200 <= status < 300:
             return _decode_reply(raw, call.provider)
         server_pause = self._retry.server_delay(reply_headers)
@@ -216,6 +226,7 @@ class HttpTransport:
             response = client.send(request, stream=True, auth=call.auth)
         except httpx.TimeoutException as error:
             raise _DeadlineError(sent=not isinstance(error, httpx.ConnectTimeout)) from error
+        call.sent += 1  # answered: billed, whatever becomes of the reply
         try:
             chunks: list[bytes] = []
             size = 0
@@ -227,10 +238,10 @@ class HttpTransport:
                     )
                 chunks.append(chunk)
                 if self._clock() > deadline:
-                    raise _DeadlineError()
+                    raise _DeadlineError(sent=False)  # counted above
             raw = b"".join(chunks)
         except httpx.TimeoutException as error:
-            raise _DeadlineError from error
+            raise _DeadlineError(sent=False) from error  # counted above
         except httpx.DecodingError:
             raise ApiError(f"reply from {display_url(url)} could not be decoded") from None
         finally:

@@ -97,6 +97,17 @@ def field_of(document: Any, key: str, kind: type[Any]) -> Any:
     return value
 
 
+def items_of(document: Any, key: str) -> list[Any]:
+    """``document[key]`` as a list: missing or null is none (a safety stop, an empty
+    message); anything else that is not a list is a ShapeError naming the key."""
+    value = document.get(key) if isinstance(document, dict) else None
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ShapeError(f"{key!r} in the reply is not a list")
+    return value
+
+
 def usage(
     block: Any, input_key: str, output_key: str, *, extra_input: tuple[str, ...] = ()
 ) -> Usage | None:

@@ -22,6 +22,7 @@ from axe.adapters.http.wire.base import (
     WireError,
     error_object,
     field_of,
+    items_of,
     plain,
     request_too_large,
     text_of,
@@ -61,9 +62,8 @@ class Gemini:
         candidates = field_of(document, "candidates", list)
         if not candidates or not isinstance(candidates[0], dict):
             raise ShapeError("no candidates")
-        content = candidates[0].get("content") or {}
         texts = []
-        for part in content.get("parts") or [] if isinstance(content, dict) else []:
+        for part in items_of(candidates[0].get("content"), "parts"):
             if isinstance(part, dict) and "text" in part:
                 if not isinstance(part["text"], str):
                     raise ShapeError("a part whose text is not text")

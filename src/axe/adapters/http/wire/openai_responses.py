@@ -12,7 +12,7 @@ from typing import Any
 
 from axe.adapters.http.body import MEMORY, JsonBody
 from axe.adapters.http.wire.anthropic_messages import typed_error
-from axe.adapters.http.wire.base import Sent, ShapeError, WireError, field_of
+from axe.adapters.http.wire.base import Sent, ShapeError, WireError, field_of, items_of
 from axe.adapters.http.wire.openai_chat import is_reasoning_model, openai_refusal, priced
 from axe.domain.results import Usage
 
@@ -42,7 +42,7 @@ class OpenAIResponses:
         for item in field_of(document, "output", list):
             if not isinstance(item, dict) or item.get("type") != "message":
                 continue
-            for part in item.get("content") or []:
+            for part in items_of(item, "content"):
                 if isinstance(part, dict) and part.get("type") == "output_text":
                     text = part.get("text")
                     if not isinstance(text, str):
