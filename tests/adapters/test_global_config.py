@@ -98,6 +98,29 @@ def test_bedrock_region_and_openrouter_headers_are_read_from_the_file_and_the_en
     assert config.setting("openrouter", "categories") == ""
 
 
+def test_a_new_rows_setting_is_read_by_name_and_unknown_keys_stay_unread(tmp_path: Path) -> None:
+    """A setting only a new catalogue row knows (no field here) is read by its name; keys
+    no one asks for are ignored whatever their type, as the Go axe ignores them."""
+    path = tmp_path / "config.toml"
+    path.write_text('[providers.acme]\nproject = "p-7"\ntimeout = 30\n')
+    config = TomlGlobalConfig(path, {})
+    config.check()
+    assert config.setting("acme", "project") == "p-7"
+    assert config.setting("acme", "tenant") == ""
+
+
+def test_a_setting_that_is_not_a_string_is_the_usual_config_error(tmp_path: Path) -> None:
+    """[providers.bedrock] region = 5 names the whole key and the value, like every other
+    wrong type in config.toml."""
+    path = tmp_path / "config.toml"
+    path.write_text("[providers.bedrock]\nregion = 5\n")
+    with pytest.raises(ConfigError) as caught:
+        TomlGlobalConfig(path, {}).setting("bedrock", "region", ("AWS_REGION",))
+    assert str(caught.value) == (
+        f"invalid config {path}: providers.bedrock.region: expected a string, got 5"
+    )
+
+
 @pytest.mark.parametrize(
     "text", ["[providers.anthropic\n", "providers = 3\n", "[providers]\nanthropic = 1\n"]
 )

@@ -12,17 +12,16 @@ from pathlib import Path
 
 from attrs import Factory, define
 
-from axe.adapters.files.toml_values import load_toml, structure
+from axe.adapters.files.toml_values import load_toml, string_at, structure
 
 
 @define
 class _ProviderTable:
+    """The two keys every provider has, checked as soon as the file is read; a row's other
+    settings (Bedrock's ``region``, OpenRouter's ``title``) are read by name."""
+
     api_key: str = ""
     base_url: str = ""
-    region: str = ""  # [providers.bedrock]
-    referer: str = ""  # [providers.openrouter]
-    title: str = ""
-    categories: str = ""
 
 
 @define
@@ -47,6 +46,7 @@ class TomlGlobalConfig:
         self._path = path
         self._environ = environ
         self._file: _GlobalFile | None = None
+        self._document: dict[str, object] = {}
 
     @property
     def path(self) -> Path:
@@ -84,9 +84,8 @@ class TomlGlobalConfig:
         for variable in variables or (f"AXE_{provider.upper()}_{name.upper()}",):
             if value := self._environ.get(variable, ""):
                 return value
-        value = getattr(self._table(provider), name)
-        assert isinstance(value, str)
-        return value
+        self._load()
+        return string_at(self._document, ("providers", provider, name), source=str(self._path))
 
     def _table(self, provider: str) -> _ProviderTable:
         return self._load().providers.get(provider, _ProviderTable())
@@ -98,4 +97,5 @@ class TomlGlobalConfig:
             except FileNotFoundError:
                 document = {}
             self._file = structure(document, _GlobalFile, source=str(self._path))
+            self._document = document
         return self._file

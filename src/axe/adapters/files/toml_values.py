@@ -182,6 +182,30 @@ def _toml_path(where: str) -> str:
     return path
 
 
+def string_at(document: Mapping[str, Any], keys: tuple[str, ...], *, source: str) -> str:
+    """The string at ``keys`` of a parsed TOML document, "" when it is not there.
+
+    For settings read by name (another provider's extra key): what is never asked for is
+    never checked, as the Go axe ignores keys it does not know.
+
+    Raises:
+        ConfigError: it is there but not a string, said as :func:`structure` says it.
+    """
+    import json  # noqa: PLC0415  (error paths only: start-up matters)
+
+    value: Any = document
+    for key in keys:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    if value is None or isinstance(value, str):
+        return value or ""
+    where = ".".join(
+        key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False) for key in keys
+    )
+    raise ConfigError(
+        f"invalid config {source}: {where}: expected a string, got {_describe(value)}"
+    )
+
+
 def structure(data: Mapping[str, Any], kind: type[T], *, source: str) -> T:
     """``data`` as a ``kind``; unknown keys are ignored, wrong types are errors.
 
