@@ -19,30 +19,14 @@ from axe.adapters.http.wire.base import (
     Sent,
     ShapeError,
     WireError,
-    error_object,
     field_of,
-    plain,
-    request_too_large,
-    text_of,
+    is_too_long,
+    typed_error,
     usage,
 )
 from axe.domain.results import Usage
 
 ANTHROPIC_VERSION = "2023-06-01"
-# Hints that a 400 is about the prompt's size, in Anthropic's and OpenAI's words alike.
-TOO_LONG_HINTS = (
-    "prompt is too long",
-    "too many tokens",
-    "context length",
-    "context_length",
-    "context window",
-    "context limit",
-    "maximum context",
-    "request too large",
-)
-TOO_LONG_CODES = frozenset(
-    {"context_length_exceeded", "request_too_large", "string_above_max_length"}
-)
 _PROMPT_TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens? > (\d+) maximum")
 _CONTEXT_LIMIT = re.compile(r"exceed context limit: (\d+) \+ (\d+) > (\d+)")
 _CACHE_INPUT = ("cache_creation_input_tokens", "cache_read_input_tokens")
@@ -99,30 +83,6 @@ def anthropic_refusal(status: int, code: str, message: str, reply_tokens: int) -
         prompt, reply, window = (int(group) for group in found.groups())
         return Refusal(prompt, window - reply)
     return Refusal()
-
-
-def is_too_long(status: int, code: str, message: str) -> bool:
-    """A 413, or a 400 whose code or words are about the prompt's size."""
-    lowered = message.lower()
-    return status == 413 or (
-        status == 400
-        and (code in TOO_LONG_CODES or any(hint in lowered for hint in TOO_LONG_HINTS))
-    )
-
-
-def typed_error(status: int, raw: bytes, *, refusal_in: Any, reply_tokens: int = 0) -> WireError:
-    """``{"error": {"type", "code", "message"}}`` (Anthropic's and OpenAI's shape) or
-    ``{"error": "..."}``, with the format's refusal reader applied."""
-    _, inner = error_object(raw)
-    if isinstance(inner, dict):
-        kind, code = text_of(inner.get("type")), text_of(inner.get("code"))
-        message = text_of(inner.get("message")) or "no message"
-    elif isinstance(inner, str):
-        kind, code, message = "", "", text_of(inner) or "no message"
-    else:
-        kind, code, message = "", "", plain(raw)
-    refusal = refusal_in(status, code, message, reply_tokens) or request_too_large(status)
-    return WireError(message, kind=kind or code, refusal=refusal)
 
 
 FORMAT = AnthropicMessages()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from attrs import frozen
@@ -21,6 +21,20 @@ from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
 
 _MAX_MESSAGE_CHARS = 300
+# Hints that a 400 is about the prompt's size, in Anthropic's and OpenAI's words alike.
+TOO_LONG_HINTS = (
+    "prompt is too long",
+    "too many tokens",
+    "context length",
+    "context_length",
+    "context window",
+    "context limit",
+    "maximum context",
+    "request too large",
+)
+TOO_LONG_CODES = frozenset(
+    {"context_length_exceeded", "request_too_large", "string_above_max_length"}
+)
 
 
 @frozen
@@ -166,3 +180,33 @@ def text_of(value: Any) -> str:
 def request_too_large(status: int) -> Refusal | None:
     """HTTP 413 from anyone: the body was too large for the server; no numbers."""
     return Refusal() if status == 413 else None
+
+
+# (status, code, message, reply tokens) -> the refusal in a format's words, if it is one
+RefusalReader = Callable[[int, str, str, int], "Refusal | None"]
+
+
+def is_too_long(status: int, code: str, message: str) -> bool:
+    """A 413, or a 400 whose code or words are about the prompt's size."""
+    lowered = message.lower()
+    return status == 413 or (
+        status == 400
+        and (code in TOO_LONG_CODES or any(hint in lowered for hint in TOO_LONG_HINTS))
+    )
+
+
+def typed_error(
+    status: int, raw: bytes, *, refusal_in: RefusalReader, reply_tokens: int = 0
+) -> WireError:
+    """``{"error": {"type", "code", "message"}}`` (Anthropic's and OpenAI's shape) or
+    ``{"error": "..."}``, with the format's refusal reader applied."""
+    _, inner = error_object(raw)
+    if isinstance(inner, dict):
+        kind, code = text_of(inner.get("type")), text_of(inner.get("code"))
+        message = text_of(inner.get("message")) or "no message"
+    elif isinstance(inner, str):
+        kind, code, message = "", "", text_of(inner) or "no message"
+    else:
+        kind, code, message = "", "", plain(raw)
+    refusal = refusal_in(status, code, message, reply_tokens) or request_too_large(status)
+    return WireError(message, kind=kind or code, refusal=refusal)

@@ -13,8 +13,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from axe.adapters.http.body import MEMORY, JsonBody
-from axe.adapters.http.wire.anthropic_messages import typed_error
-from axe.adapters.http.wire.base import Refusal, Sent, ShapeError, WireError, field_of, usage
+from axe.adapters.http.wire.base import (
+    Refusal,
+    Sent,
+    ShapeError,
+    WireError,
+    field_of,
+    typed_error,
+    usage,
+)
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import PromptTooLargeError
 from axe.domain.results import Usage

@@ -16,8 +16,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from axe.adapters.http.body import MEMORY, JsonBody
-from axe.adapters.http.wire.anthropic_messages import is_too_long, typed_error
-from axe.adapters.http.wire.base import Refusal, Sent, ShapeError, WireError, field_of, usage
+from axe.adapters.http.wire.base import (
+    Refusal,
+    Sent,
+    ShapeError,
+    WireError,
+    field_of,
+    is_too_long,
+    typed_error,
+    usage,
+)
 from axe.domain.results import Usage
 
 _REASONING_MODEL = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-5")

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from axe.adapters.http.body import MEMORY, JsonBody
-from axe.adapters.http.wire.anthropic_messages import typed_error
-from axe.adapters.http.wire.base import Sent, ShapeError, WireError, field_of, items_of
+from axe.adapters.http.wire.base import Sent, ShapeError, WireError, field_of, items_of, typed_error
 from axe.adapters.http.wire.openai_chat import is_reasoning_model, openai_refusal, priced
 from axe.domain.results import Usage
 
