@@ -102,7 +102,7 @@ class _LazyAdapters:
             ConfigError: config.toml is broken, or Bedrock has no region.
             ApiError: the key (Bedrock: the credentials) is missing.
         """
-        from axe.adapters.http.catalogue import CATALOGUE, SIGV4  # noqa: PLC0415
+        from axe.adapters.http.catalogue import CATALOGUE, Auth  # noqa: PLC0415
         from axe.adapters.http.client import HttpLLMClient  # noqa: PLC0415
         from axe.adapters.http.settings import ProviderSettings  # noqa: PLC0415
 
@@ -127,7 +127,7 @@ class _LazyAdapters:
             max_input_tokens=self._max_input_tokens,
             headers=headers,
         )
-        if row.auth == SIGV4:
+        if row.auth is Auth.SIGV4:
             settings = self._signing(provider, row.region_variables, settings)
         return HttpLLMClient(self.transport(), row, settings)
 

@@ -10,7 +10,7 @@ from collections.abc import Generator
 
 import httpx
 
-from axe.adapters.http.catalogue import BEARER, GOOG_API_KEY, SIGV4, X_API_KEY, Provider
+from axe.adapters.http.catalogue import Auth, Provider
 from axe.adapters.http.settings import ProviderSettings
 
 
@@ -31,14 +31,14 @@ class HeaderAuth(httpx.Auth):
 
 def authentication(provider: Provider, settings: ProviderSettings) -> httpx.Auth:
     """The row's kind of authentication, holding the settings' key or credentials."""
-    if provider.auth == SIGV4:
+    if provider.auth is Auth.SIGV4:
         from axe.adapters.http.sigv4 import SigV4Auth  # noqa: PLC0415
 
         assert settings.aws is not None  # the composition root checked before building
         return SigV4Auth(settings.aws, settings.region)
     header, value = {
-        X_API_KEY: ("x-api-key", settings.api_key),
-        BEARER: ("authorization", f"Bearer {settings.api_key}"),
-        GOOG_API_KEY: ("x-goog-api-key", settings.api_key),
+        Auth.X_API_KEY: ("x-api-key", settings.api_key),
+        Auth.BEARER: ("authorization", f"Bearer {settings.api_key}"),
+        Auth.GOOG_API_KEY: ("x-goog-api-key", settings.api_key),
     }[provider.auth]
     return HeaderAuth(header, value)

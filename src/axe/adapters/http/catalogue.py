@@ -21,6 +21,7 @@ estimated above either is split before it is sent, whatever the model. Sources:
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import Final
 
@@ -36,11 +37,20 @@ from axe.adapters.http.wire import (
 )
 from axe.adapters.http.wire.base import WireFormat
 
-NO_AUTH = "none"
-X_API_KEY = "x-api-key"
-BEARER = "bearer"
-GOOG_API_KEY = "x-goog-api-key"
-SIGV4 = "sigv4"
+
+class Auth(enum.Enum):
+    """How a provider's requests prove who sends them (``auth.py`` builds each)."""
+
+    NONE = "none"
+    X_API_KEY = "x-api-key"
+    BEARER = "bearer"
+    GOOG_API_KEY = "x-goog-api-key"
+    SIGV4 = "sigv4"
+
+    @property
+    def needs_key(self) -> bool:
+        """An API key is sent (so a missing one is said before any request)."""
+        return self not in (Auth.NONE, Auth.SIGV4)
 
 
 @frozen
@@ -68,7 +78,7 @@ class Provider:
     name: str
     base_url: str
     routes: tuple[Route, ...]
-    auth: str
+    auth: Auth
     key_variable: str = ""
     optional_headers: tuple[tuple[str, str], ...] = ()
     versioned_base: bool = False
@@ -92,7 +102,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             name="anthropic",
             base_url="https://api.anthropic.com",
             routes=_one(anthropic_messages.FORMAT),
-            auth=X_API_KEY,
+            auth=Auth.X_API_KEY,
             key_variable="ANTHROPIC_API_KEY",
             largest_window=1_000_000,
             max_request_bytes=32_000_000,
@@ -101,7 +111,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             name="openai",
             base_url="https://api.openai.com/v1",
             routes=_one(openai_chat.FORMAT),
-            auth=BEARER,
+            auth=Auth.BEARER,
             key_variable="OPENAI_API_KEY",
             versioned_base=True,
             largest_window=1_047_576,
@@ -110,13 +120,13 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             name="ollama",
             base_url="http://localhost:11434",
             routes=_one(ollama_chat.FORMAT),
-            auth=NO_AUTH,
+            auth=Auth.NONE,
         ),
         Provider(
             name="google",
             base_url="https://generativelanguage.googleapis.com",
             routes=_one(gemini.FORMAT),
-            auth=GOOG_API_KEY,
+            auth=Auth.GOOG_API_KEY,
             key_variable="GEMINI_API_KEY",
             largest_window=2_097_152,
         ),
@@ -124,7 +134,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             name="openrouter",
             base_url="https://openrouter.ai/api/v1",
             routes=_one(openai_chat.FORMAT),
-            auth=BEARER,
+            auth=Auth.BEARER,
             key_variable="OPENROUTER_API_KEY",
             optional_headers=(
                 ("HTTP-Referer", "referer"),
@@ -137,7 +147,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             name="atlascloud",
             base_url="https://api.atlascloud.ai/v1",
             routes=_one(openai_chat.FORMAT),
-            auth=BEARER,
+            auth=Auth.BEARER,
             key_variable="ATLASCLOUD_API_KEY",
             versioned_base=True,
         ),
@@ -145,7 +155,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             name="minimax",
             base_url="https://api.minimax.io/anthropic",
             routes=_one(anthropic_messages.FORMAT),
-            auth=X_API_KEY,
+            auth=Auth.X_API_KEY,
             key_variable="MINIMAX_API_KEY",
         ),
         Provider(
@@ -156,14 +166,14 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
                 Route(openai_responses.FORMAT, "gpt-"),
                 Route(openai_chat.FORMAT, "", "/v1/chat/completions"),
             ),
-            auth=BEARER,
+            auth=Auth.BEARER,
             key_variable="OPENCODE_API_KEY",
         ),
         Provider(
             name="bedrock",
             base_url="https://bedrock-runtime.{region}.amazonaws.com",
             routes=_one(bedrock_converse.FORMAT),
-            auth=SIGV4,
+            auth=Auth.SIGV4,
             region_variables=("AWS_REGION", "AWS_DEFAULT_REGION", "AXE_BEDROCK_REGION"),
         ),
     )

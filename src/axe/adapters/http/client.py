@@ -13,7 +13,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from axe.adapters.http.catalogue import NO_AUTH, SIGV4, Provider, Route
+from axe.adapters.http.catalogue import Auth, Provider, Route
 from axe.adapters.http.settings import ProviderSettings
 from axe.adapters.http.transport import HttpStatusError, HttpTransport, Reply
 from axe.adapters.http.wire.base import Sent, ShapeError
@@ -82,7 +82,7 @@ class HttpLLMClient:
     def __init__(
         self, transport: HttpTransport, provider: Provider, settings: ProviderSettings
     ) -> None:
-        if provider.auth not in (NO_AUTH, SIGV4) and not settings.api_key:
+        if provider.auth.needs_key and not settings.api_key:
             raise missing_key(provider.name, settings)
         if (refused := unsendable(provider, settings)) is not None:
             raise refused
@@ -158,7 +158,7 @@ class HttpLLMClient:
 
     def _authentication(self) -> httpx.Auth | None:
         """The row's authentication, built on the first request (it imports httpx)."""
-        if self._auth is None and self._provider.auth != NO_AUTH:
+        if self._auth is None and self._provider.auth is not Auth.NONE:
             from axe.adapters.http.auth import authentication  # noqa: PLC0415
 
             self._auth = authentication(self._provider, self._settings)
