@@ -143,7 +143,6 @@ class _LazyAdapters:
         import attrs  # noqa: PLC0415
 
         from axe.adapters.files.aws_credentials import read_aws_credentials  # noqa: PLC0415
-        from axe.adapters.http.sigv4 import AwsCredentials  # noqa: PLC0415
 
         region = self.global_config().setting(provider, "region", region_variables)
         if not region:
@@ -160,13 +159,7 @@ class _LazyAdapters:
                 "of the shared credentials file, AWS_SHARED_CREDENTIALS_FILE or "
                 "~/.aws/credentials)"
             )
-        aws = AwsCredentials(
-            access_key_id=found.access_key_id,
-            secret_access_key=found.secret_access_key,
-            session_token=found.session_token,
-            source=found.source,
-        )
-        return attrs.evolve(settings, region=region, aws=aws)
+        return attrs.evolve(settings, region=region, aws=found)
 
     def _builtin_client(self, _: str) -> LLMClient:
         """The offline analyst needs no key, but a broken ``config.toml`` is reported all the

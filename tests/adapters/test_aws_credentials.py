@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from axe.adapters.files.aws_credentials import (
-    AwsKeys,
     read_aws_credentials,
     shared_credentials_file,
 )
+from axe.domain.aws import AwsCredentials
 from axe.domain.errors import ConfigError
 
 CREDENTIALS = """\
@@ -44,7 +44,7 @@ def test_environment_pair_wins_over_the_file(home: Path) -> None:
         "AWS_SECRET_ACCESS_KEY": "env-secret",
         "AWS_SESSION_TOKEN": "env-token",
     }
-    assert read_aws_credentials(env) == AwsKeys(
+    assert read_aws_credentials(env) == AwsCredentials(
         access_key_id="AKIAENV",
         secret_access_key="env-secret",
         session_token="env-token",
@@ -56,7 +56,7 @@ def test_default_profile_of_the_home_credentials_file(home: Path) -> None:
     """Without variables, the [default] profile of ~/.aws/credentials is used and named."""
     keys = read_aws_credentials({"HOME": str(home)})
     path = home / ".aws" / "credentials"
-    assert keys == AwsKeys(
+    assert keys == AwsCredentials(
         access_key_id="AKIADEFAULT",
         secret_access_key="default-secret",
         source=f'profile "default" in {path}',

@@ -20,26 +20,12 @@ import configparser
 from collections.abc import Mapping
 from pathlib import Path
 
-from attrs import field, frozen
-
 from axe.adapters.files.reading import describe_os_error, read_regular
+from axe.domain.aws import AwsCredentials
 from axe.domain.errors import ConfigError
 from axe.domain.model import quoted
 
 _MAX_FILE_BYTES = 1024 * 1024  # a credentials file is a few lines; anything far larger is not one
-
-
-@frozen(kw_only=True)
-class AwsKeys:
-    """An access key pair (and session token) and where it was found, for messages.
-
-    ``repr`` (and so ``str``) leaves out the secret key and the token.
-    """
-
-    access_key_id: str
-    secret_access_key: str = field(repr=False)
-    session_token: str = field(default="", repr=False)
-    source: str
 
 
 def aws_profile(environ: Mapping[str, str]) -> str:
@@ -62,7 +48,7 @@ def shared_credentials_file(environ: Mapping[str, str]) -> Path | None:
     return Path(home, ".aws", "credentials") if home else None
 
 
-def read_aws_credentials(environ: Mapping[str, str]) -> AwsKeys | None:
+def read_aws_credentials(environ: Mapping[str, str]) -> AwsCredentials | None:
     """The credentials to sign with, or None when neither place has a complete pair.
 
     Raises:
@@ -73,7 +59,7 @@ def read_aws_credentials(environ: Mapping[str, str]) -> AwsKeys | None:
     secret = environ.get("AWS_SECRET_ACCESS_KEY", "")
     if key_id and secret:
         token = environ.get("AWS_SESSION_TOKEN", "")
-        return AwsKeys(
+        return AwsCredentials(
             access_key_id=key_id,
             secret_access_key=secret,
             session_token=token,
@@ -89,7 +75,7 @@ def read_aws_credentials(environ: Mapping[str, str]) -> AwsKeys | None:
     secret = values.get("aws_secret_access_key", "")
     if not (key_id and secret):
         return None
-    return AwsKeys(
+    return AwsCredentials(
         access_key_id=key_id,
         secret_access_key=secret,
         session_token=values.get("aws_session_token", ""),

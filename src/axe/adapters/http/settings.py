@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from attrs import field, frozen
 
 if TYPE_CHECKING:
-    from axe.adapters.http.sigv4 import AwsCredentials
+    from axe.domain.aws import AwsCredentials
 
 
 @frozen(kw_only=True)

@@ -16,31 +16,13 @@ from datetime import UTC, datetime
 from urllib.parse import quote, unquote
 
 import httpx
-from attrs import field, frozen
+
+from axe.domain.aws import AwsCredentials
+
+__all__ = ["AwsCredentials", "SigV4Auth"]
 
 _ALGORITHM = "AWS4-HMAC-SHA256"
 _UNRESERVED = "-_.~"  # with letters and digits, the only bytes AWS leaves unencoded
-
-
-@frozen(kw_only=True)
-class AwsCredentials:
-    """An access key pair (and session token) and where it came from, for messages.
-
-    ``repr`` (and so ``str``) leaves out the secret key and the token: only the key id,
-    which AWS itself sends in the clear in every ``Authorization`` header, may be shown.
-    ``source`` says where they were found (``AWS_ACCESS_KEY_ID``, ``profile "dev" in
-    /home/u/.aws/credentials``).
-    """
-
-    access_key_id: str
-    secret_access_key: str = field(repr=False)
-    session_token: str = field(default="", repr=False)
-    source: str
-
-    @property
-    def secrets(self) -> tuple[str, ...]:
-        """The values a message must never show (the secret key, the token when set)."""
-        return tuple(secret for secret in (self.secret_access_key, self.session_token) if secret)
 
 
 def _utc_now() -> datetime:
