@@ -206,8 +206,9 @@ def test_gc_help_says_how_big_logs_go_and_where_things_live(home: AxeHome) -> No
         "<config dir>/agents",
         "<data dir>/memory/<agent>.md",
         "<config dir>/config.toml",
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
+        "<PROVIDER>_API_KEY",
+        "GEMINI_API_KEY",
+        "AWS_*",
         "XDG_CONFIG_HOME",
         "XDG_DATA_HOME",
     ):

@@ -32,8 +32,9 @@ Examples:
 Where gc looks:
   agents        --agents-dir, then ./axe/agents, then <config dir>/agents (<name>.toml)
   memory        the agent's memory.path, else <data dir>/memory/<agent>.md
-  keys, URLs    <config dir>/config.toml; ANTHROPIC_API_KEY, OPENAI_API_KEY and
-                AXE_<PROVIDER>_BASE_URL win over it
+  keys, URLs    <config dir>/config.toml; <PROVIDER>_API_KEY (GEMINI_API_KEY for
+                google; AWS_* credentials for bedrock) and AXE_<PROVIDER>_BASE_URL
+                win over it
   <config dir>  $XDG_CONFIG_HOME/axe, else ~/.config/axe
                 (macOS ~/Library/Application Support/axe, Windows %APPDATA%\\axe)
   <data dir>    $XDG_DATA_HOME/axe, else ~/.local/share/axe
