@@ -400,7 +400,7 @@ def test_retry_succeeds_after_a_transient_error(
 
 @pytest.mark.parametrize(
     ("headers", "expected"),
-    [({"retry-after": "3"}, 3.0), ({"retry-after-ms": "1500"}, 1.5), ({"retry-after": "600"}, 0.5)],
+    [({"retry-after": "3"}, 3.0), ({"retry-after-ms": "1500"}, 1.5), ({"retry-after": "60"}, 60.0)],
 )
 def test_server_retry_delays_are_honoured_up_to_a_minute(
     mock: respx.MockRouter,
@@ -409,7 +409,8 @@ def test_server_retry_delays_are_honoured_up_to_a_minute(
     headers: dict[str, str],
     expected: float,
 ) -> None:
-    """retry-after and retry-after-ms are obeyed; a wait over a minute gets the usual backoff."""
+    """retry-after and retry-after-ms are obeyed up to a minute (a longer wait is given up
+    at once: see the next test)."""
     mock.post(ANTHROPIC_URL).mock(
         side_effect=[httpx.Response(429, headers=headers), httpx.Response(200, json=ANTHROPIC_OK)]
     )
@@ -420,10 +421,10 @@ def test_server_retry_delays_are_honoured_up_to_a_minute(
 def test_giving_up_on_a_long_retry_after_says_how_long_was_asked(
     mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock
 ) -> None:
-    """A rate limit asking for an hour gets the usual short retries, and the final error
-    says the provider asked for an hour, longer than gc waits, so the user knows why gc
-    gave up and to come back later."""
-    mock.post(ANTHROPIC_URL).respond(
+    """A rate limit asking for an hour is given up at once, without more requests into the
+    limit, and the error says the provider asked for an hour, longer than gc waits, so the
+    user knows why gc gave up and to come back later."""
+    route = mock.post(ANTHROPIC_URL).respond(
         429,
         headers={"retry-after": "3600"},
         json={"error": {"type": "rate_limit_error", "message": "slow down"}},
@@ -431,10 +432,10 @@ def test_giving_up_on_a_long_retry_after_says_how_long_was_asked(
     with pytest.raises(ApiError) as caught:
         http_client("anthropic", transport, settings()).complete(request())
     assert str(caught.value) == (
-        "anthropic API error (HTTP 429 rate_limit_error): slow down (after 2 retries; the "
-        "provider asked to wait 3600s before trying again; gc waits at most 60s)"
+        "anthropic API error (HTTP 429 rate_limit_error): slow down (the provider asked to "
+        "wait 3600s before trying again; gc waits at most 60s)"
     )
-    assert clock.sleeps == [0.5, 1.0]
+    assert (clock.sleeps, route.call_count, caught.value.sent) == ([], 1, 1)
 
 
 def test_a_refusal_with_a_retry_after_is_still_a_refusal(

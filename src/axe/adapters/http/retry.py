@@ -3,7 +3,9 @@
 Follows what the official Anthropic and OpenAI SDKs do, so axe is neither more nor less
 persistent than the tools people already know: connection errors, timeouts, 408, 409, 429
 and 5xx are retried at most twice with capped exponential backoff and jitter; the server's
-``retry-after-ms`` / ``retry-after`` (up to 60 s) and ``x-should-retry`` are obeyed.
+``retry-after-ms`` / ``retry-after`` (up to 60 s) and ``x-should-retry`` are obeyed. Unlike
+the SDKs, a longer ``retry-after`` ends the tries at once (the transport's rule), rather
+than sending more requests into a limit the provider said will last.
 """
 
 from __future__ import annotations

@@ -196,7 +196,10 @@ class HttpTransport:
             retryable = self._retry.should_retry(
                 status, reply_headers, raw.decode("utf-8", "replace")
             )
-        return _Failed(failure, status >= 400 and retryable and said.refusal is None, reply_headers)
+        asked = requested_delay(reply_headers)
+        longer_than_waited = asked is not None and asked > MAX_SERVER_DELAY  # given up at once
+        retryable = retryable and not longer_than_waited and said.refusal is None
+        return _Failed(failure, status >= 400 and retryable, reply_headers)
 
     def _attempt(
         self,
