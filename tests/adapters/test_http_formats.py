@@ -708,3 +708,74 @@ def test_a_list_that_is_not_a_list_is_an_api_error_not_a_crash(
         ApiError, match=r"returned a reply that is not the expected JSON: .* is not a list"
     ):
         client(transport, provider).complete(request(provider, model))
+
+
+CUT_SHORT = [
+    (
+        "anthropic",
+        "claude-sonnet-4",
+        "https://api.anthropic.com/v1/messages",
+        {"content": [], "stop_reason": "max_tokens"},
+    ),
+    (
+        "openai",
+        "gpt-5",
+        "https://api.openai.com/v1/chat/completions",
+        {"choices": [{"message": {"content": ""}, "finish_reason": "length"}]},
+    ),
+    (
+        "opencode",
+        "gpt-5",
+        "https://opencode.ai/zen/v1/responses",
+        {"status": "incomplete", "output": [{"type": "reasoning", "summary": []}]},
+    ),
+    (
+        "google",
+        "gemini-2.5-flash",
+        GEMINI_URL,
+        {"candidates": [{"content": {"parts": []}, "finishReason": "MAX_TOKENS"}]},
+    ),
+    (
+        "bedrock",
+        BEDROCK_MODEL,
+        BEDROCK_URL,
+        {"output": {"message": {"content": []}}, "stopReason": "max_tokens"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("provider", "model", "url", "reply"), CUT_SHORT)
+def test_a_reply_cut_at_the_output_limit_before_any_text_is_no_report(
+    mock: respx.MockRouter,
+    transport: HttpTransport,
+    provider: str,
+    model: str,
+    url: str,
+    reply: Any,
+) -> None:
+    """A reasoning model that spent all 4,096 output tokens thinking wrote no report: that
+    is an unusable reply (exit 3, nothing trimmed), not the spec's empty analysis."""
+    mock.post(url).respond(200, json=reply)
+    with pytest.raises(ApiError) as caught:
+        client(transport, provider).complete(request(provider, model))
+    assert str(caught.value) == (
+        f"{provider} returned no report: the model stopped at the 4,096-token output limit "
+        "before writing any (a reasoning model can spend it all thinking); nothing was "
+        "trimmed, try another model"
+    )
+    assert caught.value.sent == 1
+
+
+def test_a_report_cut_at_the_limit_is_still_the_report_and_an_empty_one_is_the_specs(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A report that reached the output limit after some text is printed as it came; a
+    complete reply with no text is gc-spec's "empty response" (printed empty, trimmed)."""
+    url = "https://api.anthropic.com/v1/messages"
+    mock.post(url).respond(
+        200,
+        json={"content": [{"type": "text", "text": "## Patterns"}], "stop_reason": "max_tokens"},
+    )
+    assert client(transport, "anthropic").complete(request("anthropic", "c")).text == "## Patterns"
+    mock.post(url).respond(200, json={"content": [], "stop_reason": "end_turn"})
+    assert client(transport, "anthropic").complete(request("anthropic", "c")).text == ""

@@ -130,6 +130,13 @@ class HttpLLMClient:
         except PromptTooLargeError as error:
             error.sent = reply.sent
             raise
+        if not text.strip() and route.wire.cut_short(reply.document):
+            raise ApiError(
+                f"{self._provider.name} returned no report: the model stopped at the "
+                f"{request.max_tokens:,}-token output limit before writing any (a reasoning "
+                "model can spend it all thinking); nothing was trimmed, try another model",
+                sent=reply.sent,
+            )
         return Completion(text, usage, sent=reply.sent)
 
     def _send(self, route: Route, sent: Sent) -> Reply:

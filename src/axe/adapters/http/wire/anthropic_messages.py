@@ -21,6 +21,7 @@ from axe.adapters.http.wire.base import (
     WireError,
     field_of,
     is_too_long,
+    said,
     typed_error,
     usage,
 )
@@ -67,6 +68,9 @@ class AnthropicMessages:
 
     def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
         return typed_error(status, raw, refusal_in=anthropic_refusal)
+
+    def cut_short(self, document: Any) -> bool:
+        return said(document, "stop_reason", "max_tokens")
 
     def window(self, document: Any) -> int | None:
         return None

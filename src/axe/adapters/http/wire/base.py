@@ -98,6 +98,12 @@ class WireFormat(Protocol):
         """What an error reply says."""
         ...
 
+    def cut_short(self, document: Any) -> bool:
+        """Whether a successful reply says it stopped at the output limit (4,096 tokens).
+        One that did so before writing any text holds no report: a reasoning model can
+        spend the whole budget thinking."""
+        ...
+
     def window(self, document: Any) -> int | None:
         """The window in a ``window_path`` reply; None when it gives none."""
         ...
@@ -109,6 +115,17 @@ def field_of(document: Any, key: str, kind: type[Any]) -> Any:
     if not isinstance(value, kind):
         raise ShapeError(f"no {key!r} in the reply")
     return value
+
+
+def first_of(document: Any, key: str) -> Any:
+    """``document[key][0]`` when it is a non-empty list, else None (for optional fields)."""
+    items = document.get(key) if isinstance(document, dict) else None
+    return items[0] if isinstance(items, list) and items else None
+
+
+def said(document: Any, key: str, value: str) -> bool:
+    """Whether ``document[key]`` is ``value`` (a stop reason, a status)."""
+    return isinstance(document, dict) and document.get(key) == value
 
 
 def items_of(document: Any, key: str) -> list[Any]:

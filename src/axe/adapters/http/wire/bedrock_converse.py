@@ -26,6 +26,7 @@ from axe.adapters.http.wire.base import (
     field_of,
     plain,
     request_too_large,
+    said,
     text_of,
     usage,
 )
@@ -100,6 +101,9 @@ class BedrockConverse:
         elif kind in _PERMANENT or ("signature" in message.lower() and "match" in message.lower()):
             transient = False
         return WireError(message, kind=kind, refusal=refusal, transient=transient)
+
+    def cut_short(self, document: Any) -> bool:
+        return said(document, "stopReason", "max_tokens")
 
     def window(self, document: Any) -> int | None:
         return None

@@ -22,9 +22,11 @@ from axe.adapters.http.wire.base import (
     WireError,
     error_object,
     field_of,
+    first_of,
     items_of,
     plain,
     request_too_large,
+    said,
     text_of,
     usage,
 )
@@ -84,6 +86,9 @@ class Gemini:
         return WireError(
             message, kind=kind, refusal=refusal, transient=True if kind in _TRANSIENT else None
         )
+
+    def cut_short(self, document: Any) -> bool:
+        return said(first_of(document, "candidates"), "finishReason", "MAX_TOKENS")
 
     def window(self, document: Any) -> int | None:
         return None

@@ -19,6 +19,7 @@ from axe.adapters.http.wire.base import (
     ShapeError,
     WireError,
     field_of,
+    said,
     typed_error,
     usage,
 )
@@ -89,6 +90,9 @@ class OllamaChat:
 
     def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
         return typed_error(status, raw, refusal_in=_no_refusal)
+
+    def cut_short(self, document: Any) -> bool:
+        return said(document, "done_reason", "length")
 
     def window(self, document: Any) -> int | None:
         """``model_info["<architecture>.context_length"]`` from an ``/api/show`` reply."""

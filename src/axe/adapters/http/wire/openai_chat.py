@@ -22,7 +22,9 @@ from axe.adapters.http.wire.base import (
     ShapeError,
     WireError,
     field_of,
+    first_of,
     is_too_long,
+    said,
     typed_error,
     usage,
 )
@@ -77,6 +79,9 @@ class OpenAIChat:
         return typed_error(
             status, raw, refusal_in=openai_refusal, reply_tokens=sent.request.max_tokens
         )
+
+    def cut_short(self, document: Any) -> bool:
+        return said(first_of(document, "choices"), "finish_reason", "length")
 
     def window(self, document: Any) -> int | None:
         return None

@@ -11,7 +11,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from axe.adapters.http.body import MEMORY, JsonBody
-from axe.adapters.http.wire.base import Sent, ShapeError, WireError, field_of, items_of, typed_error
+from axe.adapters.http.wire.base import (
+    Sent,
+    ShapeError,
+    WireError,
+    field_of,
+    items_of,
+    said,
+    typed_error,
+)
 from axe.adapters.http.wire.openai_chat import is_reasoning_model, openai_refusal, priced
 from axe.domain.results import Usage
 
@@ -53,6 +61,9 @@ class OpenAIResponses:
         return typed_error(
             status, raw, refusal_in=openai_refusal, reply_tokens=sent.request.max_tokens
         )
+
+    def cut_short(self, document: Any) -> bool:
+        return said(document, "status", "incomplete")
 
     def window(self, document: Any) -> int | None:
         return None
