@@ -130,6 +130,14 @@ def test_missing_agent_is_a_config_error_naming_the_file(agents_dir: Path) -> No
             'name = "a"\nmodel = "x/y"\n[sub_agents_config]\nmax_depth = 9\n',
             "max_depth: expected an integer from 0 to 5, got 9",
         ),
+        (
+            'name = "a"\nmodel = "x/y"\ntimeout = -1\n',
+            ": timeout: expected an integer >= 0, got -1",
+        ),
+        (
+            'name = "a"\nmodel = "x/y"\ntimeout = "30s"\n',
+            ': timeout: expected an integer, got "30s"',
+        ),
     ],
 )
 def test_bad_agent_files_are_config_errors(

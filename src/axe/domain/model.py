@@ -98,6 +98,7 @@ class AgentConfig:
     memory: MemoryConfig = field(factory=MemoryConfig)
     sub_agents: SubAgentsConfig = field(factory=SubAgentsConfig)
     source: str = ""
+    timeout: int = 0  # axe 1.10's run timeout in seconds: gc does not use it, only checks it
 
 
 _MAX_SUB_AGENT_DEPTH = 5
@@ -117,6 +118,7 @@ def validate_agent(agent: AgentConfig, *, source: str = "") -> None:
     rules: tuple[tuple[bool, str, str, object], ...] = (
         (not agent.display_name.strip(), "name", "a non-empty string", agent.display_name),
         (not agent.model.strip(), "model", "a non-empty string", agent.model),
+        (agent.timeout < 0, "timeout", "an integer >= 0", agent.timeout),
         (memory.last_n < 0, "memory.last_n", "an integer >= 0", memory.last_n),
         (memory.max_entries < 0, "memory.max_entries", "an integer >= 0", memory.max_entries),
         (

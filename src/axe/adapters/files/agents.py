@@ -48,6 +48,7 @@ class _AgentFile:
     files: list[str] = Factory(list)
     workdir: str = ""
     sub_agents: list[str] = Factory(list)
+    timeout: int = 0
     sub_agents_config: SubAgentsConfig = Factory(SubAgentsConfig)
     memory: MemoryConfig = Factory(MemoryConfig)
     params: Params = Factory(Params)
@@ -269,6 +270,7 @@ def _agent(name: str, path: Path, document: dict[str, Any]) -> AgentConfig:
         memory=layout.memory,
         sub_agents=layout.sub_agents_config,
         source=str(path),
+        timeout=layout.timeout,
     )
     validate_agent(agent, source=str(path))  # the user fixes a file: name it
     return agent
