@@ -779,3 +779,41 @@ def test_a_report_cut_at_the_limit_is_still_the_report_and_an_empty_one_is_the_s
     assert client(transport, "anthropic").complete(request("anthropic", "c")).text == "## Patterns"
     mock.post(url).respond(200, json={"content": [], "stop_reason": "end_turn"})
     assert client(transport, "anthropic").complete(request("anthropic", "c")).text == ""
+
+
+def test_a_secret_echoed_url_encoded_or_escaped_is_still_never_shown(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A server that echoes the AWS secret key URL-encoded (its / and + as %2F, %2B) or the
+    session token in a JSON escape does not get them printed."""
+    encoded = "wJalrXUtnFEMI%2FK7MDENG%2BbPxRfiCYEXAMPLEKEY"
+    mock.post(BEDROCK_URL).respond(
+        403,
+        headers={"x-amzn-ErrorType": "AccessDeniedException"},
+        json={"message": f"secret {encoded} and token {AWS.session_token} refused"},
+    )
+    with pytest.raises(ApiError) as caught:
+        client(transport, "bedrock").complete(request("bedrock", BEDROCK_MODEL))
+    text = str(caught.value)
+    assert encoded not in text
+    assert AWS.session_token not in text
+    assert "secret [redacted] and token [redacted] refused" in text
+
+
+def test_a_gateways_error_says_its_message_once_whatever_its_shape(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """OpenRouter's numeric error code is not shown twice beside the status, and an error it
+    sends with HTTP 200 keeps the upstream provider's message."""
+    url = "https://openrouter.ai/api/v1/chat/completions"
+    mock.post(url).respond(402, json={"error": {"code": 402, "message": "Insufficient credits"}})
+    with pytest.raises(ApiError) as caught:
+        client(transport, "openrouter").complete(request("openrouter", "anthropic/claude"))
+    assert str(caught.value) == "openrouter API error (HTTP 402): Insufficient credits"
+    mock.post(url).respond(200, json={"error": {"message": "Upstream provider error"}})
+    with pytest.raises(ApiError) as caught:
+        client(transport, "openrouter").complete(request("openrouter", "anthropic/claude"))
+    assert str(caught.value) == (
+        "openrouter returned a reply that is not the expected JSON: an error instead of a "
+        "report: Upstream provider error"
+    )

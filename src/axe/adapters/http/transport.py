@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from attrs import define, field, frozen
 
@@ -125,8 +125,9 @@ class HttpTransport:
         except (ApiError, ConfigError) as error:
             text = str(error)
             for secret in (*secrets, *(self._proxies.secrets if self._proxies else ())):
-                # as written, and as a library's repr() shows it ('sk-…\\r')
-                for form in {secret, repr(secret)[1:-1]}:
+                # as written, as a library's repr() shows it ('sk-…\\r'), and URL-encoded as
+                # a server may echo it (an AWS secret's '/' and '+' as %2F and %2B)
+                for form in {secret, repr(secret)[1:-1], quote(secret, safe=""), quote(secret)}:
                     text = redact(text, form)
             error.args = (text,)  # the same error, numbers and kind kept, scrubbed of secrets
             if isinstance(error, ApiError):
@@ -423,7 +424,8 @@ def _http_failure(
         )
         return ApiError(message), WireError(message, transient=False)
     said = call.explain(status, headers, raw)
-    label = f"HTTP {status}" + (f" {said.kind}" if said.kind else "")
+    named = said.kind and said.kind != str(status)  # OpenRouter's code is the status again
+    label = f"HTTP {status}" + (f" {said.kind}" if named else "")
     text = f"{call.provider} API error ({label}): {said.message}"
     if said.refusal is not None:
         refusal = said.refusal

@@ -25,6 +25,7 @@ from axe.adapters.http.wire.base import (
     first_of,
     is_too_long,
     said,
+    text_of,
     typed_error,
     usage,
 )
@@ -66,7 +67,12 @@ class OpenAIChat:
         return JsonBody(payload, request.content)
 
     def reply(self, document: Any, sent: Sent) -> tuple[str, Usage | None]:
-        """``choices[0].message.content``; null content is an empty report (gc-spec §5.3)."""
+        """``choices[0].message.content``; null content is an empty report (gc-spec §5.3).
+        A gateway (OpenRouter) may answer 200 with an error body instead: its message."""
+        if isinstance(document, dict) and "choices" not in document and "error" in document:
+            error = document["error"]
+            said = error.get("message") if isinstance(error, dict) else error
+            raise ShapeError(f"an error instead of a report: {text_of(said) or 'no message'}")
         choices = field_of(document, "choices", list)
         if not choices or not isinstance(choices[0], dict):
             raise ShapeError("no choices")
