@@ -228,8 +228,19 @@ def test_terminal_control_sequences_in_a_reply_never_reach_the_screen(
 
 @given(st.text())
 def test_safe_text_has_no_control_characters_but_newline_and_tab(text: str) -> None:
-    """Whatever a model says, what is printed holds no C0/C1 control but \\n and \\t."""
-    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", terminal_safe(text))
+    """Whatever a model says, what is printed holds no C0/C1 control but \\n and \\t, and
+    no bidirectional override that would reorder what the reader sees."""
+    assert not re.search(
+        "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", terminal_safe(text)
+    )
+
+
+def test_a_right_to_left_override_in_a_reply_is_dropped_on_screen_and_escaped_in_json() -> None:
+    """U+202E in a report does not reach the terminal; --json writes it as \\u202e."""
+    assert terminal_safe("rm \u202etxt.exe") == "rm txt.exe"
+    out = io.BytesIO()
+    play(ConsoleOutput(out, io.BytesIO(), json_lines=True), one_agent("a\u202eb"))
+    assert b'"analysis": "a\\u202eb"' in out.getvalue()
 
 
 def test_json_lines_put_one_object_per_agent_on_stdout_and_keep_stderr() -> None:

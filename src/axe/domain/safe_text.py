@@ -6,7 +6,8 @@ line (which prints its own error lines) use the one rule.
 A log entry can talk a model into replying with escape sequences: colours, cursor moves,
 OSC window titles, C1 controls. Printed raw, they would rewrite the user's screen, in a
 terminal or later when a log file is viewed. Whole sequences are removed (so no ``[31m``
-debris is left), then every remaining control character except newline and tab.
+debris is left), then every remaining control character except newline and tab, and the
+bidirectional overrides that would show text in another order than it is read.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ _SEQUENCES = re.compile(
     """,
     re.VERBOSE,
 )
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 and C1 controls but newline and tab; and the bidirectional overrides and isolates,
+# which make a terminal show text in another order than it is read ("Trojan Source")
+BIDI_CONTROLS = "\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]")
 
 
 def terminal_safe(text: str) -> str:

@@ -13,8 +13,9 @@ from typing import Any
 
 from axe.adapters.console.lines import error_text
 from axe.domain.results import AgentResult, Usage
+from axe.domain.safe_text import BIDI_CONTROLS
 
-_UNESCAPED_CONTROLS = re.compile("[\x7f-\x9f]")
+_UNESCAPED_CONTROLS = re.compile(f"[\x7f-\x9f{BIDI_CONTROLS}]")  # json.dumps leaves these
 
 
 def result_object(result: AgentResult) -> dict[str, Any]:
