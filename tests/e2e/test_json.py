@@ -291,3 +291,13 @@ def test_a_stated_cost_is_in_the_usage_object_and_only_then() -> None:
         "exit_code": 3,
     }
     assert json.loads(result_line(ok))["usage"] == {"input_tokens": 1, "output_tokens": 2}
+
+
+def test_the_offline_analyst_sends_no_request_and_reports_no_usage(home: AxeHome) -> None:
+    """builtin/heuristic makes no HTTP request: "requests" is 0 and "usage" null, so a
+    monitor summing requests or tokens counts nothing for it."""
+    home.add_agent("a", last_n=1)
+    home.write_memory("a", entries(3))
+    result = run("a", "--json", "--model", "builtin/heuristic")
+    found = json.loads(result.stdout)
+    assert (result.exit_code, found["requests"], found["usage"], found["parts"]) == (0, 0, None, 1)

@@ -23,7 +23,7 @@ class HeuristicAnalyst:
 
     def complete(self, request: AnalysisRequest) -> Completion:
         check_model_name(request.model.name)
-        return Completion(analyse(request.content, request.memory_config))
+        return Completion(analyse(request.content, request.memory_config), sent=0)  # no request
 
     def input_limit(self, request: AnalysisRequest) -> int | None:
         """No window: the offline analyst reads a log of any size, so it is never split."""
