@@ -199,6 +199,7 @@ def test_gc_help_says_how_big_logs_go_and_where_things_live(home: AxeHome) -> No
     """`axe gc --help` no longer claims one request, and names the places and variables."""
     text = run("--help").stdout
     assert "whole memory log to its model in one request" not in text
+    assert "None]" not in text  # an unbounded range shown as "[x<=None]"
     assert "a larger one is analysed in parts" in " ".join(text.split())
     for place in (
         "--agents-dir",

@@ -60,6 +60,13 @@ class _WholeNumber(click.IntRange):
     name = "whole number"
 
 
+class _AnyWholeNumber(click.types.IntParamType):
+    """The same without bounds (an unbounded IntRange shows "[x<=None]" in the help); the
+    use case says what is too small (``--jobs 0``)."""
+
+    name = "whole number"
+
+
 class _Seconds(click.FloatRange):
     name = "number of seconds"
 
@@ -166,12 +173,12 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
     "--json",
     "json_lines",
     is_flag=True,
-    help="Print one JSON object per agent on stdout instead of text (schema in the README).",
+    help="Print one JSON object per agent on stdout instead of text (schema in docs/json.md).",
 )
 @click.option(
     "--jobs",
     "-j",
-    type=_WholeNumber(),
+    type=_AnyWholeNumber(),
     default=1,
     metavar="N",
     help="With --all: gc up to N agents at once (default 1); output stays in name order.",
