@@ -142,7 +142,11 @@ class _LazyAdapters:
         """
         import attrs  # noqa: PLC0415
 
-        from axe.adapters.files.aws_credentials import read_aws_credentials  # noqa: PLC0415
+        from axe.adapters.files.aws_credentials import (  # noqa: PLC0415
+            aws_profile,
+            read_aws_credentials,
+            shared_credentials_file,
+        )
 
         region = self.global_config().setting(provider, "region", region_variables)
         if not region:
@@ -153,11 +157,14 @@ class _LazyAdapters:
             )
         found = read_aws_credentials(self._environ)
         if found is None:
+            looked = shared_credentials_file(self._environ)
+            where = (
+                f"profile {quoted(aws_profile(self._environ))} in {looked or '~/.aws/credentials'}"
+            )
             raise ApiError(
-                f"AWS credentials for provider {quoted(provider)} are not configured (set "
-                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile "
-                "of the shared credentials file, AWS_SHARED_CREDENTIALS_FILE or "
-                "~/.aws/credentials)"
+                f"AWS credentials for provider {quoted(provider)} are not configured: none in "
+                f"the environment and no {where} (set AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and AWS_SHARED_CREDENTIALS_FILE)"
             )
         return attrs.evolve(settings, region=region, aws=found)
 

@@ -101,16 +101,25 @@ def test_bedrock_without_a_region_is_exit_2_before_any_request(
 def test_bedrock_without_credentials_is_exit_3_before_any_request(
     home: AxeHome, server: LoopbackLLM
 ) -> None:
-    """No credentials (no variables, no profile file) is exit 3 like a missing key, one
-    line saying where they come from, nothing sent."""
+    """No credentials (no variables, no such profile) is exit 3 like a missing key, one
+    line naming the profile and file it looked in and what to set, nothing sent."""
     home.add_agent("helper", model=BEDROCK_MODEL, last_n=3)
     home.write_memory("helper", entries(10))
-    done = axe(home, "gc", "helper", AWS_REGION="us-east-1", AXE_BEDROCK_BASE_URL=server.url)
+    missing = home.root / "nowhere" / "credentials"
+    done = axe(
+        home,
+        "gc",
+        "helper",
+        AWS_REGION="us-east-1",
+        AXE_BEDROCK_BASE_URL=server.url,
+        AWS_PROFILE="nosuch",
+        AWS_SHARED_CREDENTIALS_FILE=str(missing),
+    )
     assert done.returncode == 3
     assert done.stderr == (
-        'AWS credentials for provider "bedrock" are not configured (set AWS_ACCESS_KEY_ID and '
-        "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile of the shared credentials file, "
-        "AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials)\n"
+        'AWS credentials for provider "bedrock" are not configured: none in the environment '
+        f'and no profile "nosuch" in {missing} (set AWS_ACCESS_KEY_ID and '
+        "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and AWS_SHARED_CREDENTIALS_FILE)\n"
     )
     assert server.requests == []
 

@@ -2,7 +2,7 @@
 
 The object is built from the agent's :class:`AgentResult` alone, so it says the same
 whether the agent ran alone, in ``--all`` or among ``--jobs``. The schema is documented in
-the README ("JSON output"); keys are only ever added, never renamed.
+docs/json.md; keys are only ever added, never renamed.
 """
 
 from __future__ import annotations
