@@ -193,20 +193,27 @@ def production_ports(
     max_input_tokens: int | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     agents_dir: Path | None = None,
+    check_config: bool = False,
 ) -> Iterator[GcPorts]:
     """The real adapters, configured from ``environ``; the HTTP client closes on exit.
 
     ``http_timeout`` (seconds for one analysis request, retries included) defaults to the
     HTTP adapter's own default; ``max_input_tokens`` caps every request to a provider;
     ``lock_timeout`` is how long gc waits for another gc holding the same memory file;
-    ``agents_dir`` (``--agents-dir``) is searched for agents before the usual places.
+    ``agents_dir`` (``--agents-dir``) is searched for agents before the usual places;
+    ``check_config`` reads ``config.toml`` now, if it exists, so that ``--all`` says a
+    broken one once, like a bad ``--model``, instead of once per agent (a setup without
+    one starts as fast as before).
 
     Raises:
-        ConfigError: ``agents_dir`` is not a directory.
+        ConfigError: ``agents_dir`` is not a directory, or ``check_config`` and
+            ``config.toml`` does not load.
     """
     configuration = config_dir(environ)
     agents = TomlAgentRepository(agents_directories(environ, agents_dir), report=_once(output.emit))
     lazy = _LazyAdapters(configuration, environ, http_timeout, max_input_tokens)
+    if check_config and lazy.global_config().path.exists():
+        lazy.global_config().check()  # the same file every client reads later: parsed once
     memory = FileMemoryStore(
         functools.partial(data_dir, environ),
         locks=MemoryFileLocks(timeout=lock_timeout),
@@ -347,11 +354,11 @@ def run_gc(
             max_input_tokens=cap,
             lock_timeout=waits,
             agents_dir=agents_dir,
+            check_config=agent is None,
         ) as ports:
             if options.model_override is not None:  # known before any agent runs, like its format
                 _check_model(ports.llm, options.model_override)
             if agent is None:
-                _check_global_config(environ)
                 return collect_all_garbage(options, ports)
             return collect_garbage(agent, options, ports)
     finally:
@@ -367,17 +374,6 @@ def _check_model(llm: LLMClient, model: ModelRef) -> None:
         from axe.adapters.analyst.client import check_model_name  # noqa: PLC0415
 
         check_model_name(model.name)
-
-
-def _check_global_config(environ: Mapping[str, str]) -> None:
-    """Raises ConfigError for a ``config.toml`` that exists but does not load, so ``--all``
-    says it once, like a bad ``--model``, instead of once per agent. Only a file that is
-    there is read (and TOML parsed): a setup without one starts as fast as before."""
-    path = config_dir(environ) / "config.toml"
-    if path.exists():
-        from axe.adapters.files.global_config import TomlGlobalConfig  # noqa: PLC0415
-
-        TomlGlobalConfig(path, environ).check()
 
 
 def _ignore_sigio() -> None:
