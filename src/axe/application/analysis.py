@@ -30,7 +30,7 @@ from attrs import frozen
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.workers import StopSignal, ordered_map
-from axe.domain.errors import AxeError, PromptTooLargeError
+from axe.domain.errors import ApiError, AxeError, PromptTooLargeError
 from axe.domain.events import AnalysisSplit, MergeStarted, PartAnalysed
 from axe.domain.model import MemoryConfig, ModelRef
 from axe.domain.parts import LogLayout, Measure, Part, halve, plan_parts
@@ -360,8 +360,8 @@ class LogAnalysis:
             self._usages.append(outcome.usage)
         elif isinstance(outcome, PromptTooLargeError):
             self._requests += max(outcome.sent, 1)  # a refusal is an answer to a request
-        else:
-            self._requests += getattr(outcome, "sent", 0)
+        elif isinstance(outcome, ApiError):
+            self._requests += outcome.sent
         return outcome
 
     def _request(self, system_prompt: str, content: bytes) -> AnalysisRequest:

@@ -104,12 +104,12 @@ class AgentConfig:
 _MAX_SUB_AGENT_DEPTH = 5
 
 
-def validate_agent(agent: AgentConfig, *, source: str = "") -> None:
+def validate_agent(agent: AgentConfig) -> None:
     """Apply the validation rules of axe-formats.md.
 
     Each broken rule reads like a value of the wrong type in the same file: the key, what
     was expected, and the value as it is written (``memory.last_n: expected an integer
-    >= 0, got -1``), after ``source`` (the file's path) or else the agent's name.
+    >= 0, got -1``), after the agent's ``source`` (the file's path) or else its name.
 
     Raises:
         ConfigError: a rule is broken.
@@ -140,7 +140,7 @@ def validate_agent(agent: AgentConfig, *, source: str = "") -> None:
         if broken
     ]
     if problems:
-        where = source or f"agent {quoted(agent.name)}"
+        where = agent.source or f"agent {quoted(agent.name)}"
         raise ConfigError(f"invalid config {where}: {'; '.join(problems)}")
 
 

@@ -272,5 +272,5 @@ def _agent(name: str, path: Path, document: dict[str, Any]) -> AgentConfig:
         source=str(path),
         timeout=layout.timeout,
     )
-    validate_agent(agent, source=str(path))  # the user fixes a file: name it
+    validate_agent(agent)  # its message names the file: the user fixes a file
     return agent
