@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from axe.adapters.http.catalogue import CATALOGUE
-from axe.adapters.http.client import HttpLLMClient
-from axe.adapters.http.settings import ProviderSettings
-from axe.adapters.http.transport import HttpTransport
+from axe.adapters.llm.catalogue import CATALOGUE
+from axe.adapters.llm.client import HttpLLMClient
+from axe.adapters.llm.settings import ProviderSettings
+from axe.adapters.llm.transport import HttpTransport
 
 
 def client(provider: str, transport: HttpTransport, settings: ProviderSettings) -> HttpLLMClient:

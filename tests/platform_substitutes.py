@@ -16,7 +16,7 @@ from pathlib import Path
 
 import attrs
 
-from axe.adapters.files.platforms import FilePlatform, platform_for
+from axe.adapters.memory.platforms import FilePlatform, platform_for
 
 
 class SharingViolationError(PermissionError):

@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Final
 
 from axe import __version__
+from axe.adapters.agents.repository import TomlAgentRepository, agents_directories
 from axe.adapters.console import ConsoleOutput
 from axe.adapters.console.status import terminal_columns
-from axe.adapters.files.agents import TomlAgentRepository, agents_directories
-from axe.adapters.files.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
-from axe.adapters.files.memory import FileMemoryStore
-from axe.adapters.files.paths import config_dir, data_dir
+from axe.adapters.llm.router import ProviderRouter
+from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
+from axe.adapters.memory.store import FileMemoryStore
+from axe.adapters.shared.places import config_dir, data_dir
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import LLMClient, Output
-from axe.application.routing import ProviderRouter
 from axe.domain.errors import ApiError, ConfigError
 from axe.domain.events import Event
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
@@ -34,9 +34,9 @@ from axe.domain.model import ModelRef, quoted
 from axe.domain.results import AgentResult, SweepResult
 
 if TYPE_CHECKING:
-    from axe.adapters.files.global_config import TomlGlobalConfig
-    from axe.adapters.http.settings import ProviderSettings
-    from axe.adapters.http.transport import HttpTransport
+    from axe.adapters.llm.config import TomlGlobalConfig
+    from axe.adapters.llm.settings import ProviderSettings
+    from axe.adapters.llm.transport import HttpTransport
 
 BUILTIN_PROVIDER: Final = "builtin"
 
@@ -70,7 +70,7 @@ class _LazyAdapters:
     def global_config(self) -> TomlGlobalConfig:
         with self._building:
             if self._global_config is None:
-                from axe.adapters.files.global_config import TomlGlobalConfig  # noqa: PLC0415
+                from axe.adapters.llm.config import TomlGlobalConfig  # noqa: PLC0415
 
                 path = self._configuration / "config.toml"
                 self._global_config = TomlGlobalConfig(path, self._environ)
@@ -79,7 +79,7 @@ class _LazyAdapters:
     def transport(self) -> HttpTransport:
         with self._building:
             if self._transport is None:
-                from axe.adapters.http.transport import HttpTransport  # noqa: PLC0415
+                from axe.adapters.llm.transport import HttpTransport  # noqa: PLC0415
 
                 self._transport = HttpTransport(
                     timeout=self._http_timeout, user_agent=f"axe/{__version__}"
@@ -102,9 +102,9 @@ class _LazyAdapters:
             ConfigError: config.toml is broken, or Bedrock has no region.
             ApiError: the key (Bedrock: the credentials) is missing.
         """
-        from axe.adapters.http.catalogue import CATALOGUE, Auth  # noqa: PLC0415
-        from axe.adapters.http.client import HttpLLMClient  # noqa: PLC0415
-        from axe.adapters.http.settings import ProviderSettings  # noqa: PLC0415
+        from axe.adapters.llm.catalogue import CATALOGUE, Auth  # noqa: PLC0415
+        from axe.adapters.llm.client import HttpLLMClient  # noqa: PLC0415
+        from axe.adapters.llm.settings import ProviderSettings  # noqa: PLC0415
 
         row = CATALOGUE[provider]
         config = self.global_config()
@@ -142,7 +142,7 @@ class _LazyAdapters:
         """
         import attrs  # noqa: PLC0415
 
-        from axe.adapters.files.aws_credentials import (  # noqa: PLC0415
+        from axe.adapters.llm.aws_credentials import (  # noqa: PLC0415
             aws_profile,
             read_aws_credentials,
             shared_credentials_file,
@@ -172,7 +172,7 @@ class _LazyAdapters:
         """The offline analyst needs no key, but a broken ``config.toml`` is reported all the
         same: the same file gives the same answer whichever model is asked."""
         self.global_config().check()
-        from axe.adapters.analyst.client import HeuristicAnalyst  # noqa: PLC0415
+        from axe.adapters.llm.offline.client import HeuristicAnalyst  # noqa: PLC0415
 
         return HeuristicAnalyst()
 
@@ -247,7 +247,7 @@ def _once(emit: Callable[[Event], None]) -> Callable[[Event], None]:
 
 
 def _provider_names() -> list[str]:
-    from axe.adapters.http.catalogue import CATALOGUE  # noqa: PLC0415  (only once a model is used)
+    from axe.adapters.llm.catalogue import CATALOGUE  # noqa: PLC0415  (only once a model is used)
 
     return [*CATALOGUE, BUILTIN_PROVIDER]
 
@@ -371,7 +371,7 @@ def _check_model(llm: LLMClient, model: ModelRef) -> None:
     if isinstance(llm, ProviderRouter):
         llm.check(model.provider)
     if model.provider == BUILTIN_PROVIDER:
-        from axe.adapters.analyst.client import check_model_name  # noqa: PLC0415
+        from axe.adapters.llm.offline.client import check_model_name  # noqa: PLC0415
 
         check_model_name(model.name)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.files.agents import TomlAgentRepository
+from axe.adapters.agents.repository import TomlAgentRepository
 from axe.domain.errors import ConfigError
 from axe.domain.model import MemoryConfig
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.files.agents import Guarded, TomlAgentRepository, agents_directories
+from axe.adapters.agents.repository import Guarded, TomlAgentRepository, agents_directories
 from axe.domain.errors import ConfigError
 from axe.domain.events import AgentsIgnored, Exposure, NoAgentsDirectory
 from tests.support import agent_toml

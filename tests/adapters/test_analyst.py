@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from axe.adapters.analyst import Tuning, analyse
+from axe.adapters.llm.offline import Tuning, analyse
 from axe.domain.model import MemoryConfig
 
 QUIET = MemoryConfig(enabled=True, last_n=10)  # no last_n advice in the way
@@ -336,7 +336,7 @@ def test_report_is_the_same_in_every_process(tmp_path: Path) -> None:
     """Two processes with different string-hash seeds write the same report, byte for byte."""
     (tmp_path / "memory.md").write_bytes(RICH)
     script = (
-        "import sys; from axe.adapters.analyst import analyse; "
+        "import sys; from axe.adapters.llm.offline import analyse; "
         "sys.stdout.write(analyse(open(sys.argv[1], 'rb').read()))"
     )
 

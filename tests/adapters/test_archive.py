@@ -13,10 +13,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from axe.adapters.files.archive import archive_path, intent_path, settle_archive
-from axe.adapters.files.durable import signals_deferred
-from axe.adapters.files.memory import FileMemoryStore, read_memory, trim_memory
-from axe.adapters.files.platforms import FilePlatform, current_platform
+from axe.adapters.memory.archive import archive_path, intent_path, settle_archive
+from axe.adapters.memory.durable import signals_deferred
+from axe.adapters.memory.platforms import FilePlatform, current_platform
+from axe.adapters.memory.store import FileMemoryStore, read_memory, trim_memory
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 from axe.domain.model import AgentConfig, MemoryConfig

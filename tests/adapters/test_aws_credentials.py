@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.files.aws_credentials import (
+from axe.adapters.llm.aws_credentials import (
+    AwsCredentials,
     read_aws_credentials,
     shared_credentials_file,
 )
-from axe.domain.aws import AwsCredentials
 from axe.domain.errors import ConfigError
 
 CREDENTIALS = """\

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from axe.adapters.files.memory import read_memory, trim_memory
-from axe.adapters.files.platforms import platform_for
+from axe.adapters.memory.platforms import platform_for
+from axe.adapters.memory.store import read_memory, trim_memory
 from axe.domain.entries import plan_trim
 from tests.platform_substitutes import RecordingFcntl, RecordingFsync, SteppedTime
 from tests.support import entries, entry

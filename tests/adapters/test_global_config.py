@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.files.global_config import TomlGlobalConfig, key_variable
-from axe.adapters.files.paths import config_dir, data_dir
-from axe.adapters.http.settings import ProviderSettings
+from axe.adapters.llm.config import TomlGlobalConfig, key_variable
+from axe.adapters.llm.settings import ProviderSettings
+from axe.adapters.shared.places import config_dir, data_dir
 from axe.domain.errors import ConfigError
 
 CONFIG = """

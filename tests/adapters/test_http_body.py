@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from axe.adapters.http.body import MEMORY, JsonBody
+from axe.adapters.llm.body import MEMORY, JsonBody
 
 awkward_bytes = st.lists(
     st.sampled_from(

@@ -12,12 +12,12 @@ import httpx
 import pytest
 import respx
 
-from axe.adapters.http.catalogue import CATALOGUE
-from axe.adapters.http.client import HttpLLMClient
-from axe.adapters.http.retry import RetryPolicy
-from axe.adapters.http.settings import ProviderSettings
-from axe.adapters.http.sigv4 import AwsCredentials
-from axe.adapters.http.transport import HttpTransport
+from axe.adapters.llm.catalogue import CATALOGUE
+from axe.adapters.llm.client import HttpLLMClient
+from axe.adapters.llm.retry import RetryPolicy
+from axe.adapters.llm.settings import ProviderSettings
+from axe.adapters.llm.sigv4 import AwsCredentials
+from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef

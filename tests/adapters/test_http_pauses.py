@@ -8,10 +8,10 @@ import httpx
 import pytest
 import respx
 
-from axe.adapters.http.pauses import SharedPauses
-from axe.adapters.http.retry import RetryPolicy
-from axe.adapters.http.settings import ProviderSettings
-from axe.adapters.http.transport import HttpTransport
+from axe.adapters.llm.pauses import SharedPauses
+from axe.adapters.llm.retry import RetryPolicy
+from axe.adapters.llm.settings import ProviderSettings
+from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef

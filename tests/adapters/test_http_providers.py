@@ -10,11 +10,11 @@ import httpx
 import pytest
 import respx
 
-from axe.adapters.http.retry import RetryPolicy
-from axe.adapters.http.settings import ProviderSettings
-from axe.adapters.http.transport import HttpTransport, display_url, redact
-from axe.adapters.http.wire.ollama_chat import context_size as ollama_context_size
-from axe.adapters.http.wire.openai_chat import is_reasoning_model
+from axe.adapters.llm.retry import RetryPolicy
+from axe.adapters.llm.settings import ProviderSettings
+from axe.adapters.llm.transport import HttpTransport, display_url, redact
+from axe.adapters.llm.wire.ollama_chat import context_size as ollama_context_size
+from axe.adapters.llm.wire.openai_chat import is_reasoning_model
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef

@@ -20,9 +20,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from axe.adapters.http.body import MEMORY, JsonBody
-from axe.adapters.http.proxies import ProxyRoutes
-from axe.adapters.http.transport import HttpTransport
+from axe.adapters.llm.body import MEMORY, JsonBody
+from axe.adapters.llm.proxies import ProxyRoutes
+from axe.adapters.llm.transport import HttpTransport
 from axe.domain.errors import ApiError, ConfigError
 from tests.e2e.loopback import LoopbackLLM
 from tests.e2e.loopback_proxy import (

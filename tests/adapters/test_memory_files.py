@@ -20,9 +20,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from axe.adapters.files.durable import remove_abandoned_temps, temp_prefix
-from axe.adapters.files.memory import FileMemoryStore, read_memory, trim_entries, trim_memory
-from axe.adapters.files.platforms import current_platform
+from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
+from axe.adapters.memory.platforms import current_platform
+from axe.adapters.memory.store import FileMemoryStore, read_memory, trim_entries, trim_memory
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, MemoryConfig
@@ -127,7 +127,7 @@ _LIMITED_TRIM = """
 import resource, sys
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), int(sys.argv[2])))
-from axe.adapters.files.memory import trim_entries
+from axe.adapters.memory.store import trim_entries
 from axe.domain.errors import AgentError
 try:
     trim_entries(Path(sys.argv[1]), int(sys.argv[3]))
@@ -158,7 +158,7 @@ def test_trim_entries_original_unmodified_on_write_error(tmp_path: Path) -> None
 _NO_SPARE_DESCRIPTORS = """
 import os, resource, sys
 from pathlib import Path
-from axe.adapters.files.memory import trim_entries
+from axe.adapters.memory.store import trim_entries
 from axe.domain.errors import AgentError
 probe = os.open(os.devnull, os.O_RDONLY)
 os.close(probe)

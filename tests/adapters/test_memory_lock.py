@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.files.lock import MemoryFileLocks, MsvcrtLocker, lock_path
-from axe.adapters.files.memory import FileMemoryStore
+from axe.adapters.memory.lock import MemoryFileLocks, MsvcrtLocker, lock_path
+from axe.adapters.memory.store import FileMemoryStore
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 from axe.testing import make_agent

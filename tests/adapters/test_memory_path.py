@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.files.memory import FileMemoryStore
-from axe.adapters.files.paths import expand_path, expand_variables
+from axe.adapters.memory.paths import expand_path, expand_variables
+from axe.adapters.memory.store import FileMemoryStore
 from axe.domain.errors import ConfigError
 from axe.testing import make_agent
 

@@ -15,10 +15,10 @@ import httpx
 import pytest
 import respx
 
-from axe.adapters.http.settings import ProviderSettings
-from axe.adapters.http.transport import HttpTransport
+from axe.adapters.llm.router import ProviderRouter
+from axe.adapters.llm.settings import ProviderSettings
+from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
-from axe.application.routing import ProviderRouter
 from axe.composition import production_ports
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT

@@ -18,7 +18,7 @@ from botocore.credentials import Credentials
 from hypothesis import given
 from hypothesis import strategies as st
 
-from axe.adapters.http.sigv4 import AwsCredentials, SigV4Auth
+from axe.adapters.llm.sigv4 import AwsCredentials, SigV4Auth
 
 # AWS's published SigV4 test suite (aws-sig-v4-test-suite; aws-c-auth's
 # tests/aws-signing-test-suite/v4): its credentials, time, region and service.

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.files.durable import remove_abandoned_temps, temp_prefix
-from axe.adapters.files.memory import read_memory, trim_memory
-from axe.adapters.files.platforms import FilePlatform, platform_for
+from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
+from axe.adapters.memory.platforms import FilePlatform, platform_for
+from axe.adapters.memory.store import read_memory, trim_memory
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 from tests.platform_substitutes import Holder, SteppedTime, WindowsRules

@@ -7,7 +7,7 @@ from typing import Protocol
 
 import pytest
 
-from axe.adapters.files.agents import TomlAgentRepository
+from axe.adapters.agents.repository import TomlAgentRepository
 from axe.application.ports import AgentRepository
 from axe.domain.errors import ConfigError
 from axe.domain.model import AgentConfig

@@ -8,11 +8,11 @@ from collections.abc import Callable, Iterator
 import pytest
 import respx
 
-from axe.adapters.http.catalogue import CATALOGUE
-from axe.adapters.http.client import HttpLLMClient, base_url
-from axe.adapters.http.settings import ProviderSettings
-from axe.adapters.http.sigv4 import AwsCredentials
-from axe.adapters.http.transport import HttpTransport
+from axe.adapters.llm.catalogue import CATALOGUE
+from axe.adapters.llm.client import HttpLLMClient, base_url
+from axe.adapters.llm.settings import ProviderSettings
+from axe.adapters.llm.sigv4 import AwsCredentials
+from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef

@@ -13,7 +13,7 @@ from typing import Protocol
 
 import pytest
 
-from axe.adapters.files.memory import FileMemoryStore
+from axe.adapters.memory.store import FileMemoryStore
 from axe.application.ports import MemoryStore
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError

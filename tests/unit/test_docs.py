@@ -62,26 +62,6 @@ def test_every_test_the_troubleshooting_table_names_exists() -> None:
     assert sorted(named - defined) == []
 
 
-def test_the_size_map_in_architecture_md_is_close_to_the_code() -> None:
-    """architecture.md's size map names every package with its lines, within a fifth."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import size_map
-
-    listed = {
-        name: int(lines.replace(",", ""))
-        for name, lines in re.findall(
-            r"^\| `([\w./]+)` \| ([\d,]+) \|", (ROOT / "architecture.md").read_text(), re.M
-        )
-    }
-    real = {
-        name: lines for name, lines in size_map.packages().items() if lines >= size_map.SMALLEST
-    }
-    assert sorted(listed) == sorted(real)
-    assert {
-        name: lines for name, lines in listed.items() if abs(lines - real[name]) > real[name] / 5
-    } == {}
-
-
 def test_the_readme_points_at_every_docs_page_and_stays_short() -> None:
     """A newcomer finds every page under docs/ from the README, which stays a front page."""
     text = README.read_text()
@@ -121,7 +101,6 @@ def test_the_embedding_test_example_passes_on_the_testing_kit(
 def test_the_offline_sample_in_the_docs_is_what_axe_prints(home: AxeHome) -> None:
     """docs/offline-analyst.md shows the built-in analyst's report as it really looks: the demo's log,
     analysed now, prints exactly the sample's lines."""
-    import sys
 
     from click.testing import CliRunner
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from axe.adapters.http.catalogue import CATALOGUE
+from axe.adapters.llm.catalogue import CATALOGUE
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -202,7 +202,7 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
 )
 @click.option(
     "--agents-dir",
-    type=Path,  # checked where it is used (adapters/files/agents.py)
+    type=Path,  # checked where it is used (adapters/agents/repository.py)
     metavar="DIR",
     help="Look for agents in DIR first, then in ./axe/agents, then in the config "
     "directory's agents.",

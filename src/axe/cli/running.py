@@ -120,7 +120,7 @@ class Terminated(SystemExit):
 def _sigterm_ends_the_run() -> Iterator[None]:
     """While the command runs, SIGTERM unwinds it like Ctrl-C instead of killing the
     process on the spot: a trim under way finishes (signals wait for it, see
-    ``adapters/files/durable.signals_deferred``) or never starts, and held lock sidecars
+    ``adapters/memory/durable.signals_deferred``) or never starts, and held lock sidecars
     are removed. Only the main thread may set a handler; an embedder calling ``main`` from
     another thread keeps its own, and the previous handler is put back afterwards."""
     if threading.current_thread() is not threading.main_thread():

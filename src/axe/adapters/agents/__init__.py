@@ -1,0 +1,1 @@
+"""Agent definitions: the TOML files in the agents directories, as AgentConfig values."""

@@ -1,0 +1,276 @@
+"""Agent definitions: ``<name>.toml`` in the agents directories, searched in order.
+
+The places are, first match wins (axe-formats.md "Places"): ``--agents-dir``, then
+``./axe/agents`` under the working directory, then ``<config dir>/agents``. The working
+directory is the one place another user may control (``cd /tmp``, a shared checkout), and
+an agent file chooses which file gc trims (``memory.path``), so that place is
+:class:`Guarded`: only what no one but the user can have written is used from it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import Factory, define, frozen
+
+from axe.adapters.shared.places import config_dir
+from axe.adapters.shared.toml_values import load_toml, structure
+from axe.domain.errors import ConfigError
+from axe.domain.events import AgentsIgnored, Exposure, NoAgentsDirectory
+from axe.domain.model import (
+    AgentConfig,
+    MemoryConfig,
+    Params,
+    SubAgentsConfig,
+    quoted,
+    validate_agent,
+    validate_agent_name,
+)
+
+Report = Callable[[AgentsIgnored | NoAgentsDirectory], None]
+_SHOWN_NAMES = 10  # a not-found message lists at most this many agents
+_WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
+
+
+@define
+class _AgentFile:
+    """The agent file's layout; every key the Go axe knows, so their types are checked."""
+
+    name: str = ""
+    model: str = ""
+    description: str = ""
+    system_prompt: str = ""
+    skill: str = ""
+    files: list[str] = Factory(list)
+    workdir: str = ""
+    sub_agents: list[str] = Factory(list)
+    timeout: int = 0
+    sub_agents_config: SubAgentsConfig = Factory(SubAgentsConfig)
+    memory: MemoryConfig = Factory(MemoryConfig)
+    params: Params = Factory(Params)
+
+
+@frozen
+class Guarded:
+    """A directory another user may control: ``./axe/agents`` under the working directory.
+
+    It is used only when it, and each file read from it, belongs to ``euid`` (or root, who
+    can write anything anyway) and is writable by neither group nor others, as ssh and git
+    refuse unsafe config. Each file is checked through the very handle it is read from, so
+    renaming things under ``./axe`` between the check and the read can only ever bring in a
+    file that passes the same check; that is why ``./axe`` itself is not checked. Where
+    there are no user ids (Windows, ``euid`` None) ownership is an access list the standard
+    library cannot read: the directory is used only inside ``profile``, the user's profile,
+    whose default access list admits only the user and administrators.
+    """
+
+    path: Path
+    euid: int | None
+    profile: Path | None = None
+
+    def directory_exposure(self, status: os.stat_result) -> AgentsIgnored | None:
+        if self.euid is not None:
+            return self.exposure(self.path, status)
+        if self.profile is not None and _inside(self.path, self.profile):
+            return None
+        return AgentsIgnored(str(self.path), Exposure.UNCHECKED)
+
+    def exposure(self, path: Path, status: os.stat_result) -> AgentsIgnored | None:
+        """Why ``path`` (with this ``status``) must not be used; None when it may."""
+        if self.euid is None:
+            return None  # the directory's place in the profile vouches for its files
+        if status.st_uid not in {self.euid, 0}:
+            return AgentsIgnored(str(path), Exposure.OWNER, owner=status.st_uid)
+        if status.st_mode & _WRITABLE_BY_OTHERS:
+            return AgentsIgnored(str(path), Exposure.WRITABLE, mode=stat.S_IMODE(status.st_mode))
+        return None
+
+
+def _same(one: Path, other: Path) -> bool:
+    try:
+        return one.samefile(other)
+    except OSError:  # either is missing or unreadable: not one and the same directory
+        return False
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    """``path`` is ``directory`` or lies under it, links resolved, case folded on Windows."""
+
+    def normal(p: Path) -> Path:
+        return Path(os.path.normcase(os.path.realpath(p)))
+
+    return normal(path).is_relative_to(normal(directory))
+
+
+class _Refused(Exception):  # noqa: N818  (not an error: a file left out; never leaves this module)
+    def __init__(self, ignored: AgentsIgnored) -> None:
+        self.ignored = ignored
+
+
+def _nobody(_: AgentsIgnored | NoAgentsDirectory) -> None:
+    """Where what the repository notices goes when nobody listens (shell completion)."""
+
+
+def agents_directories(
+    environ: Mapping[str, str], chosen: Path | None = None, *, euid: int | None = None
+) -> list[Path | Guarded]:
+    """Where agents are searched, in order: ``chosen`` (``--agents-dir``, used as given),
+    ``./axe/agents`` under the working directory (:class:`Guarded` for ``euid``, by default
+    this process's), then ``<config dir>/agents``, where new agents belong.
+
+    Raises:
+        ConfigError: ``chosen`` is not a directory (a typo must not go unnoticed).
+    """
+    places: list[Path | Guarded] = []
+    if chosen is not None:
+        if not chosen.is_dir():
+            why = "not a directory" if chosen.exists() else "no such directory"
+            raise ConfigError(f"--agents-dir {quoted(str(chosen))}: {why}")
+        places.append(chosen)
+    try:
+        working = Path.cwd() / "axe" / "agents"
+    except OSError:  # the working directory was removed: nothing there to find
+        pass
+    else:
+        if chosen is not None and _same(chosen, working):
+            return [*places, config_dir(environ) / "agents"]  # chosen, so used as given
+        if euid is None and hasattr(os, "geteuid"):
+            euid = os.geteuid()
+        profile = environ.get("USERPROFILE", "")
+        places.append(Guarded(working, euid, Path(profile) if profile else None))
+    places.append(config_dir(environ) / "agents")
+    return places
+
+
+class TomlAgentRepository:
+    """Reads agents from directories of TOML files; the file name is the agent's name, and
+    the first directory holding ``<name>.toml`` wins.
+
+    What it leaves out of a :class:`Guarded` directory, and finding no agents directory at
+    all when listing, it tells ``report`` (as facts; the caller decides what to say). The
+    last directory is where a new agent belongs.
+    """
+
+    def __init__(self, directories: Sequence[Path | Guarded], *, report: Report = _nobody):
+        self._places = [(p.path, p) if isinstance(p, Guarded) else (p, None) for p in directories]
+        self._report = report
+
+    @property
+    def directories(self) -> tuple[Path, ...]:
+        return tuple(path for path, _ in self._places)
+
+    def load(self, name: str) -> AgentConfig:
+        validate_agent_name(name)
+        for directory, guard in self._usable():
+            path = directory / f"{name}.toml"
+            try:
+                document = load_toml(path, check=_checking(guard, path))
+            except FileNotFoundError:
+                continue
+            except _Refused as refused:
+                self._report(refused.ignored)
+                continue
+            return _agent(name, path, document)
+        raise ConfigError(self._not_found(name))
+
+    def list_names(self) -> list[str]:
+        names = self._names()
+        if not names and not any(path.is_dir() for path in self.directories):
+            self._report(NoAgentsDirectory(tuple(map(str, self.directories))))
+        return names
+
+    def _names(self) -> list[str]:
+        names: set[str] = set()
+        for directory, guard in self._usable():
+            try:
+                entries = list(os.scandir(directory))
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                raise ConfigError(
+                    f"cannot list agents in {directory}: {error.strerror or error}"
+                ) from None
+            for entry in entries:
+                name = entry.name.removesuffix(".toml")
+                if name and name != entry.name and self._trusted(entry, guard):
+                    names.add(name)
+        return sorted(names)
+
+    def _usable(self) -> list[tuple[Path, Guarded | None]]:
+        """The directories to look in now: a guarded one only when it exists and is safe."""
+        usable = []
+        for directory, guard in self._places:
+            if guard is not None:
+                try:
+                    status = directory.stat()
+                except OSError:  # not there (or ./axe is a file): nothing to find
+                    continue
+                if not stat.S_ISDIR(status.st_mode):
+                    continue
+                if (ignored := guard.directory_exposure(status)) is not None:
+                    self._report(ignored)
+                    continue
+            usable.append((directory, guard))
+        return usable
+
+    def _trusted(self, entry: os.DirEntry[str], guard: Guarded | None) -> bool:
+        if guard is None:
+            return True
+        try:
+            ignored = guard.exposure(Path(entry.path), entry.stat())
+        except OSError:  # gone, or a dangling link: loading it would say so
+            return True
+        if ignored is not None:
+            self._report(ignored)
+        return ignored is None
+
+    def _not_found(self, name: str) -> str:
+        """Where gc looked, and what the user may have meant or where an agent goes."""
+        import difflib  # noqa: PLC0415  (a missing agent only)
+
+        looked = ", ".join(map(str, self.directories[:-1]))
+        looked = f"{looked} and {self.directories[-1]}" if looked else str(self.directories[-1])
+        message = f"agent {quoted(name)} not found (looked in {looked})"
+        names = self._names()
+        stem = name.removesuffix(".toml")
+        meant = [stem] if stem in names else difflib.get_close_matches(name, names, 1, 0.75)
+        if meant:
+            return f"{message}; did you mean {quoted(meant[0])}?"
+        if not names:
+            return f"{message}; there are no agents yet: write one to " + str(
+                self.directories[-1] / f"{stem or name}.toml"
+            )
+        shown = ", ".join(names[:_SHOWN_NAMES])
+        more = len(names) - _SHOWN_NAMES
+        return f"{message}; existing agents: {shown}" + (f" and {more} more" if more > 0 else "")
+
+
+def _checking(guard: Guarded | None, path: Path) -> Callable[[os.stat_result], None] | None:
+    """The check a file of ``guard``'s directory must pass as it is opened, if any."""
+    if guard is None:
+        return None
+
+    def check(status: os.stat_result) -> None:
+        if (ignored := guard.exposure(path, status)) is not None:
+            raise _Refused(ignored)
+
+    return check
+
+
+def _agent(name: str, path: Path, document: dict[str, Any]) -> AgentConfig:
+    layout = structure(document, _AgentFile, source=str(path))
+    agent = AgentConfig(
+        name=name,
+        model=layout.model,
+        display_name=layout.name,
+        memory=layout.memory,
+        sub_agents=layout.sub_agents_config,
+        source=str(path),
+        timeout=layout.timeout,
+    )
+    validate_agent(agent)  # its message names the file: the user fixes a file
+    return agent

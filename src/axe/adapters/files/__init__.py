@@ -1,1 +1,0 @@
-"""Filesystem adapters: where axe's files live, agent TOML, global config, memory logs."""

@@ -1,1 +1,0 @@
-"""LLM providers over HTTP: one shared ``httpx.Client`` per process, imported lazily."""

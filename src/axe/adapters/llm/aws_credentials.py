@@ -1,0 +1,144 @@
+"""AWS credentials for Bedrock, found where the Go axe looks (axe-formats.md, bedrock row).
+
+First ``AWS_ACCESS_KEY_ID`` + ``AWS_SECRET_ACCESS_KEY`` (+ ``AWS_SESSION_TOKEN``) from the
+environment, else the ``AWS_PROFILE`` profile (``default``) of the shared credentials file
+(``AWS_SHARED_CREDENTIALS_FILE``, ``~/.aws/credentials``). Sources that need the network
+(instance metadata, SSO, ``credential_process``) are never used.
+
+A key id without its secret, or a secret without its key id, is no credentials at all, in
+the environment as in a profile: that is the Go axe's rule and the AWS SDK for Go's ("require
+logical grouping of credentials"), so an environment that works for axe works for gc.
+botocore differs only in raising ``PartialCredentialsError`` for a key id without a secret;
+here the caller's "credentials missing" line says what to set instead.
+
+The value holds secrets, so its ``repr`` leaves them out.
+"""
+
+from __future__ import annotations
+
+import configparser
+from collections.abc import Mapping
+from pathlib import Path
+
+from attrs import field, frozen
+
+from axe.adapters.shared.reading import describe_os_error, read_regular
+from axe.domain.errors import ConfigError
+from axe.domain.model import quoted
+
+_MAX_FILE_BYTES = 1024 * 1024  # a credentials file is a few lines; anything far larger is not one
+
+
+@frozen(kw_only=True)
+class AwsCredentials:
+    """An access key pair (and session token) and where it came from, for messages.
+
+    ``repr`` (and so ``str``) leaves out the secret key and the token: only the key id,
+    which AWS itself sends in the clear in every ``Authorization`` header, may be shown.
+    ``source`` says where they were found (``AWS_ACCESS_KEY_ID``, ``profile "dev" in
+    /home/u/.aws/credentials``).
+    """
+
+    access_key_id: str
+    secret_access_key: str = field(repr=False)
+    session_token: str = field(default="", repr=False)
+    source: str
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The values a message must never show (the secret key, the token when set)."""
+        return tuple(secret for secret in (self.secret_access_key, self.session_token) if secret)
+
+
+def aws_profile(environ: Mapping[str, str]) -> str:
+    """The profile to read: ``AWS_PROFILE``, else ``default``."""
+    return environ.get("AWS_PROFILE", "") or "default"
+
+
+def shared_credentials_file(environ: Mapping[str, str]) -> Path | None:
+    """``AWS_SHARED_CREDENTIALS_FILE`` (a leading ``~`` expanded), else ``~/.aws/credentials``.
+
+    ``~`` is the environment's ``HOME`` (``USERPROFILE`` on Windows); None when the default
+    is wanted and neither is set.
+    """
+    home = environ.get("HOME", "") or environ.get("USERPROFILE", "")
+    given = environ.get("AWS_SHARED_CREDENTIALS_FILE", "")
+    if given:
+        if home and (given == "~" or given.startswith(("~/", "~\\"))):
+            return Path(home, given[2:])
+        return Path(given)
+    return Path(home, ".aws", "credentials") if home else None
+
+
+def read_aws_credentials(environ: Mapping[str, str]) -> AwsCredentials | None:
+    """The credentials to sign with, or None when neither place has a complete pair.
+
+    Raises:
+        ConfigError: the credentials file exists but cannot be read or parsed (the line
+            names the file, never a value in it).
+    """
+    key_id = environ.get("AWS_ACCESS_KEY_ID", "")
+    secret = environ.get("AWS_SECRET_ACCESS_KEY", "")
+    if key_id and secret:
+        token = environ.get("AWS_SESSION_TOKEN", "")
+        return AwsCredentials(
+            access_key_id=key_id,
+            secret_access_key=secret,
+            session_token=token,
+            source="AWS_ACCESS_KEY_ID",
+        )
+    path = shared_credentials_file(environ)
+    profiles = _read_profiles(path) if path else None
+    profile = aws_profile(environ)
+    if profiles is None or not profiles.has_section(profile):
+        return None
+    values = profiles[profile]
+    key_id = values.get("aws_access_key_id", "")
+    secret = values.get("aws_secret_access_key", "")
+    if not (key_id and secret):
+        return None
+    return AwsCredentials(
+        access_key_id=key_id,
+        secret_access_key=secret,
+        session_token=values.get("aws_session_token", ""),
+        source=f"profile {quoted(profile)} in {path}",
+    )
+
+
+def _read_profiles(path: Path) -> configparser.ConfigParser | None:
+    """The file's profiles, or None when there is no file.
+
+    No interpolation (a ``%`` in a secret is a ``%``), repeated sections and keys allowed
+    with the last value winning (as the Go axe reads them), and no ``[DEFAULT]`` section
+    whose keys would leak into every profile. A parse error names the line by number only:
+    the text of the line may hold a secret.
+    """
+    try:
+        raw, _ = read_regular(path, limit=_MAX_FILE_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {describe_os_error(error)}") from None
+    except ValueError:
+        raise ConfigError(f"cannot read {path}: larger than {_MAX_FILE_BYTES} bytes") from None
+    try:
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"cannot parse {path}: not UTF-8 text (invalid byte at offset {error.start})"
+        ) from None
+    parser = configparser.ConfigParser(interpolation=None, strict=False, default_section="")
+    try:
+        parser.read_string(text)
+    except configparser.MissingSectionHeaderError as error:
+        raise ConfigError(
+            f"cannot parse {path}: line {error.lineno} comes before any [profile] line"
+        ) from None
+    except configparser.ParsingError as error:
+        line = error.errors[0][0] if error.errors else "?"
+        raise ConfigError(
+            f"cannot parse {path}: line {line} is neither a [profile] nor a key = value line"
+        ) from None
+    except configparser.Error:
+        raise ConfigError(f"cannot parse {path}: not an INI file") from None
+    return parser

@@ -1,0 +1,180 @@
+"""Every provider gc can analyse with, one row each (axe-formats.md's table).
+
+A row says where the provider lives, which wire format it speaks (or, for a gateway,
+which format each family of model names takes), how a request is authenticated, where
+its key comes from and which extra headers it takes. Adding a provider is one row here,
+plus a module in ``wire/`` if it speaks a format no row speaks yet.
+
+``largest_window`` is the largest context window any model of the provider accepts, and
+``max_request_bytes`` the largest request it accepts, where one is published: a request
+estimated above either is split before it is sent, whatever the model. Sources:
+
+- Anthropic: 1,000,000 tokens (Claude Sonnet 4 with the 1M context; support.claude.com,
+  "How large is the Anthropic API's context window?"); requests up to 32 MB on the Messages
+  API, larger ones answered 413 (docs.anthropic.com/en/api/overview, "Request size limits").
+- OpenAI: 1,047,576 tokens (GPT-4.1; platform.openai.com/docs/models/gpt-4.1).
+- Google: 2,097,152 tokens (Gemini 1.5 Pro and 2.0 Pro; ai.google.dev/gemini-api/docs/
+  long-context); 2.5 Pro refuses above 1,048,576 in the message gemini.py reads.
+- Gateways (OpenRouter, Atlas Cloud, OpenCode Zen), Bedrock and MiniMax publish no bound
+  over every model they serve, and Ollama's window is asked of the server: none here.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Final
+
+from attrs import frozen
+
+from axe.adapters.llm.wire import (
+    anthropic_messages,
+    bedrock_converse,
+    gemini,
+    ollama_chat,
+    openai_chat,
+    openai_responses,
+)
+from axe.adapters.llm.wire.base import WireFormat
+
+
+class Auth(enum.Enum):
+    """How a provider's requests prove who sends them (``auth.py`` builds each)."""
+
+    NONE = "none"
+    X_API_KEY = "x-api-key"
+    BEARER = "bearer"
+    GOOG_API_KEY = "x-goog-api-key"
+    SIGV4 = "sigv4"
+
+    @property
+    def needs_key(self) -> bool:
+        """An API key is sent (so a missing one is said before any request)."""
+        return self not in (Auth.NONE, Auth.SIGV4)
+
+
+@frozen
+class Route:
+    """The format that models whose name starts with ``prefix`` take ("" takes any), and
+    its path when the provider puts it elsewhere than the format's own (OpenCode)."""
+
+    wire: WireFormat
+    prefix: str = ""
+    path: str | None = None
+
+
+@frozen(kw_only=True)
+class Provider:
+    """One row of the catalogue (see the module docstring).
+
+    ``versioned_base``: an OpenAI-style base URL includes its version path and gc
+    appends ``/chat/completions``; a base that is only a server root (``http://host:8080``,
+    as M7 configs wrote it) gets ``/v1``. ``optional_headers`` are ``(header, setting)``
+    pairs read from ``[providers.<name>] <setting>`` or ``AXE_<NAME>_<SETTING>``.
+    ``region_variables`` (SigV4): where the region is read, in order, before
+    ``[providers.<name>] region``.
+    """
+
+    name: str
+    base_url: str
+    routes: tuple[Route, ...]
+    auth: Auth
+    key_variable: str = ""
+    optional_headers: tuple[tuple[str, str], ...] = ()
+    versioned_base: bool = False
+    region_variables: tuple[str, ...] = ()
+    largest_window: int | None = None
+    max_request_bytes: int | None = None
+
+    def route(self, model: str) -> Route:
+        """The route ``model`` takes: the first whose prefix it starts with."""
+        return next(route for route in self.routes if model.startswith(route.prefix))
+
+
+def _one(wire: WireFormat) -> tuple[Route, ...]:
+    return (Route(wire),)
+
+
+CATALOGUE: Final[Mapping[str, Provider]] = {
+    row.name: row
+    for row in (
+        Provider(
+            name="anthropic",
+            base_url="https://api.anthropic.com",
+            routes=_one(anthropic_messages.FORMAT),
+            auth=Auth.X_API_KEY,
+            key_variable="ANTHROPIC_API_KEY",
+            largest_window=1_000_000,
+            max_request_bytes=32_000_000,
+        ),
+        Provider(
+            name="openai",
+            base_url="https://api.openai.com/v1",
+            routes=_one(openai_chat.FORMAT),
+            auth=Auth.BEARER,
+            key_variable="OPENAI_API_KEY",
+            versioned_base=True,
+            largest_window=1_047_576,
+        ),
+        Provider(
+            name="ollama",
+            base_url="http://localhost:11434",
+            routes=_one(ollama_chat.FORMAT),
+            auth=Auth.NONE,
+        ),
+        Provider(
+            name="google",
+            base_url="https://generativelanguage.googleapis.com",
+            routes=_one(gemini.FORMAT),
+            auth=Auth.GOOG_API_KEY,
+            key_variable="GEMINI_API_KEY",
+            largest_window=2_097_152,
+        ),
+        Provider(
+            name="openrouter",
+            base_url="https://openrouter.ai/api/v1",
+            routes=_one(openai_chat.FORMAT),
+            auth=Auth.BEARER,
+            key_variable="OPENROUTER_API_KEY",
+            optional_headers=(
+                ("HTTP-Referer", "referer"),
+                ("X-OpenRouter-Title", "title"),
+                ("X-OpenRouter-Categories", "categories"),
+            ),
+            versioned_base=True,
+        ),
+        Provider(
+            name="atlascloud",
+            base_url="https://api.atlascloud.ai/v1",
+            routes=_one(openai_chat.FORMAT),
+            auth=Auth.BEARER,
+            key_variable="ATLASCLOUD_API_KEY",
+            versioned_base=True,
+        ),
+        Provider(
+            name="minimax",
+            base_url="https://api.minimax.io/anthropic",
+            routes=_one(anthropic_messages.FORMAT),
+            auth=Auth.X_API_KEY,
+            key_variable="MINIMAX_API_KEY",
+        ),
+        Provider(
+            name="opencode",
+            base_url="https://opencode.ai/zen",
+            routes=(
+                Route(anthropic_messages.FORMAT, "claude-"),
+                Route(openai_responses.FORMAT, "gpt-"),
+                Route(openai_chat.FORMAT, "", "/v1/chat/completions"),
+            ),
+            auth=Auth.BEARER,
+            key_variable="OPENCODE_API_KEY",
+        ),
+        Provider(
+            name="bedrock",
+            base_url="https://bedrock-runtime.{region}.amazonaws.com",
+            routes=_one(bedrock_converse.FORMAT),
+            auth=Auth.SIGV4,
+            region_variables=("AWS_REGION", "AWS_DEFAULT_REGION", "AXE_BEDROCK_REGION"),
+        ),
+    )
+}

@@ -1,0 +1,101 @@
+"""Provider settings from ``config.toml`` and the environment (axe-formats.md).
+
+Answers in plain strings: the composition root hands them to the HTTP adapter, which owns
+its own settings type and knows which variable holds each provider's key, so neither
+adapter imports the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from attrs import Factory, define
+
+from axe.adapters.shared.toml_values import load_toml, string_at, structure
+
+
+@define
+class _ProviderTable:
+    """The two keys every provider has, checked as soon as the file is read; a row's other
+    settings (Bedrock's ``region``, OpenRouter's ``title``) are read by name."""
+
+    api_key: str = ""
+    base_url: str = ""
+
+
+@define
+class _GlobalFile:
+    providers: dict[str, _ProviderTable] = Factory(dict)
+
+
+def key_variable(provider: str) -> str:
+    """The variable that holds ``provider``'s key unless its row names another:
+    ``<PROVIDER>_API_KEY`` upper-cased."""
+    return f"{provider.upper()}_API_KEY"
+
+
+class TomlGlobalConfig:
+    """``config.toml``, read once on first use; environment variables win over the file.
+
+    Every method raises ``ConfigError`` when ``config.toml`` exists but is unreadable or
+    malformed; a missing file means nothing is configured.
+    """
+
+    def __init__(self, path: Path, environ: Mapping[str, str]) -> None:
+        self._path = path
+        self._environ = environ
+        self._file: _GlobalFile | None = None
+        self._document: dict[str, object] = {}
+
+    @property
+    def path(self) -> Path:
+        """Where ``config.toml`` is (or would be), for messages that say where to write."""
+        return self._path
+
+    def check(self) -> None:
+        """Read the file now, so a broken one is reported whatever the run needs from it."""
+        self._load()
+
+    def api_key(self, provider: str, variable: str | None = None) -> str:
+        """``provider``'s key from ``variable`` (default :func:`key_variable`), else the
+        file; "" when neither has one."""
+        return self.key_and_source(provider, variable)[0]
+
+    def key_and_source(self, provider: str, variable: str | None = None) -> tuple[str, str]:
+        """``provider``'s key and where it came from (the variable's name or the file's
+        path); ``("", "")`` when neither has one. The environment wins over the file."""
+        variable = variable or key_variable(provider)
+        if key := self._environ.get(variable, ""):
+            return key, variable
+        if key := self._table(provider).api_key:
+            return key, str(self._path)
+        return "", ""
+
+    def base_url(self, provider: str) -> str:
+        """``provider``'s base URL, or "" for the provider's default."""
+        variable = f"AXE_{provider.upper()}_BASE_URL"
+        return self._environ.get(variable, "") or self._table(provider).base_url
+
+    def setting(self, provider: str, name: str, variables: Sequence[str] | None = None) -> str:
+        """One of ``[providers.<provider>]``'s other settings (``region``, ``referer``,
+        ``title``, ``categories``): the first of ``variables`` set (default
+        ``AXE_<PROVIDER>_<NAME>``), else the file; "" when none is."""
+        for variable in variables or (f"AXE_{provider.upper()}_{name.upper()}",):
+            if value := self._environ.get(variable, ""):
+                return value
+        self._load()
+        return string_at(self._document, ("providers", provider, name), source=str(self._path))
+
+    def _table(self, provider: str) -> _ProviderTable:
+        return self._load().providers.get(provider, _ProviderTable())
+
+    def _load(self) -> _GlobalFile:
+        if self._file is None:
+            try:
+                document = load_toml(self._path)
+            except FileNotFoundError:
+                document = {}
+            self._file = structure(document, _GlobalFile, source=str(self._path))
+            self._document = document
+        return self._file

@@ -1,0 +1,472 @@
+"""One POST of a JSON body to a provider, with every failure turned into an ApiError.
+
+All providers share one ``httpx.Client`` (so ``--all`` reuses connections), created and
+imported on the first request: start-up matters for cron runs that never reach the network.
+Requests go through the proxies the environment names, as httpx's defaults read them
+(``proxies.py``, ``pools.py``). One deadline (120 s by default) bounds the whole exchange
+including retries; redirects are never followed (a redirect could carry the key elsewhere);
+replies are size-capped; and no message that leaves here can contain the API key or a proxy
+password.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from attrs import define, field, frozen
+
+from axe.adapters.llm.body import JsonBody
+from axe.adapters.llm.pauses import SharedPauses
+from axe.adapters.llm.retry import MAX_SERVER_DELAY, RetryPolicy, requested_delay
+from axe.adapters.llm.wire.base import WireError, one_line, plain, snippet
+from axe.domain.errors import ApiError, ConfigError, ModelNotFoundError, PromptTooLargeError
+
+if TYPE_CHECKING:
+    import ssl
+
+    import httpx
+
+    Explain = Callable[[int, Mapping[str, str], bytes], WireError]
+
+    from axe.adapters.llm.proxies import EnvironmentProxy, ProxyRoutes
+
+DEFAULT_TIMEOUT_SECONDS = 120.0
+_MAX_REPLY_BYTES = 32 * 1024 * 1024
+_RATE_LIMITED = 429
+# OpenSSL's "unable to get issuer certificate" (2), "self-signed certificate" (18),
+# "self-signed certificate in certificate chain" (19), "unable to get local issuer
+# certificate" (20) and "unable to verify the first certificate" (21).
+_UNKNOWN_ISSUER = frozenset({2, 18, 19, 20, 21})
+
+
+class HttpStatusError(ApiError):
+    """The server answered, with an HTTP error status: a caller may decide by ``status``
+    (an Ollama-compatible server without ``/api/show`` answers 404 or 405)."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _NotFoundError(HttpStatusError, ModelNotFoundError):
+    """A 404: to a provider's chat endpoint, the model (or the endpoint) does not exist."""
+
+
+class HttpTransport:
+    """Posts JSON to providers over a lazily created, shared ``httpx.Client``.
+
+    Safe to share between threads: the client and the proxy routes are built once, under a
+    lock, however many workers send their first request at the same moment.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] | None = None,
+        clock: Callable[[], float] | None = None,
+        user_agent: str = "axe",
+    ) -> None:
+        self._timeout = timeout or DEFAULT_TIMEOUT_SECONDS
+        self._retry = retry or RetryPolicy()
+        self._sleep = sleep or time.sleep
+        self._clock = clock or time.monotonic
+        self._user_agent = user_agent
+        self._client: httpx.Client | None = None
+        self._pauses = SharedPauses(clock=self._clock, sleep=self._sleep)
+        self._closed = False
+        self._proxies: ProxyRoutes | None = None
+        self._building = threading.RLock()
+
+    def close(self) -> None:
+        """Close the shared client: no request is started or retried after this. One
+        already waiting for a reply on another thread is not cut short by it (httpx does
+        not interrupt a blocked read); an interrupted run ends without waiting for those
+        (``cli/running.py``)."""
+        with self._building:
+            self._closed = True
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    def exchange(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: JsonBody,
+        provider: str,
+        secrets: tuple[str, ...] = (),
+        explain: Explain | None = None,
+        auth: httpx.Auth | None = None,
+    ) -> Reply:
+        """POST ``body`` to ``url``: the decoded JSON reply and how many requests it took.
+
+        ``explain`` is the wire format's reading of an error reply (its kind, message,
+        "too long" refusal, whether it is transient); ``auth`` authenticates every attempt
+        afresh (a retry is signed again); ``secrets`` never appear in a message.
+
+        Raises:
+            ApiError: any failure, with ``sent``; ``PromptTooLargeError`` when the prompt
+                does not fit; ``HttpStatusError`` for any other HTTP error status.
+            ConfigError: the base URL is not a usable http(s) URL.
+        """
+        call = _Call(url, provider, "", None, explain or _unexplained, auth)
+        try:
+            return self._post_with_retries(call, headers, body)
+        except (ApiError, ConfigError) as error:
+            text = str(error)
+            for secret in (*secrets, *(self._proxies.secrets if self._proxies else ())):
+                # as written, as a library's repr() shows it ('sk-…\\r'), and URL-encoded as
+                # a server may echo it (an AWS secret's '/' and '+' as %2F and %2B)
+                for form in {secret, repr(secret)[1:-1], quote(secret, safe=""), quote(secret)}:
+                    text = redact(text, form)
+            error.args = (text,)  # the same error, numbers and kind kept, scrubbed of secrets
+            if isinstance(error, ApiError):
+                error.sent = call.sent
+            raise
+
+    def _post_with_retries(self, call: _Call, headers: Mapping[str, str], body: JsonBody) -> Reply:
+        deadline = self._clock() + self._timeout
+        call.proxy = self._proxy_routes().proxy_for(call.url)
+        call.where = _where(call.provider, call.url, call.proxy)
+        retry = 0
+        while True:  # a retry starts only while time remains (checked before sleeping)
+            if not self._pauses.wait(call.paused_as, deadline=deadline):
+                raise ApiError(f"{call.where} asked to slow down past the {self._timeout:g}s limit")
+            outcome = self._try_once(call, headers, body, deadline)
+            if not isinstance(outcome, _Failed):
+                return Reply(outcome, call.sent)
+            if not outcome.retryable or retry >= self._retry.max_retries or self._closed:
+                raise _given_up(outcome, retry)
+            pause = self._retry.delay(retry, outcome.headers)
+            if self._clock() + pause >= deadline:
+                raise _given_up(outcome, retry)
+            self._sleep(pause)
+            retry += 1
+
+    def _try_once(
+        self, call: _Call, headers: Mapping[str, str], body: JsonBody, deadline: float
+    ) -> Any:
+        """One attempt: the decoded reply, or a :class:`_Failed` saying whether to retry.
+        A 429's server-given pause is shared with every worker of that provider."""
+        import httpx  # noqa: PLC0415  (imported only when a request is made)
+
+        remaining = deadline - self._clock()
+        counted = call.sent
+        try:
+            status, reply_headers, raw = self._attempt(call, headers, body, remaining, deadline)
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
+            raise ConfigError(
+                f"invalid base URL for {call.provider} ({display_url(call.url)}): "
+                f"{one_line(str(error))}"
+            ) from None
+        except httpx.LocalProtocolError:  # h11 refused to write it: nothing left this host
+            raise ApiError(
+                f"request to {call.where} not sent: a header is not valid HTTP (a control "
+                "character or non-ASCII text in a key or a configured header)"
+            ) from None
+        except _DeadlineError as error:
+            call.sent += error.sent
+            return _Failed(ApiError(f"request to {call.where} timed out after {self._timeout:g}s"))
+        except httpx.TransportError as error:
+            # a connection never made sent nothing; one that broke before an answer may have
+            # (one that broke during the answer was counted when the answer began)
+            if call.sent == counted:
+                call.sent += not isinstance(error, httpx.ConnectError | httpx.ProxyError)
+            reason = _transport_reason(error, call.proxy)
+            return _Failed(
+                ApiError(f"cannot reach {call.where}: {reason}"), _may_pass_on_retry(error)
+            )
+        if 200 <= status < 300:
+            return _decode_reply(raw, call.provider)
+        server_pause = self._retry.server_delay(reply_headers)
+        if status == _RATE_LIMITED and server_pause is not None:
+            self._pauses.hold(call.paused_as, server_pause)
+        failure, said = _http_failure(status, reply_headers, raw, call)
+        retryable = said.transient
+        if retryable is None or "x-should-retry" in reply_headers:
+            retryable = self._retry.should_retry(
+                status, reply_headers, raw.decode("utf-8", "replace")
+            )
+        asked = requested_delay(reply_headers)
+        longer_than_waited = asked is not None and asked > MAX_SERVER_DELAY  # given up at once
+        retryable = retryable and not longer_than_waited and said.refusal is None
+        return _Failed(failure, status >= 400 and retryable, reply_headers)
+
+    def _attempt(
+        self,
+        call: _Call,
+        headers: Mapping[str, str],
+        body: JsonBody,
+        remaining: float,
+        deadline: float,
+    ) -> tuple[int, dict[str, str], bytes]:
+        import httpx  # noqa: PLC0415
+
+        client = self._shared_client()
+        url = call.url
+        request = client.build_request(
+            "POST",
+            url,
+            content=iter(body),
+            headers={
+                **headers,
+                "content-type": "application/json",
+                "content-length": str(body.length),
+                "user-agent": self._user_agent,
+            },
+            timeout=httpx.Timeout(remaining),
+        )
+        try:
+            response = client.send(request, stream=True, auth=call.auth)
+        except httpx.TimeoutException as error:
+            raise _DeadlineError(sent=not isinstance(error, httpx.ConnectTimeout)) from error
+        call.sent += 1  # answered: billed, whatever becomes of the reply
+        try:
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > _MAX_REPLY_BYTES:
+                    raise ApiError(
+                        f"reply from {display_url(url)} is larger than {_MAX_REPLY_BYTES} bytes"
+                    )
+                chunks.append(chunk)
+                if self._clock() > deadline:
+                    raise _DeadlineError(sent=False)  # counted above
+            raw = b"".join(chunks)
+        except httpx.TimeoutException as error:
+            raise _DeadlineError(sent=False) from error  # counted above
+        except httpx.DecodingError:
+            raise ApiError(f"reply from {display_url(url)} could not be decoded") from None
+        finally:
+            response.close()
+        return response.status_code, {k.lower(): v for k, v in response.headers.items()}, raw
+
+    def _shared_client(self) -> httpx.Client:
+        with self._building:
+            if self._closed:
+                raise ApiError("request not sent: the run is over")
+            if self._client is None:
+                import httpx  # noqa: PLC0415
+
+                from axe.adapters.llm.pools import RoutingTransport  # noqa: PLC0415
+
+                # Given a transport, httpx reads no proxies itself: RoutingTransport does.
+                self._client = httpx.Client(
+                    follow_redirects=False,
+                    timeout=self._timeout,
+                    transport=RoutingTransport(self._proxy_routes()),
+                )
+            return self._client
+
+    def _proxy_routes(self) -> ProxyRoutes:
+        """The environment's proxies, read once, on the first request, as httpx would.
+
+        Raises:
+            ConfigError: a proxy variable that names no usable proxy.
+        """
+        with self._building:
+            if self._proxies is None:
+                from axe.adapters.llm.proxies import ProxyRoutes  # noqa: PLC0415
+
+                self._proxies = ProxyRoutes.from_environment()
+            return self._proxies
+
+
+@define
+class _Call:
+    """What one ``exchange`` is about, for its messages and its shared pause, and how many
+    requests it has sent so far."""
+
+    url: str
+    provider: str
+    where: str
+    proxy: EnvironmentProxy | None
+    explain: Explain
+    auth: httpx.Auth | None
+    sent: int = 0
+
+    @property
+    def paused_as(self) -> str:
+        return f"{self.provider} {urlsplit(self.url).netloc}"
+
+
+@frozen
+class Reply:
+    """A provider's decoded JSON reply and the requests it took (retries included)."""
+
+    document: Any
+    sent: int
+
+
+@frozen
+class _Failed:
+    """An attempt that failed: the error to raise, and whether another try may pass."""
+
+    error: ApiError
+    retryable: bool = True
+    headers: Mapping[str, str] = field(factory=dict)
+
+
+def _given_up(failed: _Failed, retries: int) -> ApiError:
+    """The error given up on, saying how many retries were made and how long the server
+    asked to be left alone when that is why more tries were pointless (a rate limit's
+    ``retry-after: 3600``)."""
+    notes = []
+    if retries:
+        notes.append(f"after {retries} {'retry' if retries == 1 else 'retries'}")
+    asked = requested_delay(failed.headers)
+    if asked is not None and asked >= 1:
+        notes.append(f"the provider asked to wait {asked:.0f}s before trying again")
+        if asked > MAX_SERVER_DELAY:
+            notes.append(f"gc waits at most {MAX_SERVER_DELAY:.0f}s")
+    if notes:
+        failed.error.args = (f"{failed.error} ({'; '.join(notes)})",)
+    return failed.error
+
+
+class _DeadlineError(Exception):
+    """The deadline passed or a read timed out; retried like a transport timeout.
+    ``sent``: whether the request had gone out (not so for a connection timeout)."""
+
+    def __init__(self, *, sent: bool = True) -> None:
+        super().__init__()
+        self.sent = sent
+
+
+def _where(provider: str, url: str, proxy: EnvironmentProxy | None) -> str:
+    """The provider and URL a message is about, and the proxy when the request goes through one."""
+    return f"{provider} at {display_url(url)}" + (f" through proxy {proxy.shown}" if proxy else "")
+
+
+def _transport_reason(error: Exception, proxy: EnvironmentProxy | None = None) -> str:
+    """Why a request failed, naming the hop that failed when a proxy is in the way.
+
+    Through a proxy every TCP connection goes to the proxy, so a refused or unresolvable
+    connection is the proxy's; a status line is the proxy's answer (to CONNECT, or a 407).
+    """
+    import ssl  # noqa: PLC0415
+
+    import httpx  # noqa: PLC0415
+
+    cause = _root_cause(error)
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        return _certificate_reason(cause)
+    text = str(error) or type(error).__name__
+    if proxy is not None and isinstance(error, httpx.ProxyError):
+        return f"the proxy answered {one_line(text)}"
+    reason = "connection refused" if "refused" in text.lower() else one_line(text)
+    if proxy is not None and isinstance(cause, ConnectionRefusedError | socket.gaierror):
+        return f"no connection to the proxy ({reason})"
+    return reason
+
+
+def _may_pass_on_retry(error: Exception) -> bool:
+    """A dropped connection or a timeout may pass; a certificate that does not verify, or a
+    proxy that refused us (403, 407), will be the same a second later."""
+    import ssl  # noqa: PLC0415
+
+    import httpx  # noqa: PLC0415
+
+    if isinstance(_root_cause(error), ssl.SSLCertVerificationError):
+        return False
+    return not isinstance(error, httpx.ProxyError)
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The OS or TLS error under httpx's wrapper and httpcore's (both raise ``from`` it, so
+    it is a cause; a context is followed too)."""
+    while (inner := error.__cause__ or error.__context__) is not None:
+        error = inner
+    return error
+
+
+def _certificate_reason(error: ssl.SSLCertVerificationError) -> str:
+    """OpenSSL's reason without the build-specific ``(_ssl.c:NNNN)``, and what to do about it.
+
+    An unknown issuer is what a TLS-inspecting proxy (or a private CA) looks like when its
+    root certificate is not among the trusted ones.
+    """
+    reason = f"certificate verify failed: {error.verify_message}"
+    if error.verify_code in _UNKNOWN_ISSUER:
+        reason += (
+            "; if a proxy inspects TLS, set SSL_CERT_FILE to a bundle with its root certificate"
+        )
+    return reason
+
+
+def _decode_reply(raw: bytes, provider: str) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ApiError(f"{provider} returned a reply that is not JSON: {snippet(raw)}") from None
+
+
+def _http_failure(
+    status: int, headers: Mapping[str, str], raw: bytes, call: _Call
+) -> tuple[ApiError, WireError]:
+    """The error for an HTTP error reply, in the wire format's reading of it."""
+    if 300 <= status < 400:
+        location = display_url(headers.get("location", "")) or "nowhere"
+        message = (
+            f"{call.provider} answered HTTP {status} (redirect to {location}); redirects are "
+            "not followed, check the base URL"
+        )
+        return ApiError(message), WireError(message, transient=False)
+    said = call.explain(status, headers, raw)
+    named = said.kind and said.kind != str(status)  # OpenRouter's code is the status again
+    label = f"HTTP {status}" + (f" {said.kind}" if named else "")
+    text = f"{call.provider} API error ({label}): {said.message}"
+    if said.refusal is not None:
+        refusal = said.refusal
+        return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit), said
+    return (_NotFoundError if status == 404 else HttpStatusError)(text, status=status), said
+
+
+def _unexplained(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:
+    """An error reply read without a wire format (a small request such as a probe)."""
+    return WireError(plain(raw))
+
+
+def display_url(url: str) -> str:
+    """``url`` without user name, password, query or fragment, fit to print; the host and
+    port as written (an IPv6 address keeps its brackets, a malformed port is shown, not
+    parsed)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "an invalid URL"
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+_TOKEN_CHARACTER = re.compile(r"[\w-]")
+_SHORTEST_REAL_SECRET = 8  # characters; shorter ones are placeholders such as "e" or "none"
+
+
+def redact(text: str, secret: str) -> str:
+    """``text`` with ``secret`` replaced wherever it appears.
+
+    Keys never reach output, however a server echoes them, glued to other words included
+    (``key_sk-…``, ``Bearersk-…``). Only a secret too short to be a real key (a placeholder
+    such as ``e``, common with local servers) is replaced where it stands as a token of its
+    own, so it does not turn "answered" into "answ[redacted]r[redacted]d": where it begins
+    or ends with a letter, digit, ``_`` or ``-``, the character beyond must not be one.
+    """
+    if not secret:
+        return text
+    if len(secret) >= _SHORTEST_REAL_SECRET:
+        return text.replace(secret, "[redacted]")
+    before = r"(?<![\w-])" if _TOKEN_CHARACTER.match(secret[0]) else ""
+    after = r"(?![\w-])" if _TOKEN_CHARACTER.match(secret[-1]) else ""
+    return re.sub(before + re.escape(secret) + after, "[redacted]", text)

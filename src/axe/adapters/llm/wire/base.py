@@ -1,0 +1,229 @@
+"""What every wire format gives the one HTTP client, and the helpers they share.
+
+A format says where a request goes (``path``), what it carries (``body``), how the report
+and the token usage come back (``reply``), and what an error reply means (``error``): its
+kind and message for the one line the user reads, whether it is the provider's "prompt too
+long" refusal (with the numbers it gives), and whether another try may pass when the status
+alone does not say.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from attrs import frozen
+
+from axe.adapters.llm.body import JsonBody
+from axe.application.ports import AnalysisRequest
+from axe.domain.results import Usage
+
+_MAX_MESSAGE_CHARS = 300
+# Hints that a 400 is about the prompt's size, in Anthropic's and OpenAI's words alike.
+TOO_LONG_HINTS = (
+    "prompt is too long",
+    "too many tokens",
+    "context length",
+    "context_length",
+    "context window",
+    "context limit",
+    "maximum context",
+    "request too large",
+)
+TOO_LONG_CODES = frozenset(
+    {"context_length_exceeded", "request_too_large", "string_above_max_length"}
+)
+
+
+@frozen
+class Refusal:
+    """The prompt's size in the provider's tokens and the most input it accepts, if said."""
+
+    tokens: int | None = None
+    limit: int | None = None
+
+
+@frozen
+class WireError:
+    """An HTTP error reply as its format reads it.
+
+    ``kind`` is the provider's name for the error (``authentication_error``,
+    ``INVALID_ARGUMENT``, ``ThrottlingException``), shown beside the status; ``refusal`` is
+    set when the prompt did not fit; ``transient`` overrides the status-based retry rule
+    when the format knows better (None: the status decides).
+    """
+
+    message: str
+    kind: str = ""
+    refusal: Refusal | None = None
+    transient: bool | None = None
+
+
+class ShapeError(Exception):
+    """A reply that is JSON but not the format's shape; the client says which provider."""
+
+
+@frozen
+class Sent:
+    """What the client sent, for reading the reply: the request and, for Ollama, the
+    model's window as the server reported it."""
+
+    request: AnalysisRequest
+    window: int | None = None
+
+
+class WireFormat(Protocol):
+    """One request/reply format (see the module docstring)."""
+
+    name: str
+    headers: Mapping[str, str]
+    window_path: str | None  # a path that reports the model's window (Ollama's /api/show)
+
+    def path(self, model: str) -> str:
+        """Where the request goes, relative to the base URL."""
+        ...
+
+    def body(self, sent: Sent) -> JsonBody:
+        """The request body, the log streamed in where the format puts the user message."""
+        ...
+
+    def reply(self, document: Any, sent: Sent) -> tuple[str, Usage | None]:
+        """The report and the usage. Raises ShapeError, or PromptTooLargeError where a
+        reply shows the prompt was cut (Ollama)."""
+        ...
+
+    def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
+        """What an error reply says."""
+        ...
+
+    def cut_short(self, document: Any) -> bool:
+        """Whether a successful reply says it stopped at the output limit (4,096 tokens).
+        One that did so before writing any text holds no report: a reasoning model can
+        spend the whole budget thinking."""
+        ...
+
+    def window(self, document: Any) -> int | None:
+        """The window in a ``window_path`` reply; None when it gives none."""
+        ...
+
+
+def field_of(document: Any, key: str, kind: type[Any]) -> Any:
+    """``document[key]`` when it is a ``kind``; otherwise a ShapeError naming the key."""
+    value = document.get(key) if isinstance(document, dict) else None
+    if not isinstance(value, kind):
+        raise ShapeError(f"no {key!r} in the reply")
+    return value
+
+
+def first_of(document: Any, key: str) -> Any:
+    """``document[key][0]`` when it is a non-empty list, else None (for optional fields)."""
+    items = document.get(key) if isinstance(document, dict) else None
+    return items[0] if isinstance(items, list) and items else None
+
+
+def said(document: Any, key: str, value: str) -> bool:
+    """Whether ``document[key]`` is ``value`` (a stop reason, a status)."""
+    return isinstance(document, dict) and document.get(key) == value
+
+
+def items_of(document: Any, key: str) -> list[Any]:
+    """``document[key]`` as a list: missing or null is none (a safety stop, an empty
+    message); anything else that is not a list is a ShapeError naming the key."""
+    value = document.get(key) if isinstance(document, dict) else None
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ShapeError(f"{key!r} in the reply is not a list")
+    return value
+
+
+def usage(
+    block: Any, input_key: str, output_key: str, *, extra_input: tuple[str, ...] = ()
+) -> Usage | None:
+    """Token counts from a reply's usage block; None unless both counts are integers.
+    ``extra_input`` are counts of input reported apart (Anthropic's prompt cache)."""
+    if not isinstance(block, dict):
+        return None
+    read, written = block.get(input_key), block.get(output_key)
+    if type(read) is not int or type(written) is not int:
+        return None
+    read += sum(value for key in extra_input if type(value := block.get(key)) is int)
+    return Usage(input_tokens=read, output_tokens=written)
+
+
+def decoded(raw: bytes) -> Any:
+    """The JSON of an error body, or None when it is not JSON."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+
+
+def error_object(raw: bytes) -> tuple[Any, dict[str, Any] | str | None]:
+    """The decoded body and its ``error`` member (an object or a string), if any."""
+    document = decoded(raw)
+    inner = document.get("error") if isinstance(document, dict) else None
+    return document, inner if isinstance(inner, dict | str) else None
+
+
+def plain(raw: bytes) -> str:
+    """What a body that is not the format's error JSON says, fit for one line."""
+    if not raw.strip():
+        return "empty reply body"
+    return snippet(raw)
+
+
+def snippet(raw: bytes) -> str:
+    text = one_line(raw.decode("utf-8", "replace"))
+    if text.lstrip().lower().startswith(("<!doctype", "<html")):
+        return "an HTML page"
+    return repr(text) if text else "an empty body"
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, at most 300 characters."""
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) > _MAX_MESSAGE_CHARS:
+        text = text[: _MAX_MESSAGE_CHARS - 3] + "..."
+    return text
+
+
+def text_of(value: Any) -> str:
+    return one_line(str(value or ""))
+
+
+def request_too_large(status: int) -> Refusal | None:
+    """HTTP 413 from anyone: the body was too large for the server; no numbers."""
+    return Refusal() if status == 413 else None
+
+
+# (status, code, message, reply tokens) -> the refusal in a format's words, if it is one
+RefusalReader = Callable[[int, str, str, int], "Refusal | None"]
+
+
+def is_too_long(status: int, code: str, message: str) -> bool:
+    """A 413, or a 400 whose code or words are about the prompt's size."""
+    lowered = message.lower()
+    return status == 413 or (
+        status == 400
+        and (code in TOO_LONG_CODES or any(hint in lowered for hint in TOO_LONG_HINTS))
+    )
+
+
+def typed_error(
+    status: int, raw: bytes, *, refusal_in: RefusalReader, reply_tokens: int = 0
+) -> WireError:
+    """``{"error": {"type", "code", "message"}}`` (Anthropic's and OpenAI's shape) or
+    ``{"error": "..."}``, with the format's refusal reader applied."""
+    _, inner = error_object(raw)
+    if isinstance(inner, dict):
+        kind, code = text_of(inner.get("type")), text_of(inner.get("code"))
+        message = text_of(inner.get("message")) or "no message"
+    elif isinstance(inner, str):
+        kind, code, message = "", "", text_of(inner) or "no message"
+    else:
+        kind, code, message = "", "", plain(raw)
+    refusal = refusal_in(status, code, message, reply_tokens) or request_too_large(status)
+    return WireError(message, kind=kind or code, refusal=refusal)

@@ -1,0 +1,97 @@
+"""Google Gemini: ``POST {base}/v1beta/models/{model}:generateContent``.
+
+Errors are ``{"error": {"code", "message", "status"}}``. A prompt that does not fit is
+HTTP 400 ``INVALID_ARGUMENT`` worded "The input token count (1200293) exceeds the maximum
+number of tokens allowed (1048576)." (as gemini-cli users report it, e.g.
+github.com/google-gemini/gemini-cli/issues/6678); ``RESOURCE_EXHAUSTED`` (429) and
+``UNAVAILABLE`` (503) are transient, the former even when it speaks of quota.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from axe.adapters.llm.body import MEMORY, JsonBody
+from axe.adapters.llm.wire.base import (
+    Refusal,
+    Sent,
+    ShapeError,
+    WireError,
+    error_object,
+    field_of,
+    first_of,
+    items_of,
+    plain,
+    request_too_large,
+    said,
+    text_of,
+    usage,
+)
+from axe.domain.results import Usage
+
+_TOO_LONG = re.compile(
+    r"input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)"
+)
+_TRANSIENT = frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE"})
+
+
+class Gemini:
+    name: str = "gemini"
+    headers: Mapping[str, str] = {}
+    window_path: str | None = None
+
+    def path(self, model: str) -> str:
+        return f"/v1beta/models/{quote(model, safe='-._~')}:generateContent"
+
+    def body(self, sent: Sent) -> JsonBody:
+        request = sent.request
+        payload = {
+            "system_instruction": {"parts": [{"text": request.system_prompt}]},
+            "contents": [{"role": "user", "parts": [{"text": MEMORY}]}],
+            "generationConfig": {
+                "temperature": request.temperature,
+                "maxOutputTokens": request.max_tokens,
+            },
+        }
+        return JsonBody(payload, request.content)
+
+    def reply(self, document: Any, sent: Sent) -> tuple[str, Usage | None]:
+        """``candidates[0].content.parts[].text`` joined; a candidate without content (a
+        safety stop) is an empty report."""
+        candidates = field_of(document, "candidates", list)
+        if not candidates or not isinstance(candidates[0], dict):
+            raise ShapeError("no candidates")
+        texts = []
+        for part in items_of(candidates[0].get("content"), "parts"):
+            if isinstance(part, dict) and "text" in part:
+                if not isinstance(part["text"], str):
+                    raise ShapeError("a part whose text is not text")
+                if not part.get("thought"):
+                    texts.append(part["text"])
+        counts = usage(document.get("usageMetadata"), "promptTokenCount", "candidatesTokenCount")
+        return "".join(texts), counts
+
+    def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
+        _, inner = error_object(raw)
+        if not isinstance(inner, dict):
+            return WireError(plain(raw), refusal=request_too_large(status))
+        kind = text_of(inner.get("status"))
+        message = text_of(inner.get("message")) or "no message"
+        refusal = request_too_large(status)
+        if found := _TOO_LONG.search(message.lower()):
+            refusal = Refusal(int(found[1]), int(found[2]))
+        return WireError(
+            message, kind=kind, refusal=refusal, transient=True if kind in _TRANSIENT else None
+        )
+
+    def cut_short(self, document: Any) -> bool:
+        return said(first_of(document, "candidates"), "finishReason", "MAX_TOKENS")
+
+    def window(self, document: Any) -> int | None:
+        return None
+
+
+FORMAT = Gemini()

@@ -1,0 +1,110 @@
+"""Ollama: ``POST {base}/api/chat`` with ``stream: false``; no key; errors ``{"error": "..."}``.
+
+Ollama never refuses a prompt that is too long: it keeps the newest part that fits
+``num_ctx`` and drops the rest. So ``num_ctx`` is sized to hold the whole prompt and the
+reply, never beyond the model's window (asked with ``POST /api/show``), and a reply whose
+``prompt_eval_count`` equals the ``num_ctx`` sent shows the prompt was cut: that is a
+"too long" refusal, never a report on part of the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from axe.adapters.llm.body import MEMORY, JsonBody
+from axe.adapters.llm.wire.base import (
+    Refusal,
+    Sent,
+    ShapeError,
+    WireError,
+    field_of,
+    said,
+    typed_error,
+    usage,
+)
+from axe.application.ports import AnalysisRequest
+from axe.domain.errors import PromptTooLargeError
+from axe.domain.results import Usage
+
+_BYTES_PER_TOKEN_LOWER_BOUND = 3
+_MIN_CONTEXT = 8192
+
+
+def _no_refusal(status: int, code: str, message: str, reply_tokens: int) -> Refusal | None:
+    return None
+
+
+def context_size(request: AnalysisRequest) -> int:
+    """A context window that holds the whole prompt and the reply: a byte count
+    over-estimates tokens."""
+    prompt_bytes = len(request.content) + len(request.system_prompt.encode("utf-8"))
+    needed = prompt_bytes // _BYTES_PER_TOKEN_LOWER_BOUND + request.max_tokens + 256
+    rounded = -(-needed // 1024) * 1024
+    return max(_MIN_CONTEXT, rounded)
+
+
+def num_ctx(sent: Sent) -> int:
+    """``num_ctx`` for this request: enough for the prompt, never beyond the window."""
+    context = context_size(sent.request)
+    return context if sent.window is None else min(context, sent.window)
+
+
+class OllamaChat:
+    name: str = "ollama-chat"
+    headers: Mapping[str, str] = {}
+    window_path: str | None = "/api/show"
+
+    def path(self, model: str) -> str:
+        return "/api/chat"
+
+    def body(self, sent: Sent) -> JsonBody:
+        request = sent.request
+        payload = {
+            "model": request.model.name,
+            "messages": [
+                {"role": "system", "content": request.system_prompt},
+                {"role": "user", "content": MEMORY},
+            ],
+            "stream": False,
+            "options": {
+                "temperature": request.temperature,
+                "num_predict": request.max_tokens,
+                "num_ctx": num_ctx(sent),
+            },
+        }
+        return JsonBody(payload, request.content)
+
+    def reply(self, document: Any, sent: Sent) -> tuple[str, Usage | None]:
+        """``message.content``; a prompt cut to ``num_ctx`` raises PromptTooLargeError."""
+        content = field_of(document, "message", dict).get("content")
+        if not isinstance(content, str):
+            raise ShapeError("message content is missing")
+        context = num_ctx(sent)
+        if document.get("prompt_eval_count") == context:
+            raise PromptTooLargeError(
+                f"ollama cut the prompt to its context of {context} tokens",
+                limit=context - sent.request.max_tokens,
+            )
+        return content, usage(document, "prompt_eval_count", "eval_count")
+
+    def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
+        return typed_error(status, raw, refusal_in=_no_refusal)
+
+    def cut_short(self, document: Any) -> bool:
+        return said(document, "done_reason", "length")
+
+    def window(self, document: Any) -> int | None:
+        """``model_info["<architecture>.context_length"]`` from an ``/api/show`` reply."""
+        info = document.get("model_info") if isinstance(document, dict) else None
+        if not isinstance(info, dict):
+            return None
+        architecture = info.get("general.architecture")
+        length = info.get(f"{architecture}.context_length")
+        if type(length) is not int:
+            found = [v for k, v in info.items() if k.endswith(".context_length") and type(v) is int]
+            length = found[0] if found else None
+        return length if length and length > 0 else None
+
+
+FORMAT = OllamaChat()

@@ -1,0 +1,118 @@
+"""OpenAI Chat Completions: ``POST {base}/chat/completions`` (OpenAI, OpenRouter, Atlas
+Cloud, OpenCode's other models).
+
+Errors are ``{"error": {"message", "type", "code"}}``; OpenRouter and Atlas Cloud relay
+the upstream model's words in the same shape. A prompt that does not fit is HTTP 400
+``context_length_exceeded`` worded ``maximum context length is 128000 tokens. However, your
+messages resulted in 130000 tokens`` or ``... you requested 134096 tokens (130000 in the
+messages, 4096 in the completion)``: the window holds the reply too. OpenRouter adds the
+price of the request as ``usage.cost`` (US dollars).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from axe.adapters.llm.body import MEMORY, JsonBody
+from axe.adapters.llm.wire.base import (
+    Refusal,
+    Sent,
+    ShapeError,
+    WireError,
+    field_of,
+    first_of,
+    is_too_long,
+    said,
+    text_of,
+    typed_error,
+    usage,
+)
+from axe.domain.results import Usage
+
+_REASONING_MODEL = re.compile(r"^(o1|o3|o4)(-|$)|^gpt-5")
+_CONTEXT_LENGTH = re.compile(r"maximum context length is (\d+) tokens")
+_MESSAGES = re.compile(r"(\d+) in the messages|resulted in (\d+) tokens")
+_COMPLETION = re.compile(r"(\d+) in the completion")
+
+
+def is_reasoning_model(name: str) -> bool:
+    """OpenAI reasoning models reject ``max_tokens`` and any non-default temperature."""
+    return bool(_REASONING_MODEL.search(name))
+
+
+class OpenAIChat:
+    name: str = "openai-chat"
+    headers: Mapping[str, str] = {}
+    window_path: str | None = None
+
+    def path(self, model: str) -> str:
+        return "/chat/completions"
+
+    def body(self, sent: Sent) -> JsonBody:
+        request = sent.request
+        payload: dict[str, Any] = {
+            "model": request.model.name,
+            "messages": [
+                {"role": "system", "content": request.system_prompt},
+                {"role": "user", "content": MEMORY},
+            ],
+        }
+        if is_reasoning_model(request.model.name):
+            payload["max_completion_tokens"] = request.max_tokens
+        else:
+            payload["temperature"] = request.temperature
+            payload["max_tokens"] = request.max_tokens
+        return JsonBody(payload, request.content)
+
+    def reply(self, document: Any, sent: Sent) -> tuple[str, Usage | None]:
+        """``choices[0].message.content``; null content is an empty report (gc-spec §5.3).
+        A gateway (OpenRouter) may answer 200 with an error body instead: its message."""
+        if isinstance(document, dict) and "choices" not in document and "error" in document:
+            error = document["error"]
+            said = error.get("message") if isinstance(error, dict) else error
+            raise ShapeError(f"an error instead of a report: {text_of(said) or 'no message'}")
+        choices = field_of(document, "choices", list)
+        if not choices or not isinstance(choices[0], dict):
+            raise ShapeError("no choices")
+        content = field_of(choices[0], "message", dict).get("content")
+        if content is not None and not isinstance(content, str):
+            raise ShapeError("message content is not text")
+        return content or "", priced(document.get("usage"), "prompt_tokens", "completion_tokens")
+
+    def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
+        return typed_error(
+            status, raw, refusal_in=openai_refusal, reply_tokens=sent.request.max_tokens
+        )
+
+    def cut_short(self, document: Any) -> bool:
+        return said(first_of(document, "choices"), "finish_reason", "length")
+
+    def window(self, document: Any) -> int | None:
+        return None
+
+
+def priced(block: Any, input_key: str, output_key: str) -> Usage | None:
+    """The usage, with OpenRouter's ``cost`` when it is a number."""
+    counts = usage(block, input_key, output_key)
+    cost: Any = block.get("cost") if isinstance(block, dict) else None
+    if counts is None or type(cost) not in (int, float):
+        return counts
+    return Usage(counts.input_tokens, counts.output_tokens, float(cost))
+
+
+def openai_refusal(status: int, code: str, message: str, reply_tokens: int) -> Refusal | None:
+    """OpenAI's "too long" refusal and its numbers; the room for input is the window less
+    the reply (the one the message names, else the request's)."""
+    if not is_too_long(status, code, message):
+        return None
+    lowered = message.lower()
+    if (window := _CONTEXT_LENGTH.search(lowered)) and (messages := _MESSAGES.search(lowered)):
+        completion = _COMPLETION.search(lowered)
+        reply = int(completion[1]) if completion else reply_tokens
+        return Refusal(int(messages[1] or messages[2]), int(window[1]) - reply)
+    return Refusal()
+
+
+FORMAT = OpenAIChat()

@@ -1,0 +1,72 @@
+"""OpenAI Responses: ``POST {base}/v1/responses`` (OpenCode's ``gpt-*`` models).
+
+The request carries the prompt as ``instructions`` and the log as ``input``; the report is
+the ``output_text`` parts of the ``message`` items of ``output``; usage is
+``usage.input_tokens``/``output_tokens``. Errors and the "too long" refusal are OpenAI's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from axe.adapters.llm.body import MEMORY, JsonBody
+from axe.adapters.llm.wire.base import (
+    Sent,
+    ShapeError,
+    WireError,
+    field_of,
+    items_of,
+    said,
+    typed_error,
+)
+from axe.adapters.llm.wire.openai_chat import is_reasoning_model, openai_refusal, priced
+from axe.domain.results import Usage
+
+
+class OpenAIResponses:
+    name: str = "openai-responses"
+    headers: Mapping[str, str] = {}
+    window_path: str | None = None
+
+    def path(self, model: str) -> str:
+        return "/v1/responses"
+
+    def body(self, sent: Sent) -> JsonBody:
+        request = sent.request
+        payload: dict[str, Any] = {
+            "model": request.model.name,
+            "instructions": request.system_prompt,
+            "input": MEMORY,
+            "max_output_tokens": request.max_tokens,
+        }
+        if not is_reasoning_model(request.model.name):
+            payload["temperature"] = request.temperature
+        return JsonBody(payload, request.content)
+
+    def reply(self, document: Any, sent: Sent) -> tuple[str, Usage | None]:
+        texts = []
+        for item in field_of(document, "output", list):
+            if not isinstance(item, dict) or item.get("type") != "message":
+                continue
+            for part in items_of(item, "content"):
+                if isinstance(part, dict) and part.get("type") == "output_text":
+                    text = part.get("text")
+                    if not isinstance(text, str):
+                        raise ShapeError("an output_text part without text")
+                    texts.append(text)
+        return "".join(texts), priced(document.get("usage"), "input_tokens", "output_tokens")
+
+    def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
+        return typed_error(
+            status, raw, refusal_in=openai_refusal, reply_tokens=sent.request.max_tokens
+        )
+
+    def cut_short(self, document: Any) -> bool:
+        return said(document, "status", "incomplete")
+
+    def window(self, document: Any) -> int | None:
+        return None
+
+
+FORMAT = OpenAIResponses()

@@ -1,0 +1,1 @@
+"""The memory file: read, locked, replaced by its kept tail (crash- and race-safe), archived."""

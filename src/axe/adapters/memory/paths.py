@@ -1,0 +1,58 @@
+"""``memory.path`` expanded as the Go axe expands it, so gc trims the file ``axe run`` writes."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+
+def expand_path(text: str, environ: Mapping[str, str], *, windows: bool = os.name == "nt") -> str:
+    """``text`` as the Go axe expands ``memory.path``: a leading ``~`` (alone or before a
+    separator) becomes the home directory (``HOME``; ``USERPROFILE`` on Windows, as Go's
+    ``os.UserHomeDir``), then ``$VAR`` and ``${VAR}`` are replaced with Go's
+    ``os.ExpandEnv`` rules, so gc trims the very file ``axe run`` appends to.
+
+    ``~user`` is left as it is, and so is ``~`` when there is no home directory.
+    """
+    home = environ.get("USERPROFILE" if windows else "HOME", "")
+    separators = ("/", "\\") if windows else ("/",)
+    if home and (text == "~" or (text[:1] == "~" and text[1:2] in separators)):
+        text = home + text[1:]
+    return expand_variables(text, environ)
+
+
+_SPECIAL = frozenset("*#$@!?-0123456789")  # Go's isShellSpecialVar: $1, $$, ${?} ...
+_NAME = re.compile(r"[A-Za-z0-9_]*")
+
+
+def expand_variables(text: str, environ: Mapping[str, str]) -> str:
+    """Go's ``os.Expand(text, getenv)``, byte for byte in its choices.
+
+    ``$NAME`` takes the longest run of ASCII letters, digits and ``_``; ``${...}`` anything
+    up to the first ``}``; ``$`` before one of ``*#$@!?-`` or a digit names that one
+    character (so ``$$`` is the variable ``$``, normally unset). An unset variable becomes
+    the empty string; ``${}`` and an unclosed ``${`` are dropped; a ``$`` followed by
+    anything else (or by nothing) stays.
+    """
+    parts: list[str] = []
+    start = 0
+    dollar = text.find("$")
+    while 0 <= dollar < len(text) - 1:
+        parts.append(text[start:dollar])
+        after = dollar + 1
+        if text[after] == "{":
+            close = text.find("}", after)
+            name, start = (text[after + 1 : close], close + 1) if close >= 0 else ("", after + 1)
+        elif text[after] in _SPECIAL:
+            name, start = text[after], after + 1
+        else:
+            match = _NAME.match(text, after)
+            name = match.group() if match else ""
+            start = after + len(name)
+            if not name:
+                parts.append("$")
+        parts.append(environ.get(name, "") if name else "")
+        dollar = text.find("$", start)
+    parts.append(text[start:])
+    return "".join(parts)

@@ -1,0 +1,37 @@
+"""Where axe keeps its files, identical to the Go axe on every platform (axe-formats.md).
+
+Resolving a place never creates a directory. The environment is passed in rather than read
+from ``os.environ`` so tests and embedding programs can point axe anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from axe.domain.errors import ConfigError
+
+
+def config_dir(environ: Mapping[str, str]) -> Path:
+    """``$XDG_CONFIG_HOME/axe`` when set, else the platform's user config dir + ``/axe``."""
+    xdg = environ.get("XDG_CONFIG_HOME", "")
+    if xdg:
+        return Path(xdg) / "axe"
+    import platformdirs  # noqa: PLC0415  (only needed when XDG_CONFIG_HOME is unset)
+
+    return Path(platformdirs.user_config_dir("axe", appauthor=False, roaming=True))
+
+
+def data_dir(environ: Mapping[str, str]) -> Path:
+    """``$XDG_DATA_HOME/axe`` when set, else ``$HOME/.local/share/axe`` on every platform.
+
+    Raises:
+        ConfigError: neither variable is set, so there is no place to look.
+    """
+    xdg = environ.get("XDG_DATA_HOME", "")
+    if xdg:
+        return Path(xdg) / "axe"
+    home = environ.get("HOME", "") or environ.get("USERPROFILE", "")
+    if not home:
+        raise ConfigError("cannot locate the data directory: set HOME or XDG_DATA_HOME")
+    return Path(home) / ".local" / "share" / "axe"
