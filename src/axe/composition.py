@@ -22,8 +22,9 @@ from axe.adapters.agents.repository import TomlAgentRepository, agents_directori
 from axe.adapters.console import ConsoleOutput
 from axe.adapters.console.status import terminal_columns
 from axe.adapters.llm.router import ProviderRouter
-from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
+from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT
 from axe.adapters.memory.store import FileMemoryStore
+from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.places import config_dir, data_dir
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import LLMClient, Output
@@ -214,9 +215,11 @@ def production_ports(
     lazy = _LazyAdapters(configuration, environ, http_timeout, max_input_tokens)
     if check_config and lazy.global_config().path.exists():
         lazy.global_config().check()  # the same file every client reads later: parsed once
+    clock = SystemClock()  # the run's one clock
     memory = FileMemoryStore(
         functools.partial(data_dir, environ),
-        locks=MemoryFileLocks(timeout=lock_timeout),
+        clock=clock,
+        lock_timeout=lock_timeout,
         environ=environ,
     )
     try:

@@ -1,13 +1,38 @@
-"""``memory.path`` expanded as the Go axe expands it, so gc trims the file ``axe run`` writes."""
+"""Where a memory file is: ``memory.path`` expanded as the Go axe expands it, so gc trims the
+file ``axe run`` writes; and the names of gc's own files beside it."""
 
 from __future__ import annotations
 
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 
-def expand_path(text: str, environ: Mapping[str, str], *, windows: bool = os.name == "nt") -> str:
+def sidecar(real: Path, suffix: str) -> Path:
+    """gc's own file for the memory file whose resolved path is ``real``:
+    ``.<name>.axe-gc<suffix>`` beside it, never through a symlink. Hidden and never ending in
+    ``.md``, so neither the Go axe nor gc reads it as memory. The lock is ``.lock``, temp
+    files are ``-<pid>-<random>[-old].tmp`` (which a later gc may remove as abandoned)."""
+    return real.with_name(f".{real.name}.axe-gc{suffix}")
+
+
+def archive_path(memory_path: Path) -> Path:
+    """Where ``--archive`` keeps what trims removed: ``<memory file>.archive``."""
+    return memory_path.with_name(memory_path.name + ".archive")
+
+
+def intent_path(memory_path: Path) -> Path:
+    """The archive's intent record (see :mod:`.archive`), hidden beside it."""
+    return memory_path.with_name(f".{archive_path(memory_path).name}.axe-gc-intent")
+
+
+def expand_path(
+    text: str,
+    environ: Mapping[str, str],
+    *,
+    windows: bool = os.name == "nt",
+) -> str:
     """``text`` as the Go axe expands ``memory.path``: a leading ``~`` (alone or before a
     separator) becomes the home directory (``HOME``; ``USERPROFILE`` on Windows, as Go's
     ``os.UserHomeDir``), then ``$VAR`` and ``${VAR}`` are replaced with Go's
@@ -32,8 +57,8 @@ def expand_variables(text: str, environ: Mapping[str, str]) -> str:
     ``$NAME`` takes the longest run of ASCII letters, digits and ``_``; ``${...}`` anything
     up to the first ``}``; ``$`` before one of ``*#$@!?-`` or a digit names that one
     character (so ``$$`` is the variable ``$``, normally unset). An unset variable becomes
-    the empty string; ``${}`` and an unclosed ``${`` are dropped; a ``$`` followed by
-    anything else (or by nothing) stays.
+    the empty string; ``${}`` and an unclosed
+    ``${`` are dropped; a ``$`` followed by anything else (or by nothing) stays.
     """
     parts: list[str] = []
     start = 0
