@@ -32,32 +32,34 @@ def expand_path(
     environ: Mapping[str, str],
     *,
     windows: bool = os.name == "nt",
+    unset: list[str] | None = None,
 ) -> str:
     """``text`` as the Go axe expands ``memory.path``: a leading ``~`` (alone or before a
     separator) becomes the home directory (``HOME``; ``USERPROFILE`` on Windows, as Go's
     ``os.UserHomeDir``), then ``$VAR`` and ``${VAR}`` are replaced with Go's
     ``os.ExpandEnv`` rules, so gc trims the very file ``axe run`` appends to.
 
-    ``~user`` is left as it is, and so is ``~`` when there is no home directory.
+    ``~user`` is left as it is, and so is ``~`` when there is no home directory. The names
+    of variables that are not set are appended to ``unset``.
     """
     home = environ.get("USERPROFILE" if windows else "HOME", "")
     separators = ("/", "\\") if windows else ("/",)
     if home and (text == "~" or (text[:1] == "~" and text[1:2] in separators)):
         text = home + text[1:]
-    return expand_variables(text, environ)
+    return expand_variables(text, environ, unset)
 
 
 _SPECIAL = frozenset("*#$@!?-0123456789")  # Go's isShellSpecialVar: $1, $$, ${?} ...
 _NAME = re.compile(r"[A-Za-z0-9_]*")
 
 
-def expand_variables(text: str, environ: Mapping[str, str]) -> str:
+def expand_variables(text: str, environ: Mapping[str, str], unset: list[str] | None = None) -> str:
     """Go's ``os.Expand(text, getenv)``, byte for byte in its choices.
 
     ``$NAME`` takes the longest run of ASCII letters, digits and ``_``; ``${...}`` anything
     up to the first ``}``; ``$`` before one of ``*#$@!?-`` or a digit names that one
     character (so ``$$`` is the variable ``$``, normally unset). An unset variable becomes
-    the empty string; ``${}`` and an unclosed
+    the empty string (and its name is appended to ``unset``); ``${}`` and an unclosed
     ``${`` are dropped; a ``$`` followed by anything else (or by nothing) stays.
     """
     parts: list[str] = []
@@ -77,6 +79,8 @@ def expand_variables(text: str, environ: Mapping[str, str]) -> str:
             start = after + len(name)
             if not name:
                 parts.append("$")
+        if name and name not in environ and unset is not None:
+            unset.append(name)
         parts.append(environ.get(name, "") if name else "")
         dollar = text.find("$", start)
     parts.append(text[start:])

@@ -70,23 +70,32 @@ class FileMemoryStore:
         """Where ``agent``'s memory lives.
 
         ``memory.path`` is expanded as the Go axe does (``~``, then ``$VAR``/``${VAR}`` from
-        the environment given to the store).
+        the environment given to the store), except that a variable that is not set is
+        refused rather than dropped: ``$AXE_MEM/x.md`` would otherwise trim ``/x.md``.
 
         Raises:
-            ConfigError: a ``memory.path`` that is not absolute once expanded, a hostile
-                agent name, or no data directory.
+            ConfigError: a ``memory.path`` that is not absolute once expanded or uses a
+                variable that is not set, a hostile agent name, or no data directory.
         """
         custom = agent.memory.path
         if not custom:
             validate_agent_name(agent.name)
             return self._data_dir() / "memory" / f"{agent.name}.md"
-        expanded = expand_path(custom, self._environ)
+        unset: list[str] = []
+        expanded = expand_path(custom, self._environ, unset=unset)
         where = f"memory.path {quoted(custom)} of agent {quoted(agent.name)}"
         if "\0" in expanded or not os.path.isabs(expanded):
             became = f" (it expands to {quoted(expanded)})" if expanded != custom else ""
             raise ConfigError(
                 f"{where} is not an absolute path{became}; use an absolute path such as "
                 "/home/me/agent-memory.md"
+            )
+        if unset:
+            *others, last = [f"${name}" for name in dict.fromkeys(unset)]
+            names = f"{', '.join(others)} and {last}, which are" if others else f"{last}, which is"
+            raise ConfigError(
+                f"{where} uses {names} not set (it would name {quoted(expanded)} instead); "
+                "set it or write the path out"
             )
         return Path(expanded)
 
