@@ -31,11 +31,11 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from axe.adapters.memory.paths import sidecar
-from axe.adapters.memory.platforms import FilePlatform
 from axe.adapters.shared.reading import open_regular
 
 if TYPE_CHECKING:
     from axe.adapters.memory.file import MemoryFile
+    from axe.adapters.memory.platforms import FilePlatform
 
 _COPY_CHUNK = 1 << 20
 _ABANDONED_AFTER_SECONDS = 3600.0

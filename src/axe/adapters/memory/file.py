@@ -13,8 +13,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from attrs import field, frozen
-
 from axe.adapters.memory.durable import (
     LateAppendError,
     ReplacedDuringTrimError,
@@ -24,28 +22,32 @@ from axe.adapters.memory.durable import (
     signals_deferred,
 )
 from axe.adapters.memory.paths import archive_path
-from axe.adapters.memory.platforms import FilePlatform, current_platform
 from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.reading import FileStamp, describe_os_error, read_regular
-from axe.application.ports import Clock
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.errors import AgentError
 
 if TYPE_CHECKING:
     from axe.adapters.memory.lock import MemoryFileLocks
+    from axe.adapters.memory.platforms import FilePlatform
+    from axe.application.ports import Clock
 
 _CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim to go ahead
 
 
-@frozen
 class MemoryFile:
     """The memory file at ``path`` as the agent names it (a symlink stays a link; its
-    target is what gets replaced), handled by the rules of ``platform`` and timed by the
-    run's ``clock``."""
+    target is what gets replaced), handled by the rules of ``platform`` (this system's when
+    None) and timed by the run's ``clock``."""
 
-    path: Path
-    platform: FilePlatform = field(factory=current_platform)
-    clock: Clock = field(factory=SystemClock)
+    def __init__(
+        self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
+    ) -> None:
+        if platform is None:  # imported here: a run that never locks or reads needs none
+            from axe.adapters.memory.platforms import current_platform  # noqa: PLC0415
+
+            platform = current_platform()
+        self.path, self.platform, self.clock = path, platform, clock or SystemClock()
 
     @property
     def real(self) -> Path:

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from attrs import frozen
 
+from axe.adapters.memory.durable import replace_open
+
 if TYPE_CHECKING:
     from axe.adapters.memory.durable import SourceFile
 
@@ -68,12 +70,12 @@ class FilePlatform:
         """Replace the memory file open as ``source`` with its bytes from ``keep_from`` on, by
         the protocol this platform allows: rename over the open file (:mod:`.durable`), or
         close every handle first (:mod:`.closed_replace`). Raises what the protocol raises."""
-        # Imported here: durable imports this module, and Windows' rule is needed only there.
         if self.replace_needs_closed_files:
-            from axe.adapters.memory.closed_replace import replace_closed as protocol  # noqa: PLC0415
+            from axe.adapters.memory.closed_replace import replace_closed  # noqa: PLC0415
+
+            replace_closed(source, keep_from)
         else:
-            from axe.adapters.memory.durable import replace_open as protocol  # noqa: PLC0415
-        protocol(source, keep_from)
+            replace_open(source, keep_from)
 
     def lease(self, fd: int) -> AbstractContextManager[Callable[[], bool] | None]:
         """A read lease on ``fd`` for a block (see :meth:`ReadLeases.held`); None where the
