@@ -27,7 +27,7 @@ from axe.adapters.memory.store import FileMemoryStore
 from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.places import config_dir, data_dir
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
-from axe.application.ports import LLMClient, Output
+from axe.application.ports import Clock, LLMClient, Output
 from axe.domain.errors import ApiError, ConfigError
 from axe.domain.events import Event
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
@@ -195,6 +195,7 @@ def production_ports(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     agents_dir: Path | None = None,
     check_config: bool = False,
+    clock: Clock | None = None,
 ) -> Iterator[GcPorts]:
     """The real adapters, configured from ``environ``; the HTTP client closes on exit.
 
@@ -204,7 +205,7 @@ def production_ports(
     ``agents_dir`` (``--agents-dir``) is searched for agents before the usual places;
     ``check_config`` reads ``config.toml`` now, if it exists, so that ``--all`` says a
     broken one once, like a bad ``--model``, instead of once per agent (a setup without
-    one starts as fast as before).
+    one starts as fast as before); ``clock`` is the run's one clock (the system's when None).
 
     Raises:
         ConfigError: ``agents_dir`` is not a directory, or ``check_config`` and
@@ -215,10 +216,9 @@ def production_ports(
     lazy = _LazyAdapters(configuration, environ, http_timeout, max_input_tokens)
     if check_config and lazy.global_config().path.exists():
         lazy.global_config().check()  # the same file every client reads later: parsed once
-    clock = SystemClock()  # the run's one clock
     memory = FileMemoryStore(
         functools.partial(data_dir, environ),
-        clock=clock,
+        clock=clock or SystemClock(),
         lock_timeout=lock_timeout,
         environ=environ,
     )
