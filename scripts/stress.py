@@ -40,7 +40,7 @@ from tests.e2e.racing import appended_numbers, appender_command, environment, ki
 from tests.platform_substitutes import WindowsRules
 from tests.support import AxeHome, entries
 
-from axe.adapters.memory.store import read_memory, trim_memory
+from axe.adapters.memory.file import MemoryFile
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 
@@ -69,12 +69,13 @@ def racing_under_windows_rules(root: Path, *, size: int, runs: int) -> None:
     appender = subprocess.Popen(appender_command(path, stop), stdout=subprocess.PIPE, text=True)
     time.sleep(0.2)
     rules = WindowsRules(watched=[appender.pid])
+    file = MemoryFile(path, platform=rules.platform())
     failures = []
     for _ in range(runs):
-        snapshot = read_memory(path)
+        snapshot = file.read()
         plan = plan_trim(snapshot.content, 100)
         try:
-            trim_memory(path, snapshot, plan, archive=False, platform=rules.platform())
+            file.trim(snapshot, plan, archive=False)
         except AgentError as error:
             failures.append(str(error))
         time.sleep(0.05)

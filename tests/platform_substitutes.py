@@ -167,19 +167,3 @@ class RecordingFsync:
     def __call__(self, fd: int) -> None:
         self.paths.append(os.readlink(f"/proc/self/fd/{fd}"))
         os.fsync(fd)
-
-
-class SteppedTime:
-    """A clock that moves only when gc sleeps, and a record of how long it slept."""
-
-    def __init__(self, on_sleep: Callable[[float], None] | None = None) -> None:
-        self.now = 0.0
-        self.on_sleep = on_sleep
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-        if self.on_sleep is not None:
-            self.on_sleep(self.now)

@@ -22,11 +22,12 @@ from axe.adapters.agents.repository import TomlAgentRepository, agents_directori
 from axe.adapters.console import ConsoleOutput
 from axe.adapters.console.status import terminal_columns
 from axe.adapters.llm.router import ProviderRouter
-from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
+from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT
 from axe.adapters.memory.store import FileMemoryStore
+from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.places import config_dir, data_dir
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
-from axe.application.ports import LLMClient, Output
+from axe.application.ports import Clock, LLMClient, Output
 from axe.domain.errors import ApiError, ConfigError
 from axe.domain.events import Event
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
@@ -194,6 +195,7 @@ def production_ports(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     agents_dir: Path | None = None,
     check_config: bool = False,
+    clock: Clock | None = None,
 ) -> Iterator[GcPorts]:
     """The real adapters, configured from ``environ``; the HTTP client closes on exit.
 
@@ -203,7 +205,7 @@ def production_ports(
     ``agents_dir`` (``--agents-dir``) is searched for agents before the usual places;
     ``check_config`` reads ``config.toml`` now, if it exists, so that ``--all`` says a
     broken one once, like a bad ``--model``, instead of once per agent (a setup without
-    one starts as fast as before).
+    one starts as fast as before); ``clock`` is the run's one clock (the system's when None).
 
     Raises:
         ConfigError: ``agents_dir`` is not a directory, or ``check_config`` and
@@ -216,7 +218,8 @@ def production_ports(
         lazy.global_config().check()  # the same file every client reads later: parsed once
     memory = FileMemoryStore(
         functools.partial(data_dir, environ),
-        locks=MemoryFileLocks(timeout=lock_timeout),
+        clock=clock or SystemClock(),
+        lock_timeout=lock_timeout,
         environ=environ,
     )
     try:

@@ -1,4 +1,4 @@
-"""In-memory stand-ins for the four ports, for testing a frontend built on gc.
+"""In-memory stand-ins for the four ports and the clock, for testing a frontend built on gc.
 
 An embedding program (a scheduler, a web page, a chat bot) drives :func:`collect_garbage`
 with its own ``Output``; these fakes let its tests run the real use case without files, a
@@ -30,7 +30,14 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from axe.application.ports import AgentRepository, AnalysisRequest, LLMClient, MemoryStore, Output
+from axe.application.ports import (
+    AgentRepository,
+    AnalysisRequest,
+    Clock,
+    LLMClient,
+    MemoryStore,
+    Output,
+)
 from axe.application.workers import RecordingOutput
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.errors import AgentError, AxeError, ConfigError
@@ -39,6 +46,7 @@ from axe.domain.results import Completion
 
 __all__ = [
     "FakeAgentRepository",
+    "FakeClock",
     "FakeMemoryStore",
     "RecordingOutput",
     "ScriptedLLM",
@@ -145,6 +153,32 @@ class FakeMemoryStore:
         self.trims.append((agent.name, plan))
 
 
+class FakeClock:
+    """A clock that moves only when slept on: ``sleep(s)`` advances it by ``s`` at once,
+    records ``s`` in ``slept`` and then calls ``on_sleep(time)``, which is how a test makes
+    something happen while gc waits (a writer appending, a lock freed). ``now()`` and
+    ``monotonic()`` both read ``time``, which starts at ``start``."""
+
+    def __init__(
+        self, start: float = 0.0, *, on_sleep: Callable[[float], None] | None = None
+    ) -> None:
+        self.time = start
+        self.slept: list[float] = []
+        self.on_sleep = on_sleep
+
+    def now(self) -> float:
+        return self.time
+
+    def monotonic(self) -> float:
+        return self.time
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.time += seconds
+        if self.on_sleep is not None:
+            self.on_sleep(self.time)
+
+
 Reply = str | Completion | AxeError
 
 
@@ -184,6 +218,7 @@ class ScriptedLLM:
 
 
 # mypy checks each fake against its port here.
+_clock: Clock = FakeClock()
 _agents: AgentRepository = FakeAgentRepository()
 _memory: MemoryStore = FakeMemoryStore()
 _llm: LLMClient = ScriptedLLM()

@@ -13,10 +13,12 @@ from pathlib import Path
 import attrs
 import pytest
 
-from axe.adapters.memory.archive import archive_path, intent_path, settle_archive
+from axe.adapters.memory.archive import settle_archive
 from axe.adapters.memory.durable import signals_deferred
+from axe.adapters.memory.file import MemoryFile
+from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.memory.platforms import FilePlatform, current_platform
-from axe.adapters.memory.store import FileMemoryStore, read_memory, trim_memory
+from axe.adapters.memory.store import FileMemoryStore
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 from axe.domain.model import AgentConfig, MemoryConfig
@@ -26,17 +28,19 @@ DIED = 9  # the exit code of a child process "killed" at a chosen step
 
 
 def trim_with_archive(path: Path, keep: int, platform: FilePlatform | None = None) -> None:
-    snapshot = read_memory(path)
-    trim_memory(path, snapshot, plan_trim(snapshot.content, keep), archive=True, platform=platform)
+    file = MemoryFile(path, platform=platform or current_platform())
+    snapshot = file.read()
+    file.trim(snapshot, plan_trim(snapshot.content, keep), archive=True)
 
 
 def next_gc(path: Path, keep: int) -> None:
     """What the next `axe gc --archive` does under the lock: settle, then trim if needed."""
-    settle_archive(path, platform=current_platform())
-    snapshot = read_memory(path)
+    file = MemoryFile(path)
+    settle_archive(file)
+    snapshot = file.read()
     plan = plan_trim(snapshot.content, keep)
     if plan.changes_file:
-        trim_memory(path, snapshot, plan, archive=True)
+        file.trim(snapshot, plan, archive=True)
 
 
 def cut(content: bytes, keep: int) -> int:
@@ -158,9 +162,9 @@ def test_an_append_cut_short_is_undone_even_after_a_trim_without_archive(tmp_pat
     append = 4  # the record written and flushed, its directory flushed, then the append
     assert in_child(lambda: trim_with_archive(path, 2, dying_at(append, midway=True))) == DIED
     assert len(archive_path(path).read_bytes()) > len(entries(1, start=100))
-    snapshot = read_memory(path)
-    trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False)
-    settle_archive(path, platform=current_platform())
+    snapshot = MemoryFile(path).read()
+    MemoryFile(path).trim(snapshot, plan_trim(snapshot.content, 2), archive=False)
+    settle_archive(MemoryFile(path))
     assert archive_path(path).read_bytes() == entries(1, start=100)
     assert names(tmp_path) == ["m.md", "m.md.archive"]
 

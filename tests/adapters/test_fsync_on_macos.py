@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.platforms import platform_for
-from axe.adapters.memory.store import read_memory, trim_memory
 from axe.domain.entries import plan_trim
-from tests.platform_substitutes import RecordingFcntl, RecordingFsync, SteppedTime
+from axe.testing import FakeClock
+from tests.platform_substitutes import RecordingFcntl, RecordingFsync
 from tests.support import entries, entry
 
 F_FULLFSYNC = 51
@@ -52,7 +53,7 @@ def trim_with_archive_and_a_late_writer(memory: Path, fcntl: RecordingFcntl) -> 
     """Trim to 2 entries with --archive under macOS's rules while an `axe run` that opened
     the file before the rename writes into it 5 ms later; return the plain fsyncs made."""
     memory.write_bytes(entries(5))
-    snapshot = read_memory(memory)
+    snapshot = MemoryFile(memory).read()
     writer = os.open(memory, os.O_WRONLY | os.O_APPEND)
 
     def late_write(now: float) -> None:
@@ -63,17 +64,10 @@ def trim_with_archive_and_a_late_writer(memory: Path, fcntl: RecordingFcntl) -> 
             writer = -1
 
     fsync = RecordingFsync()
-    clock = SteppedTime(on_sleep=late_write)
+    macos = platform_for("darwin", fcntl=fcntl, fsync=fsync)
+    file = MemoryFile(memory, platform=macos, clock=FakeClock(on_sleep=late_write))
     try:
-        trim_memory(
-            memory,
-            snapshot,
-            plan_trim(snapshot.content, 2),
-            archive=True,
-            platform=platform_for("darwin", fcntl=fcntl, fsync=fsync),
-            sleep=clock.sleep,
-            clock=clock,
-        )
+        file.trim(snapshot, plan_trim(snapshot.content, 2), archive=True)
     finally:
         if writer >= 0:
             os.close(writer)

@@ -21,11 +21,13 @@ import attrs
 import pytest
 
 from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
+from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.platforms import current_platform
-from axe.adapters.memory.store import FileMemoryStore, read_memory, trim_entries, trim_memory
+from axe.adapters.memory.store import FileMemoryStore, trim_entries
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, MemoryConfig
+from axe.testing import FakeClock
 from tests.support import entries, entry
 
 
@@ -219,7 +221,7 @@ def test_memory_path_that_is_a_directory_is_an_agent_error(tmp_path: Path) -> No
     """A memory path that is a directory is one line naming it (exit 1), not a crash."""
     (tmp_path / "m.md").mkdir()
     with pytest.raises(AgentError) as caught:
-        read_memory(tmp_path / "m.md")
+        MemoryFile(tmp_path / "m.md").read()
     assert str(caught.value) == f"cannot read memory file {tmp_path / 'm.md'}: a directory"
 
 
@@ -228,19 +230,19 @@ def test_memory_path_that_is_a_fifo_does_not_hang(tmp_path: Path) -> None:
     fifo = tmp_path / "m.md"
     os.mkfifo(fifo)
     with pytest.raises(AgentError, match="not a regular file"):
-        read_memory(fifo)
+        MemoryFile(fifo).read()
 
 
 def test_file_replaced_since_it_was_read_is_not_trimmed(tmp_path: Path) -> None:
     """A memory file another program replaced while gc ran is not trimmed; the new one stays."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
-    snapshot = read_memory(path)
+    snapshot = MemoryFile(path).read()
     replacement = tmp_path / "other"
     replacement.write_bytes(entries(5, start=100))
     os.replace(replacement, path)
     with pytest.raises(AgentError, match="was replaced while gc was running"):
-        trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False)
+        MemoryFile(path).trim(snapshot, plan_trim(snapshot.content, 2), archive=False)
     assert path.read_bytes() == entries(5, start=100)
 
 
@@ -248,11 +250,11 @@ def test_file_shrunk_since_it_was_read_is_not_trimmed(tmp_path: Path) -> None:
     """A memory file that shrank while gc ran is left as it is, not trimmed from a stale read."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
-    snapshot = read_memory(path)
+    snapshot = MemoryFile(path).read()
     with open(path, "r+b") as handle:
         handle.truncate(10)
     with pytest.raises(AgentError, match="shrank while gc was running"):
-        trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False)
+        MemoryFile(path).trim(snapshot, plan_trim(snapshot.content, 2), archive=False)
     assert path.read_bytes() == entries(5)[:10]
 
 
@@ -260,10 +262,10 @@ def test_file_vanished_since_it_was_read(tmp_path: Path) -> None:
     """A memory file deleted while gc ran is reported in one line, and gc does not recreate it."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
-    snapshot = read_memory(path)
+    snapshot = MemoryFile(path).read()
     path.unlink()
     with pytest.raises(AgentError) as caught:
-        trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False)
+        MemoryFile(path).trim(snapshot, plan_trim(snapshot.content, 2), archive=False)
     assert str(caught.value) == (
         f"memory file {path} disappeared before it could be trimmed; nothing was changed"
     )
@@ -274,10 +276,10 @@ def test_bytes_appended_after_the_read_are_kept(tmp_path: Path) -> None:
     """Entries appended between gc's read and its trim are kept after the trimmed tail."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
-    snapshot = read_memory(path)
+    snapshot = MemoryFile(path).read()
     with open(path, "ab") as handle:
         handle.write(entry(99))
-    trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False)
+    MemoryFile(path).trim(snapshot, plan_trim(snapshot.content, 2), archive=False)
     assert path.read_bytes() == entries(2, start=3) + entry(99)
 
 
@@ -285,19 +287,18 @@ def test_writes_into_the_old_file_after_the_rename_are_carried_over(tmp_path: Pa
     """A writer that opened the file before the rename still has its entry kept."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
-    snapshot = read_memory(path)
+    snapshot = MemoryFile(path).read()
     late_writer = open(path, "ab")  # noqa: SIM115  (held open across the rename)
-    sleeps: list[float] = []
 
-    def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-        if len(sleeps) == 1:
+    def write_at_first_sleep(_now: float) -> None:
+        if len(clock.slept) == 1:
             late_writer.write(entry(77))
             late_writer.close()
 
-    trim_memory(path, snapshot, plan_trim(snapshot.content, 2), archive=False, sleep=sleep)
+    clock = FakeClock(on_sleep=write_at_first_sleep)
+    MemoryFile(path, clock=clock).trim(snapshot, plan_trim(snapshot.content, 2), archive=False)
     assert path.read_bytes() == entries(2, start=3) + entry(77)
-    assert sleeps  # gc waited for the writer instead of dropping its entry
+    assert clock.slept  # gc waited for the writer instead of dropping its entry
 
 
 def test_abandoned_temp_files_are_removed_but_live_ones_kept(tmp_path: Path) -> None:
@@ -314,7 +315,7 @@ def test_abandoned_temp_files_are_removed_but_live_ones_kept(tmp_path: Path) -> 
     os.utime(stale, (old, old))
     unrelated = tmp_path / ".other.md.axe-gc-1-x.tmp"
     unrelated.write_bytes(b"x")
-    removed = remove_abandoned_temps(path)
+    removed = remove_abandoned_temps(MemoryFile(path))
     assert sorted(removed) == sorted([dead, stale])
     assert files_in(tmp_path) == sorted([alive.name, unrelated.name, "m.md"])
 
@@ -368,42 +369,25 @@ def test_relative_memory_path_is_a_config_error(tmp_path: Path) -> None:
 # the late-append carry-over (read lease), on and off the main thread
 
 
-class SimulatedTime:
-    """A clock that moves only when gc sleeps; at ``write_at`` seconds the late writer,
-    which opened the file before gc renamed it, writes its entry and closes."""
-
-    def __init__(self, writer_fd: int, write_at: float) -> None:
-        self.now = 0.0
-        self.writer_fd: int | None = writer_fd
-        self.write_at = write_at
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-        if self.writer_fd is not None and self.now >= self.write_at:
-            os.write(self.writer_fd, entry(77))
-            os.close(self.writer_fd)
-            self.writer_fd = None
-
-    def close(self) -> None:
-        if self.writer_fd is not None:
-            os.close(self.writer_fd)
-
-
 def trim_with_a_late_writer(path: Path, *, write_at: float, in_thread: bool) -> None:
     """Trim to 2 entries while a writer holds an O_APPEND descriptor opened before the
     rename and writes through it ``write_at`` seconds (of simulated time) later."""
     path.write_bytes(entries(5))
-    snapshot = read_memory(path)
-    time_ = SimulatedTime(os.open(path, os.O_WRONLY | os.O_APPEND), write_at)
+    snapshot = MemoryFile(path).read()
+    writer = [os.open(path, os.O_WRONLY | os.O_APPEND)]
+
+    def late_write(now: float) -> None:
+        if writer and now >= write_at:
+            os.write(writer[0], entry(77))
+            os.close(writer.pop())
+
+    memory = MemoryFile(path, clock=FakeClock(on_sleep=late_write))
     plan = plan_trim(snapshot.content, 2)
     failures: list[BaseException] = []
 
     def work() -> None:
         try:
-            trim_memory(path, snapshot, plan, archive=False, sleep=time_.sleep, clock=time_)
+            memory.trim(snapshot, plan, archive=False)
         except BaseException as error:  # noqa: BLE001  (re-raised in the test's thread)
             failures.append(error)
 
@@ -415,7 +399,8 @@ def trim_with_a_late_writer(path: Path, *, write_at: float, in_thread: bool) -> 
         else:
             work()
     finally:
-        time_.close()
+        for fd in writer:
+            os.close(fd)
     if failures:
         raise failures[0]
 
@@ -472,7 +457,7 @@ def test_a_version_saved_by_an_editor_during_the_trim_is_not_overwritten(
     rename over it: the new version stays, and gc says the file was replaced."""
     path = tmp_path / "m.md"
     path.write_bytes(entries(5))
-    snapshot = read_memory(path)
+    snapshot = MemoryFile(path).read()
     saved = entries(3, start=50)
 
     def fsync_then_an_editor_saves(fd: int) -> None:
@@ -483,8 +468,8 @@ def test_a_version_saved_by_an_editor_during_the_trim_is_not_overwritten(
 
     platform = attrs.evolve(current_platform(), fsync=fsync_then_an_editor_saves)
     with pytest.raises(AgentError, match="was replaced while gc was running; not trimmed"):
-        trim_memory(
-            path, snapshot, plan_trim(snapshot.content, 2), archive=False, platform=platform
+        MemoryFile(path, platform=platform).trim(
+            snapshot, plan_trim(snapshot.content, 2), archive=False
         )
     assert path.read_bytes() == saved
     assert files_in(tmp_path) == ["m.md"]

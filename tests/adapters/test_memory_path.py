@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from axe.adapters.memory.paths import expand_path, expand_variables
 from axe.adapters.memory.store import FileMemoryStore
+from axe.cli import cli
 from axe.domain.errors import ConfigError
 from axe.testing import make_agent
+from tests.support import AxeHome, entries
 
 # Go's own table for os.Expand (src/os/env_test.go), with its getenv.
 GO_GETENV = {
@@ -154,3 +157,35 @@ def test_a_relative_result_is_the_config_error_of_today(
     with pytest.raises(ConfigError) as caught:
         store(environ).path_for(make_agent("a", path=path))
     assert str(caught.value) == message
+
+
+def test_an_unset_variable_is_refused_and_the_file_it_would_name_is_untouched(
+    tmp_path: Path,
+) -> None:
+    """memory.path = "<dir>/$AXE_MEM/x.md" with AXE_MEM unset would be "<dir>//x.md", another
+    file: gc exits 2 with one line naming the variable and the agent, and never trims the
+    file the path would have named (issue 28, item 6)."""
+    home = AxeHome(tmp_path)
+    elsewhere = tmp_path / "x.md"
+    elsewhere.write_bytes(entries(5))
+    home.add_agent("a", model="builtin/heuristic", last_n=1, path=f"{tmp_path}/$AXE_MEM/x.md")
+    env: dict[str, str | None] = {**home.env, "AXE_MEM": None}
+    result = CliRunner().invoke(cli, ["gc", "a"], env=env, catch_exceptions=False)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2,
+        "",
+        f'memory.path "{tmp_path}/$AXE_MEM/x.md" of agent "a" uses $AXE_MEM, which is not '
+        f'set (it would name "{tmp_path}//x.md" instead); set it or write the path out\n',
+    )
+    assert elsewhere.read_bytes() == entries(5)
+
+
+def test_every_unset_variable_is_named_once() -> None:
+    """Several unset variables are all named, each once; a set one still expands."""
+    agent = make_agent("a", path="/$A/${B}/$SET/$A.md")
+    with pytest.raises(ConfigError) as caught:
+        store({"SET": "s"}).path_for(agent)
+    assert str(caught.value) == (
+        'memory.path "/$A/${B}/$SET/$A.md" of agent "a" uses $A and $B, which are not set '
+        '(it would name "///s/.md" instead); set it or write the path out'
+    )

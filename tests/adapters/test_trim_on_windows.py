@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
+from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.platforms import FilePlatform, platform_for
-from axe.adapters.memory.store import read_memory, trim_memory
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
-from tests.platform_substitutes import Holder, SteppedTime, WindowsRules
+from axe.testing import FakeClock
+from tests.platform_substitutes import Holder, WindowsRules
 from tests.support import entries, entry
 
 IN_USE = "The process cannot access the file because it is being used by another process"
@@ -48,18 +49,10 @@ def hold(memory: Path, holders: list[Holder], **kwargs: object) -> Holder:
     return holder
 
 
-def trim_to_two(memory: Path, platform: FilePlatform, clock: SteppedTime | None = None) -> None:
-    snapshot = read_memory(memory)
-    clock = SteppedTime() if clock is None else clock
-    trim_memory(
-        memory,
-        snapshot,
-        plan_trim(snapshot.content, 2),
-        archive=False,
-        platform=platform,
-        sleep=clock.sleep,
-        clock=clock,
-    )
+def trim_to_two(memory: Path, platform: FilePlatform, clock: FakeClock | None = None) -> None:
+    file = MemoryFile(memory, platform=platform, clock=FakeClock() if clock is None else clock)
+    snapshot = file.read()
+    file.trim(snapshot, plan_trim(snapshot.content, 2), archive=False)
 
 
 def files_in(directory: Path) -> list[str]:
@@ -104,11 +97,11 @@ def test_a_scanner_holding_the_file_for_a_moment_is_waited_out(
     20 ms watch for late writers stay far below a second)."""
     hold(memory, holders, refusals=3)
     rules = WindowsRules(holder=holders[0])
-    clock = SteppedTime()
+    clock = FakeClock()
     trim_to_two(memory, rules.platform(), clock)
     assert memory.read_bytes() == entries(2, start=3)
     assert (rules.refusals, rules.replaced) == (3, 1)
-    assert clock.now < 0.05
+    assert clock.monotonic() < 0.05
     assert files_in(memory.parent) == ["m.md"]
 
 
@@ -120,13 +113,13 @@ def test_a_file_held_for_good_gives_up_after_two_seconds_unchanged(
     hold(memory, holders, refusals=None)
     before = os.stat(memory)
     rules = WindowsRules(holder=holders[0])
-    clock = SteppedTime()
+    clock = FakeClock()
     with pytest.raises(AgentError) as caught:
         trim_to_two(memory, rules.platform(), clock)
     assert str(caught.value) == (
         f"cannot trim memory file {memory}: {IN_USE}; the file was not changed"
     )
-    assert 1.9 <= clock.now <= 2.0
+    assert 1.9 <= clock.monotonic() <= 2.0
     assert memory.read_bytes() == entries(5)
     assert os.stat(memory).st_ino == before.st_ino
     assert files_in(memory.parent) == ["m.md"]
@@ -216,7 +209,9 @@ def test_a_sidecar_left_by_a_killed_gc_is_removed_once_it_is_an_hour_old(memory:
     old.write_bytes(entries(5))
     an_hour_and_more = time.time() - 3700
     os.utime(old, (an_hour_and_more, an_hour_and_more))
-    assert remove_abandoned_temps(memory, platform=WindowsRules().platform()) == [old]
+    windows = MemoryFile(memory, platform=WindowsRules().platform())
+    assert remove_abandoned_temps(windows) == [old]
     assert files_in(memory.parent) == sorted(["m.md", young.name])
-    assert remove_abandoned_temps(memory, platform=platform_for("linux", fcntl=None)) == [young]
+    linux = MemoryFile(memory, platform=platform_for("linux", fcntl=None))
+    assert remove_abandoned_temps(linux) == [young]
     assert memory.read_bytes() == entries(5)

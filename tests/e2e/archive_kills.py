@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from axe.adapters.memory.archive import archive_path, intent_path
+from axe.adapters.memory.paths import archive_path, intent_path
 
 
 def size_of(path: Path) -> int:

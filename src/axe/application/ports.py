@@ -1,4 +1,4 @@
-"""The four ports the gc use case depends on.
+"""The four ports the gc use case depends on, and the clock its adapters share.
 
 Each is a small ``typing.Protocol`` over domain values. The production adapters and the
 public fakes in :mod:`axe.testing` implement them structurally; mypy checks each against
@@ -123,6 +123,25 @@ class LLMClient(Protocol):
             PromptTooLargeError: the request does not fit the model's context window.
             ApiError: no key, transport failure, HTTP error or an unusable reply.
         """
+        ...
+
+
+class Clock(Protocol):
+    """Time, one instance per run, handed to every adapter that waits or measures: the
+    memory file (lock waits, late appends, temp-file ages), and the HTTP pauses and the
+    status line. Tests pass one :class:`axe.testing.FakeClock`, which moves only when slept
+    on, instead of sleeping for real."""
+
+    def now(self) -> float:
+        """Seconds since the epoch (wall time), to compare with file times."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes back, for deadlines and elapsed time."""
+        ...
+
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``."""
         ...
 
 

@@ -35,31 +35,24 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attrs import asdict, frozen
 
 from axe.adapters.memory.durable import (
     append_durably,
     copy_ownership,
-    fsync_directory,
     pread,
     remove_quietly,
     write_all,
 )
-from axe.adapters.memory.platforms import FilePlatform
+from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.shared.reading import open_regular
 
-_INTENT_SUFFIX = ".axe-gc-intent"
+if TYPE_CHECKING:
+    from axe.adapters.memory.file import MemoryFile
+
 _HASH_CHUNK = 1 << 20
-
-
-def archive_path(memory_path: Path) -> Path:
-    return memory_path.with_name(memory_path.name + ".archive")
-
-
-def intent_path(memory_path: Path) -> Path:
-    """The intent record: hidden, never ending in ``.md``, so nothing reads it as memory."""
-    return memory_path.with_name(f".{archive_path(memory_path).name}{_INTENT_SUFFIX}")
 
 
 @frozen
@@ -75,9 +68,7 @@ class Intent:
 
 
 @contextlib.contextmanager
-def archiving(
-    memory_path: Path, removed: bytes, *, memory_status: os.stat_result, platform: FilePlatform
-) -> Iterator[None]:
+def archiving(file: MemoryFile, removed: bytes, memory_status: os.stat_result) -> Iterator[None]:
     """Append ``removed`` (the memory file's first bytes; ``memory_status`` is the file
     as gc holds it open) to its archive, flushed, for a block that trims the memory file.
 
@@ -89,48 +80,49 @@ def archiving(
             untouched, and whatever was appended is taken back (by the next gc, if even
             that failed).
     """
-    settle_archive(memory_path, platform=platform)
-    record = _record_intent(memory_path, removed, memory_status, platform)
+    settle_archive(file)
+    record = _record_intent(file, removed, memory_status)
     try:
         append_durably(
-            archive_path(memory_path), removed, platform=platform, new_file_like=memory_status
+            archive_path(file.path),
+            removed,
+            platform=file.platform,
+            new_file_like=memory_status,
         )
         if not record.archive_existed:
-            fsync_directory(memory_path.parent, platform=platform)
+            file.platform.fsync_directory(file.path.parent)
         yield
     except BaseException:
         with contextlib.suppress(OSError):
-            settle_archive(memory_path, platform=platform)
+            settle_archive(file)
         raise
-    remove_quietly(intent_path(memory_path))  # if it stays, the next gc keeps the archive
+    remove_quietly(intent_path(file.path))  # if it stays, the next gc keeps the archive
 
 
-def settle_archive(memory_path: Path, *, platform: FilePlatform) -> None:
+def settle_archive(file: MemoryFile) -> None:
     """Finish what an archiving that did not end left behind (see the module docstring).
 
     Raises:
         OSError: the record, the memory file or the archive cannot be read, or the archive
             cannot be truncated; the record stays for the next gc.
     """
-    record = intent_path(memory_path)
+    record = intent_path(file.path)
     try:
         text = record.read_bytes()
     except FileNotFoundError:
         return
     intent = _parse(text)
     if intent is not None:
-        archive = archive_path(memory_path)
-        memory_holds = _holds(memory_path, intent, 0, same_file=True)
+        archive = archive_path(file.path)
+        memory_holds = _holds(file.path, intent, 0, same_file=True)
         if memory_holds or not _holds(archive, intent, intent.archive_size):
-            _undo(archive, intent, platform)
+            _undo(file, intent)
     os.unlink(record)
 
 
-def _record_intent(
-    memory_path: Path, removed: bytes, memory_status: os.stat_result, platform: FilePlatform
-) -> Intent:
+def _record_intent(file: MemoryFile, removed: bytes, memory_status: os.stat_result) -> Intent:
     try:
-        fd, status = open_regular(archive_path(memory_path))
+        fd, status = open_regular(archive_path(file.path))
     except FileNotFoundError:
         size, existed = 0, False
     else:
@@ -144,17 +136,17 @@ def _record_intent(
         device=memory_status.st_dev,
         inode=memory_status.st_ino,
     )
-    record = intent_path(memory_path)
+    record = intent_path(file.path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(record, flags | getattr(os, "O_BINARY", 0), 0o600)
     try:
         try:
             copy_ownership(fd, memory_status)
-            write_all(fd, json.dumps(asdict(intent)).encode() + b"\n", write=platform.write)
-            platform.fsync(fd)
+            write_all(fd, json.dumps(asdict(intent)).encode() + b"\n", write=file.platform.write)
+            file.platform.fsync(fd)
         finally:
             os.close(fd)
-        fsync_directory(record.parent, platform=platform)
+        file.platform.fsync_directory(record.parent)
     except BaseException:
         remove_quietly(record)
         raise
@@ -197,12 +189,13 @@ def _holds(path: Path, intent: Intent, offset: int, *, same_file: bool = False) 
         os.close(fd)
 
 
-def _undo(archive: Path, intent: Intent, platform: FilePlatform) -> None:
+def _undo(file: MemoryFile, intent: Intent) -> None:
     """Give the archive back its size before the append (and its space on a full disk)."""
+    archive = archive_path(file.path)
     if not intent.archive_existed:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(archive)
-        fsync_directory(archive.parent, platform=platform)
+        file.platform.fsync_directory(archive.parent)
         return
     try:
         fd = os.open(archive, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
@@ -211,6 +204,6 @@ def _undo(archive: Path, intent: Intent, platform: FilePlatform) -> None:
     try:
         if os.fstat(fd).st_size > intent.archive_size:
             os.ftruncate(fd, intent.archive_size)
-            platform.fsync(fd)
+            file.platform.fsync(fd)
     finally:
         os.close(fd)

@@ -1,30 +1,40 @@
 """Replacing the memory file where no file may be renamed over while it is open (Windows).
 
-How late appends are still carried over there: architecture.md, "Replacing where open files
-cannot be renamed".
+Windows refuses ``os.replace`` over a file that any handle holds open (a sharing violation,
+or "access denied"). So gc closes its own handles first, and an ``axe run`` appending at that
+moment, or a virus scanner or indexer reading the file for a few milliseconds, makes the
+rename fail: it is retried with short pauses for up to two seconds, and then gc gives up with
+the file unchanged.
+
+The same rule tells when the old file's last writer is done: once the rename succeeds no
+handle was open on it, and nothing can open it by its name afterwards. So before renaming,
+gc hard-links the old file to a hidden sidecar; after the rename the sidecar still holds
+every byte anyone appended, and gc carries over what lies beyond its copy, watching a
+further 20 ms for a writer that shares delete access (which the rule does not stop; Go's and
+Python's files do not share it). The sidecar is then removed, or, if gc is killed, by a
+later gc's cleanup of abandoned temps. Where no hard link can be made (FAT, some network
+shares), gc instead copies what the old file gained into the temp file before each attempt;
+an entry appended between that last read and the rename is then lost, as gc-spec §5.1
+accepts.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from axe.adapters.memory.durable import (
     LateAppendError,
-    ReplacedDuringTrimError,
     SourceFile,
     carry_over,
     collect_late_appends,
     copy_to_end,
-    fsync_directory,
+    new_temp,
     remove_quietly,
-    sibling_temp_path,
+    require_same_file,
     write_tail_to_temp,
 )
-from axe.adapters.memory.platforms import FilePlatform
 from axe.adapters.shared.reading import open_regular
 
 _ACCESS_DENIED = 5  # what replacing a file that is open, or about to be deleted, gives
@@ -34,16 +44,8 @@ _FIRST_PAUSE_SECONDS = 0.001
 _LONGEST_PAUSE_SECONDS = 0.05
 
 
-def replace_closed_with_tail(
-    source: SourceFile,
-    target: Path,
-    keep_from: int,
-    *,
-    platform: FilePlatform,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
-) -> None:
-    """Replace ``target`` (open as ``source``, which this closes) with its bytes from
+def replace_closed(source: SourceFile, keep_from: int) -> None:
+    """Replace the file open as ``source`` (which this closes) with its bytes from
     ``keep_from`` on, renaming only when no handle of ours is open on either file.
 
     Raises:
@@ -53,58 +55,64 @@ def replace_closed_with_tail(
         LateAppendError: after the rename: the trim happened, but bytes appended during it
             could not be carried over.
     """
-    temp, copied_to = write_tail_to_temp(source, target, keep_from, platform=platform)
-    attempt = _Attempt(source.status, temp, target, copied_to, platform)
+    temp, copied_to = write_tail_to_temp(source, keep_from)
+    attempt = _Attempt(source, temp, copied_to)
     try:
         source.close()
-        _retry_while_in_use(attempt.run, sleep=sleep, clock=clock)
+        attempt.retry_while_in_use()
     except BaseException:
         remove_quietly(temp)
         if attempt.linked:
             remove_quietly(attempt.sidecar)
         raise
-    fsync_directory(target.parent, platform=platform)
-    late = b""
-    if attempt.linked:
-        late = _collect_from_sidecar(attempt.sidecar, attempt.copied_to, sleep=sleep, clock=clock)
-    carry_over(target, late, like=source.status, platform=platform)
+    source.file.platform.fsync_directory(source.path.parent)
+    carry_over(source, attempt.collect_from_sidecar() if attempt.linked else b"")
 
 
 class _Attempt:
-    """One try at the rename, and what earlier tries learnt: whether the sidecar exists
+    """The tries at the rename, and what earlier tries learnt: whether the sidecar exists
     and, without one, how far the old file has been copied."""
 
-    def __init__(
-        self,
-        original: os.stat_result,
-        temp: Path,
-        target: Path,
-        copied_to: int,
-        platform: FilePlatform,
-    ) -> None:
-        self.original = original
+    def __init__(self, source: SourceFile, temp: Path, copied_to: int) -> None:
+        self.source, self.platform = source, source.file.platform
         self.temp = temp
-        self.target = target
         self.copied_to = copied_to
-        self.platform = platform
-        self.sidecar = sibling_temp_path(target, "-old")
+        self.sidecar = new_temp(source.path, "-old")
         self.linked: bool | None = None  # None: not yet known
 
-    def run(self) -> None:
-        """Link the sidecar once, or catch up without one; then rename.
+    def retry_while_in_use(self) -> None:
+        """Try until no attempt fails with a file in use, for two seconds at most.
 
         Raises:
-            OSError: a sharing violation (the caller retries) or any other failure.
+            OSError: the last failure, once it is not a file in use or time is up.
         """
+        clock = self.source.file.clock
+        deadline = clock.monotonic() + _IN_USE_LIMIT_SECONDS
+        pause = _FIRST_PAUSE_SECONDS
+        while True:
+            try:
+                self._run()
+            except OSError as error:
+                if _winerror(error) not in {_SHARING_VIOLATION, _ACCESS_DENIED}:
+                    raise
+                if clock.monotonic() + pause > deadline:
+                    raise
+            else:
+                return
+            clock.sleep(pause)
+            pause = min(pause * 2, _LONGEST_PAUSE_SECONDS)
+
+    def _run(self) -> None:
+        """Link the sidecar once, or catch up without one; then rename."""
         if self.linked is None:
             self._link_sidecar()
         if not self.linked:
             self._catch_up()
-        self.platform.replace(self.temp, self.target)
+        self.platform.replace(self.temp, self.source.path)
 
     def _link_sidecar(self) -> None:
         try:
-            self.platform.link(self.target, self.sidecar)
+            self.platform.link(self.source.path, self.sidecar)
         except OSError as error:
             if _winerror(error) == _SHARING_VIOLATION:
                 raise
@@ -113,13 +121,15 @@ class _Attempt:
         self.linked = True  # from here on, a failure removes the sidecar
         fd, status = open_regular(self.sidecar)
         os.close(fd)
-        _require_same_file(status, self.original)
+        require_same_file(status, self.source.status)
 
     def _catch_up(self) -> None:
-        """Copy what the old file gained since the last copy into the (closed) temp file."""
-        fd, status = open_regular(self.target)
+        """Copy what the old file gained since the last copy into the (closed) temp file.
+        Its status comes from ``fstat``, as the first one did, so the file ids compare
+        alike on every Windows version."""
+        fd, status = open_regular(self.source.path)
         try:
-            _require_same_file(status, self.original)
+            require_same_file(status, self.source.status)
             if status.st_size <= self.copied_to:
                 return
             flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0)
@@ -132,65 +142,30 @@ class _Attempt:
         finally:
             os.close(fd)
 
+    def collect_from_sidecar(self) -> bytes:
+        """What the old file (kept alive as the sidecar) holds beyond the copy; the sidecar
+        is removed afterwards, closed first as Windows requires.
 
-def _require_same_file(status: os.stat_result, original: os.stat_result) -> None:
-    """Both statuses come from ``fstat``, as the memory store's own check does, so the
-    file ids compare alike on every Windows version."""
-    if (status.st_dev, status.st_ino) != (original.st_dev, original.st_ino):
-        raise ReplacedDuringTrimError("replaced by another program during the trim")
+        Raises:
+            LateAppendError: the sidecar could not be read.
+        """
+        try:
+            fd, _ = open_regular(self.sidecar)
+            try:
+                return collect_late_appends(self.source.file, fd, self.copied_to)
+            finally:
+                os.close(fd)
+        except OSError as error:
+            raise LateAppendError(self._bytes_beyond_copy(), error) from error
+        finally:
+            remove_quietly(self.sidecar)
+
+    def _bytes_beyond_copy(self) -> int:
+        with contextlib.suppress(OSError):
+            return max(os.stat(self.sidecar).st_size - self.copied_to, 0)
+        return 0
 
 
 def _winerror(error: OSError) -> int | None:
     code = getattr(error, "winerror", None)
     return code if isinstance(code, int) else None
-
-
-def _retry_while_in_use(
-    action: Callable[[], None], *, sleep: Callable[[float], None], clock: Callable[[], float]
-) -> None:
-    """Run ``action`` until it does not fail with a file in use, for two seconds at most.
-
-    Raises:
-        OSError: the last failure, once it is not a file in use or time is up.
-    """
-    deadline = clock() + _IN_USE_LIMIT_SECONDS
-    pause = _FIRST_PAUSE_SECONDS
-    while True:
-        try:
-            action()
-        except OSError as error:
-            if _winerror(error) not in {_SHARING_VIOLATION, _ACCESS_DENIED}:
-                raise
-            if clock() + pause > deadline:
-                raise
-        else:
-            return
-        sleep(pause)
-        pause = min(pause * 2, _LONGEST_PAUSE_SECONDS)
-
-
-def _collect_from_sidecar(
-    sidecar: Path, offset: int, *, sleep: Callable[[float], None], clock: Callable[[], float]
-) -> bytes:
-    """What the old file (kept alive as ``sidecar``) holds beyond ``offset``; the sidecar
-    is removed afterwards, closed first as Windows requires.
-
-    Raises:
-        LateAppendError: the sidecar could not be read.
-    """
-    try:
-        fd, _ = open_regular(sidecar)
-        try:
-            return collect_late_appends(fd, offset, leases=False, sleep=sleep, clock=clock)
-        finally:
-            os.close(fd)
-    except OSError as error:
-        raise LateAppendError(_bytes_beyond(sidecar, offset), error) from error
-    finally:
-        remove_quietly(sidecar)
-
-
-def _bytes_beyond(path: Path, offset: int) -> int:
-    with contextlib.suppress(OSError):
-        return max(os.stat(path).st_size - offset, 0)
-    return 0

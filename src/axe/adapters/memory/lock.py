@@ -1,6 +1,25 @@
 """One gc at a time per memory file, across processes, machines sharing a home, and threads.
 
-Why a sidecar, keyed how, and what a crash leaves: architecture.md, "One gc per memory file".
+Two gc runs on one file must come out as if one ran after the other: otherwise both read the
+same entries, both trim, and the second either refuses ("replaced while gc was running") or
+carries racing appends over twice. So gc holds an exclusive lock for its whole flow (read,
+analyse, archive, trim); ``--dry-run`` changes nothing and takes none.
+
+- It is keyed by the file's resolved path, so two agents sharing a ``memory.path``, and a
+  symlink and its target, are one file.
+- It lives in a sidecar, ``.<name>.axe-gc.lock``: a lock on the memory file itself would
+  stay behind on the old inode when the trim renames the new one into place. The sidecar
+  holds the holder's pid, for the waiter's message. On POSIX the holder removes it before
+  letting go, and a waiter that then gets the lock on the removed file sees the name no
+  longer leads to it and starts again: two processes never hold "the" lock through two
+  different files, and no sidecar stays behind. On Windows, where an open file cannot be
+  removed, it stays.
+- A crashed holder releases the lock by dying: ``flock`` on POSIX, ``msvcrt.locking`` on
+  Windows (on a byte far past the pid, which stays readable there).
+- Threads of one process (``--jobs`` with agents sharing a file) first queue on an
+  in-process lock, without a time limit: the holder is a sibling that will finish.
+- In a directory gc cannot write to, no gc can trim either (no temp file could be made),
+  so there gc goes on without the sidecar.
 """
 
 from __future__ import annotations
@@ -11,11 +30,13 @@ import importlib
 import os
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
+from axe.adapters.memory.paths import sidecar
+from axe.adapters.shared.clock import SystemClock
+from axe.application.ports import Clock
 from axe.domain.errors import AgentError
 from axe.domain.model import quoted
 
@@ -26,46 +47,14 @@ if sys.platform != "win32":
 _MSVCRT: object | None = importlib.import_module("msvcrt") if sys.platform == "win32" else None
 
 DEFAULT_LOCK_TIMEOUT = 300.0
-_SUFFIX = ".axe-gc.lock"
 _FIRST_POLL, _LONGEST_POLL = 0.02, 0.25
 _UNLOCKABLE = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS})
 _WINDOWS_LOCK_OFFSET = 1 << 30  # far past the pid at offset 0, which waiters must read
 
 
-class _HeldSidecars:
-    """The sidecars one :class:`MemoryFileLocks` holds the lock of, so an interrupted run
-    that ends without unwinding (Ctrl-C under ``--jobs``) can still remove them before its
-    locks die with the process."""
-
-    def __init__(self) -> None:
-        self._paths: set[Path] = set()
-        self._guard = threading.Lock()
-
-    def add(self, sidecar: Path) -> None:
-        with self._guard:
-            self._paths.add(sidecar)
-
-    def discard(self, sidecar: Path) -> bool:
-        """Forget ``sidecar``; False if :meth:`remove_all` already took it (and removed it:
-        by now another gc may have made a new one by that name, not to be deleted)."""
-        with self._guard:
-            held = sidecar in self._paths
-            self._paths.discard(sidecar)
-            return held
-
-    def remove_all(self) -> None:
-        """Delete every held sidecar; the locks themselves go when the process ends."""
-        with self._guard:
-            held, self._paths = self._paths, set()
-        for sidecar in held:
-            with contextlib.suppress(OSError):
-                os.unlink(sidecar)
-
-
 def lock_path(memory_path: Path) -> Path:
     """The sidecar for ``memory_path``, beside its resolved real path."""
-    real = Path(os.path.realpath(memory_path))
-    return real.with_name(f".{real.name}{_SUFFIX}")
+    return sidecar(Path(os.path.realpath(memory_path)), ".lock")
 
 
 class Locker(Protocol):
@@ -118,10 +107,6 @@ class MsvcrtLocker:
         self._msvcrt.locking(fd, self._msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
 
 
-def platform_locker() -> Locker:
-    return MsvcrtLocker() if sys.platform == "win32" else FlockLocker()
-
-
 class MemoryFileLocks:
     """Hands out the lock of each memory file; one instance serves a whole process."""
 
@@ -130,21 +115,23 @@ class MemoryFileLocks:
         *,
         timeout: float = DEFAULT_LOCK_TIMEOUT,
         locker: Locker | None = None,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        clock: Clock | None = None,
     ) -> None:
-        self._timeout = timeout
-        self._locker = locker or platform_locker()
-        self._clock = clock
-        self._sleep = sleep
+        self.timeout = timeout
+        self.locker = locker or (MsvcrtLocker() if sys.platform == "win32" else FlockLocker())
+        self.clock = clock or SystemClock()
         self._in_process: dict[Path, threading.Lock] = {}
-        self._registry = threading.Lock()
-        self._held = _HeldSidecars()
+        self._held: set[Path] = set()  # sidecars to remove if the run ends without unwinding
+        self._guard = threading.Lock()
 
     def remove_held_sidecars(self) -> None:
-        """For a run ending without unwinding: remove the sidecars of the locks still held
-        (their holders never will); the locks go with the process."""
-        self._held.remove_all()
+        """For a run ending without unwinding (Ctrl-C under ``--jobs``): remove the sidecars
+        of the locks still held (their holders never will); the locks go with the process."""
+        with self._guard:
+            held, self._held = self._held, set()
+        for path in held:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
     @contextlib.contextmanager
     def hold(
@@ -157,17 +144,17 @@ class MemoryFileLocks:
             AgentError: the lock was not free within the time limit, or the sidecar is
                 unusable (a directory, say); nothing was read or changed.
         """
-        sidecar = lock_path(memory_path)
-        told = _Once(waiting)
-        with self._thread_lock(sidecar, told), self._process_lock(sidecar, agent, told):
+        path = lock_path(memory_path)
+        wait = _Wait(self, waiting)
+        with self._thread_lock(path, wait), self._process_lock(path, agent, wait):
             yield
 
     @contextlib.contextmanager
-    def _thread_lock(self, sidecar: Path, waiting: Callable[[int | None], None]) -> Iterator[None]:
-        with self._registry:
-            lock = self._in_process.setdefault(sidecar, threading.Lock())
+    def _thread_lock(self, path: Path, wait: _Wait) -> Iterator[None]:
+        with self._guard:
+            lock = self._in_process.setdefault(path, threading.Lock())
         if not lock.acquire(blocking=False):
-            waiting(os.getpid())  # a sibling thread of this very process holds it
+            wait.tell(os.getpid())  # a sibling thread of this very process holds it
             lock.acquire()
         try:
             yield
@@ -175,17 +162,33 @@ class MemoryFileLocks:
             lock.release()
 
     @contextlib.contextmanager
-    def _process_lock(
-        self, sidecar: Path, agent: str, waiting: Callable[[int | None], None]
-    ) -> Iterator[None]:
-        wait = _Wait(
-            self._locker, waiting, clock=self._clock, sleep=self._sleep, timeout=self._timeout
-        )
+    def _process_lock(self, path: Path, agent: str, wait: _Wait) -> Iterator[None]:
+        fd, writable = self._lock_sidecar(path, agent, wait)
+        if fd is None:
+            yield  # a directory gc cannot write to: no gc can trim this file
+            return
+        removable = writable and self.locker.removes_sidecar
+        if removable:
+            with self._guard:
+                self._held.add(path)
+        try:
+            if writable:
+                _write_pid(fd)
+            yield
+        finally:
+            if removable and self._forget(path):
+                with contextlib.suppress(OSError):
+                    os.unlink(path)  # while still locked: see the module docstring
+            self.locker.unlock(fd)
+            os.close(fd)
+
+    def _lock_sidecar(self, path: Path, agent: str, wait: _Wait) -> tuple[int | None, bool]:
+        """The sidecar, open and locked (None where it cannot be made), and whether it is
+        writable; started again on a new one when its holder removed it meanwhile."""
         while True:
-            fd, writable = _open(sidecar, agent)
+            fd, writable = _open(path, agent)
             if fd is None:
-                yield  # a directory gc cannot write to: no gc can trim this file
-                return
+                return None, False
             try:
                 locked = wait.until_locked(fd)
             except BaseException:
@@ -194,92 +197,69 @@ class MemoryFileLocks:
             if not locked:
                 holder = _holder(fd)
                 os.close(fd)
-                raise _busy(sidecar, agent, holder, self._timeout)
-            if _still_named(fd, sidecar):
-                break
-            self._locker.unlock(fd)  # its holder removed it: start again on the new one
-            os.close(fd)
-        removable = writable and self._locker.removes_sidecar
-        if removable:
-            self._held.add(sidecar)
-        try:
-            if writable:
-                _write_pid(fd)
-            yield
-        finally:
-            if removable and self._held.discard(sidecar):
-                with contextlib.suppress(OSError):
-                    os.unlink(sidecar)  # while still locked: see the module docstring
-            self._locker.unlock(fd)
+                raise _busy(path, agent, holder, self.timeout)
+            if _still_named(fd, path):
+                return fd, writable
+            self.locker.unlock(fd)
             os.close(fd)
 
+    def _forget(self, path: Path) -> bool:
+        """False if :meth:`remove_held_sidecars` already took (and removed) it: by now
+        another gc may have made a new sidecar by that name, not to be deleted."""
+        with self._guard:
+            held = path in self._held
+            self._held.discard(path)
+            return held
 
-class _Once:
-    """The waiting callback, called at most once however many waits one gc goes through."""
 
-    def __init__(self, waiting: Callable[[int | None], None]) -> None:
+class _Wait:
+    """One gc's wait for a lock: the waiter is told at most once, and one deadline bounds
+    the wait even when it starts again on a new sidecar."""
+
+    def __init__(self, locks: MemoryFileLocks, waiting: Callable[[int | None], None]) -> None:
+        self._locks = locks
         self._waiting: Callable[[int | None], None] | None = waiting
+        self._deadline: float | None = None
 
-    def __call__(self, holder: int | None) -> None:
+    def tell(self, holder: int | None) -> None:
         waiting, self._waiting = self._waiting, None
         if waiting is not None:
             waiting(holder)
 
-
-class _Wait:
-    """One gc's wait for a lock: the waiter is told once, and one deadline bounds the wait
-    even when it starts again on a new sidecar."""
-
-    def __init__(
-        self,
-        locker: Locker,
-        waiting: Callable[[int | None], None],
-        *,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None],
-        timeout: float,
-    ) -> None:
-        self._locker = locker
-        self._waiting = waiting
-        self._clock = clock
-        self._sleep = sleep
-        self._timeout = timeout
-        self._deadline: float | None = None
-
     def until_locked(self, fd: int) -> bool:
         """True once ``fd`` is locked; False when the deadline passed first."""
-        pause = _FIRST_POLL
-        while not self._locker.try_lock(fd):
-            self._waiting(_holder(fd))
+        clock, pause = self._locks.clock, _FIRST_POLL
+        while not self._locks.locker.try_lock(fd):
+            self.tell(_holder(fd))
             if self._deadline is None:
-                self._deadline = self._clock() + self._timeout
-            if self._clock() >= self._deadline:
+                self._deadline = clock.monotonic() + self._locks.timeout
+            if clock.monotonic() >= self._deadline:
                 return False
-            self._sleep(pause)
+            clock.sleep(pause)
             pause = min(pause * 2, _LONGEST_POLL)
         return True
 
 
-def _open(sidecar: Path, agent: str) -> tuple[int | None, bool]:
+def _open(path: Path, agent: str) -> tuple[int | None, bool]:
     flags = os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     try:
-        return os.open(sidecar, os.O_RDWR | flags, 0o644), True
+        return os.open(path, os.O_RDWR | flags, 0o644), True
     except OSError as error:
         if error.errno not in _UNLOCKABLE:
-            raise _unusable(sidecar, agent, error) from None
+            raise _unusable(path, agent, error) from None
     try:  # someone else's sidecar we may not write: a read-only descriptor locks as well
-        return os.open(sidecar, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)), False
+        return os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)), False
     except OSError as error:
         if error.errno in _UNLOCKABLE:
             return None, False
-        raise _unusable(sidecar, agent, error) from None
+        raise _unusable(path, agent, error) from None
 
 
-def _still_named(fd: int, sidecar: Path) -> bool:
-    """Whether ``sidecar`` still names the file open as ``fd`` (its holder may have
+def _still_named(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (its holder may have
     removed it while this process waited)."""
     try:
-        named = os.stat(sidecar)
+        named = os.stat(path)
     except OSError:
         return False
     held = os.fstat(fd)
@@ -302,14 +282,14 @@ def _holder(fd: int) -> int | None:
     return int(text) if text.isdecimal() else None
 
 
-def _busy(sidecar: Path, agent: str, holder: int | None, timeout: float) -> AgentError:
+def _busy(path: Path, agent: str, holder: int | None, timeout: float) -> AgentError:
     who = f"another gc (pid {holder})" if holder else "another gc"
     return AgentError(
-        f"memory file of agent {quoted(agent)} is locked by {who} ({sidecar}); gave up "
+        f"memory file of agent {quoted(agent)} is locked by {who} ({path}); gave up "
         f"after {timeout:g}s (raise it with --lock-timeout or AXE_LOCK_TIMEOUT)"
     )
 
 
-def _unusable(sidecar: Path, agent: str, error: OSError) -> AgentError:
+def _unusable(path: Path, agent: str, error: OSError) -> AgentError:
     reason = "a directory" if error.errno == errno.EISDIR else (error.strerror or str(error))
-    return AgentError(f"cannot lock the memory file of agent {quoted(agent)}: {sidecar}: {reason}")
+    return AgentError(f"cannot lock the memory file of agent {quoted(agent)}: {path}: {reason}")

@@ -1,39 +1,66 @@
-"""``memory.path`` expanded as the Go axe expands it, so gc trims the file ``axe run`` writes."""
+"""Where a memory file is: ``memory.path`` expanded as the Go axe expands it, so gc trims the
+file ``axe run`` writes; and the names of gc's own files beside it."""
 
 from __future__ import annotations
 
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 
-def expand_path(text: str, environ: Mapping[str, str], *, windows: bool = os.name == "nt") -> str:
+def sidecar(real: Path, suffix: str) -> Path:
+    """gc's own file for the memory file whose resolved path is ``real``:
+    ``.<name>.axe-gc<suffix>`` beside it, never through a symlink. Hidden and never ending in
+    ``.md``, so neither the Go axe nor gc reads it as memory. The lock is ``.lock``, temp
+    files are ``-<pid>-<random>[-old].tmp`` (which a later gc may remove as abandoned)."""
+    return real.with_name(f".{real.name}.axe-gc{suffix}")
+
+
+def archive_path(memory_path: Path) -> Path:
+    """Where ``--archive`` keeps what trims removed: ``<memory file>.archive``."""
+    return memory_path.with_name(memory_path.name + ".archive")
+
+
+def intent_path(memory_path: Path) -> Path:
+    """The archive's intent record (see :mod:`.archive`), hidden beside it."""
+    return memory_path.with_name(f".{archive_path(memory_path).name}.axe-gc-intent")
+
+
+def expand_path(
+    text: str,
+    environ: Mapping[str, str],
+    *,
+    windows: bool = os.name == "nt",
+    unset: list[str] | None = None,
+) -> str:
     """``text`` as the Go axe expands ``memory.path``: a leading ``~`` (alone or before a
     separator) becomes the home directory (``HOME``; ``USERPROFILE`` on Windows, as Go's
     ``os.UserHomeDir``), then ``$VAR`` and ``${VAR}`` are replaced with Go's
     ``os.ExpandEnv`` rules, so gc trims the very file ``axe run`` appends to.
 
-    ``~user`` is left as it is, and so is ``~`` when there is no home directory.
+    ``~user`` is left as it is, and so is ``~`` when there is no home directory. The names
+    of variables that are not set are appended to ``unset``.
     """
     home = environ.get("USERPROFILE" if windows else "HOME", "")
     separators = ("/", "\\") if windows else ("/",)
     if home and (text == "~" or (text[:1] == "~" and text[1:2] in separators)):
         text = home + text[1:]
-    return expand_variables(text, environ)
+    return expand_variables(text, environ, unset)
 
 
 _SPECIAL = frozenset("*#$@!?-0123456789")  # Go's isShellSpecialVar: $1, $$, ${?} ...
 _NAME = re.compile(r"[A-Za-z0-9_]*")
 
 
-def expand_variables(text: str, environ: Mapping[str, str]) -> str:
+def expand_variables(text: str, environ: Mapping[str, str], unset: list[str] | None = None) -> str:
     """Go's ``os.Expand(text, getenv)``, byte for byte in its choices.
 
     ``$NAME`` takes the longest run of ASCII letters, digits and ``_``; ``${...}`` anything
     up to the first ``}``; ``$`` before one of ``*#$@!?-`` or a digit names that one
     character (so ``$$`` is the variable ``$``, normally unset). An unset variable becomes
-    the empty string; ``${}`` and an unclosed ``${`` are dropped; a ``$`` followed by
-    anything else (or by nothing) stays.
+    the empty string (and its name is appended to ``unset``); ``${}`` and an unclosed
+    ``${`` are dropped; a ``$`` followed by anything else (or by nothing) stays.
     """
     parts: list[str] = []
     start = 0
@@ -52,6 +79,8 @@ def expand_variables(text: str, environ: Mapping[str, str]) -> str:
             start = after + len(name)
             if not name:
                 parts.append("$")
+        if name and name not in environ and unset is not None:
+            unset.append(name)
         parts.append(environ.get(name, "") if name else "")
         dollar = text.find("$", start)
     parts.append(text[start:])

@@ -1,24 +1,35 @@
-"""Where Linux, macOS and Windows differ for a trim, as one value the trim is handed.
+"""Where Linux, macOS and Windows differ for a memory file, as one value the file is handed.
 
-The trim in :mod:`.durable` is the POSIX recipe: rename over a file that others hold open,
-fsync the directory, probe a process with signal 0, and (Linux) lease the old file to learn
-when its last writer has gone. Windows refuses the first (a sharing violation), cannot do
-the second and turns the third into a Ctrl-C; macOS's ``fsync`` stops at the drive's
-volatile cache. The trim takes a :class:`FilePlatform` instead of asking ``sys.platform``
-at each step, so the tests run every branch on Linux by substituting one: a filesystem shim
-with Windows' rule, or a recording ``fcntl``.
+The POSIX way to replace a file (:mod:`.durable`) renames over it while others hold it open,
+fsyncs the directory, probes a process with signal 0, and (Linux) leases the old file to
+learn when its last writer has gone. Windows refuses the first (a sharing violation), so
+there the file is replaced by :mod:`.closed_replace`; it cannot do the second and turns the
+third into a Ctrl-C. macOS's ``fsync`` stops at the drive's volatile cache. A
+:class:`~.file.MemoryFile` is handed a :class:`FilePlatform` instead of asking
+``sys.platform`` at each step, so the tests run every branch on Linux by substituting one:
+a filesystem shim with Windows' rule, or a recording ``fcntl``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import os
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from attrs import frozen
+
+from axe.adapters.memory.durable import replace_open
+
+if TYPE_CHECKING:
+    from axe.adapters.memory.durable import SourceFile
 
 
 class FcntlModule(Protocol):
@@ -29,17 +40,17 @@ class FcntlModule(Protocol):
 
 @frozen
 class FilePlatform:
-    """How one operating system's files behave, where a trim must care.
+    """How one operating system's files behave, where replacing a memory file must care.
 
     Attributes:
         replace_needs_closed_files: renaming over a file that any handle holds open fails
-            (Windows), so gc closes its own handles first and retries while others hold it.
-        read_leases: a read lease tells when the replaced file's last writer is gone (Linux).
+            (Windows), so the file is replaced by :mod:`.closed_replace`.
         probe_processes: ``kill(pid, 0)`` asks whether a pid lives (POSIX; on Windows
             signal 0 is ``CTRL_C_EVENT`` and would interrupt a console process group).
         fsync_directories: a directory can be opened and fsynced, which makes a rename
             durable (POSIX).
         fsync: flushes one descriptor to stable storage (see :func:`full_fsync`).
+        leases: Linux's read leases, which tell when the replaced file's last writer is gone.
         replace, link: ``os.replace`` and ``os.link``, the seams the Windows shim takes.
         write: ``os.write`` for appends (the archive's, late entries'), the seam a test
             takes to fill the disk (ENOSPC) or fail it (EIO) in the middle of one.
@@ -47,13 +58,109 @@ class FilePlatform:
 
     name: str
     replace_needs_closed_files: bool
-    read_leases: bool
     probe_processes: bool
     fsync_directories: bool
     fsync: Callable[[int], None]
+    leases: ReadLeases | None = None
     replace: Callable[[Path, Path], None] = os.replace
     link: Callable[[Path, Path], None] = os.link
     write: Callable[[int, memoryview], int] = os.write
+
+    def replace_with_tail(self, source: SourceFile, keep_from: int) -> None:
+        """Replace the memory file open as ``source`` with its bytes from ``keep_from`` on, by
+        the protocol this platform allows: rename over the open file (:mod:`.durable`), or
+        close every handle first (:mod:`.closed_replace`). Raises what the protocol raises."""
+        if self.replace_needs_closed_files:
+            from axe.adapters.memory.closed_replace import replace_closed  # noqa: PLC0415
+
+            replace_closed(source, keep_from)
+        else:
+            replace_open(source, keep_from)
+
+    def lease(self, fd: int) -> AbstractContextManager[Callable[[], bool] | None]:
+        """A read lease on ``fd`` for a block (see :meth:`ReadLeases.held`); None where the
+        platform has none."""
+        return self.leases.held(fd) if self.leases else contextlib.nullcontext(None)
+
+    def fsync_directory(self, directory: Path) -> None:
+        """Make a rename or a new file in ``directory`` durable, where the platform allows."""
+        if not self.fsync_directories:
+            return
+        try:
+            fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            return
+        try:
+            self.fsync(fd)
+        except OSError as error:
+            if error.errno not in {errno.EINVAL, errno.ENOTSUP, errno.EBADF}:
+                raise
+        finally:
+            os.close(fd)
+
+    def may_be_running(self, pid_text: str) -> bool:
+        """Whether the process ``pid_text`` names may still run: always, where processes
+        cannot be probed (Windows)."""
+        if not self.probe_processes:
+            return True
+        if not pid_text.isdigit():
+            return False
+        try:
+            os.kill(int(pid_text), 0)  # signal 0 only asks
+        except ProcessLookupError:
+            return False
+        except OSError:  # PermissionError included: someone else's live process
+            pass
+        return True
+
+
+class ReadLeases:
+    """Linux read leases: one is granted only while nobody has the file open for writing,
+    and is broken as soon as a writer opens it, so holding one unbroken proves the last
+    writer of a replaced file is gone.
+
+    Breaking a lease sends its holder SIGIO, whose default action kills the process. On the
+    main thread SIGIO is ignored for the moment a lease is held; any other thread cannot
+    change signal handling, so it leases only if SIGIO is already ignored (``axe gc``
+    ignores it at start; an embedding program can do the same with
+    ``signal.signal(signal.SIGIO, signal.SIG_IGN)`` from its main thread). The platform
+    value is built once per process, so its one lock keeps the main thread from restoring
+    SIGIO while another thread holds a lease.
+    """
+
+    def __init__(self) -> None:
+        self._sigio = threading.Lock()
+
+    @contextlib.contextmanager
+    def held(self, fd: int) -> Iterator[Callable[[], bool] | None]:
+        """A read lease on ``fd`` for the block. Yields a check that it is held and
+        unbroken (False from the start if a writer had the file open), or None where no
+        lease can be had here (this thread may not ignore SIGIO, or the filesystem has no
+        leases): then the caller watches the file's size instead."""
+        main = threading.current_thread() is threading.main_thread()
+        if not main and signal.getsignal(signal.SIGIO) != signal.SIG_IGN:
+            yield None
+            return
+        import fcntl  # noqa: PLC0415  (POSIX only)
+
+        def unbroken() -> bool:
+            return held and fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK
+
+        with self._sigio:
+            previous = signal.signal(signal.SIGIO, signal.SIG_IGN) if main else None
+            try:
+                fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+            except OSError as error:  # EAGAIN: a writer has the file open
+                held, usable = False, error.errno in {errno.EAGAIN, errno.EBUSY}
+            else:
+                held = usable = True
+            try:
+                yield unbroken if usable else None
+            finally:
+                if held:
+                    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+                if main:
+                    signal.signal(signal.SIGIO, previous)
 
 
 def platform_for(
@@ -65,15 +172,16 @@ def platform_for(
     return FilePlatform(
         name=name,
         replace_needs_closed_files=windows,
-        read_leases=name.startswith("linux"),
         probe_processes=not windows,
         fsync_directories=not windows,
         fsync=functools.partial(full_fsync, fcntl=fcntl, fallback=fsync),
+        leases=ReadLeases() if name.startswith("linux") else None,
     )
 
 
+@functools.cache
 def current_platform() -> FilePlatform:
-    """The rules of the system this process runs on."""
+    """The rules of the system this process runs on: one value per process."""
     try:
         import fcntl  # noqa: PLC0415  (POSIX only)
     except ImportError:  # Windows
@@ -97,10 +205,7 @@ def full_fsync(
     """
     command = getattr(fcntl, "F_FULLFSYNC", None)
     if fcntl is not None and command is not None:
-        try:
+        with contextlib.suppress(OSError):
             fcntl.fcntl(fd, command)
-        except OSError:
-            pass
-        else:
             return
     fallback(fd)

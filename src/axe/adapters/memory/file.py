@@ -1,0 +1,195 @@
+"""One memory file, and everything a gc does to it: lock, read, trim (archive included), settle.
+
+The sentences a user reads when one of these fails are written here; the steps themselves
+are in :mod:`.lock`, :mod:`.durable` (or :mod:`.closed_replace`, as the platform decides)
+and :mod:`.archive` (imported only by runs that lock).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from axe.adapters.memory.durable import (
+    LateAppendError,
+    ReplacedDuringTrimError,
+    SourceFile,
+    pread,
+    remove_abandoned_temps,
+    signals_deferred,
+)
+from axe.adapters.memory.paths import archive_path
+from axe.adapters.shared.clock import SystemClock
+from axe.adapters.shared.reading import FileStamp, describe_os_error, read_regular
+from axe.domain.entries import MemorySnapshot, TrimPlan
+from axe.domain.errors import AgentError
+
+if TYPE_CHECKING:
+    from axe.adapters.memory.lock import MemoryFileLocks
+    from axe.adapters.memory.platforms import FilePlatform
+    from axe.application.ports import Clock
+
+_CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim to go ahead
+
+
+class MemoryFile:
+    """The memory file at ``path`` as the agent names it (a symlink stays a link; its
+    target is what gets replaced), handled by the rules of ``platform`` (this system's when
+    None) and timed by the run's ``clock``."""
+
+    def __init__(
+        self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
+    ) -> None:
+        if platform is None:  # imported here: a run that never locks or reads needs none
+            from axe.adapters.memory.platforms import current_platform  # noqa: PLC0415
+
+            platform = current_platform()
+        self.path, self.platform, self.clock = path, platform, clock or SystemClock()
+
+    @property
+    def real(self) -> Path:
+        """The path with every symlink resolved: the file that is replaced, and beside
+        which gc's own files (lock, temps) go."""
+        return Path(os.path.realpath(self.path))
+
+    @contextlib.contextmanager
+    def locked(
+        self, locks: MemoryFileLocks, *, agent: str, waiting: Callable[[int | None], None]
+    ) -> Iterator[None]:
+        """Hold the file's lock for the block (see :mod:`.lock`), having first settled
+        what a gc stopped while archiving left: whatever this gc then does.
+
+        Raises:
+            AgentError: the lock was not had in time, or the archive cannot be settled.
+        """
+        with locks.hold(self.path, agent=agent, waiting=waiting):
+            self.settle()
+            yield
+
+    def settle(self) -> None:
+        """Finish the archiving an interrupted gc left (see :mod:`.archive`).
+
+        Raises:
+            AgentError: it cannot be finished; the memory file was not changed.
+        """
+        from axe.adapters.memory.archive import settle_archive  # noqa: PLC0415
+
+        try:
+            settle_archive(self)
+        except OSError as error:
+            raise AgentError(
+                f"cannot settle the archive {archive_path(self.path)} that an interrupted gc "
+                f"left: {describe_os_error(error)}; the memory file was not changed"
+            ) from None
+
+    def read(self) -> MemorySnapshot:
+        """The whole file; missing reads as empty (stamp None).
+
+        Raises:
+            AgentError: the file exists but cannot be read, or is not a regular file.
+        """
+        try:
+            content, stamp = read_regular(self.path)
+        except FileNotFoundError:
+            return MemorySnapshot(content=b"", stamp=None)
+        except OSError as error:
+            raise AgentError(
+                f"cannot read memory file {self.path}: {describe_os_error(error)}"
+            ) from None
+        except MemoryError:
+            raise AgentError(f"cannot read memory file {self.path}: not enough memory") from None
+        return MemorySnapshot(content=content, stamp=stamp)
+
+    def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> None:
+        """Apply ``plan`` to the file that ``snapshot`` was read from: the removed bytes
+        appended to the archive first if ``archive``, then the file replaced by its tail
+        (see :mod:`.durable`). Ctrl-C and SIGTERM wait until it is done.
+
+        Raises:
+            AgentError: nothing was changed (or, after the rename, late appends were lost).
+        """
+        with signals_deferred():
+            source = self._open_to_trim()
+            try:
+                self._trim(source, snapshot, plan, archive=archive)
+            except LateAppendError as error:
+                raise AgentError(
+                    f"trimmed memory file {self.path}, but {error.size} bytes appended during "
+                    f"the trim could not be added back: {describe_os_error(error)}"
+                ) from None
+            except ReplacedDuringTrimError:
+                raise self._changed("was replaced") from None
+            except OSError as error:
+                raise AgentError(
+                    f"cannot trim memory file {self.path}: {describe_os_error(error)}; "
+                    "the file was not changed"
+                ) from None
+            finally:
+                source.close()
+
+    def _open_to_trim(self) -> SourceFile:
+        try:
+            return SourceFile(self, self.real)
+        except FileNotFoundError:
+            raise AgentError(
+                f"memory file {self.path} disappeared before it could be trimmed; "
+                "nothing was changed"
+            ) from None
+        except OSError as error:
+            raise AgentError(
+                f"cannot open memory file {self.path} to trim it: {describe_os_error(error)}"
+            ) from None
+
+    def _trim(
+        self, source: SourceFile, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
+    ) -> None:
+        self._check_unchanged(source, snapshot, plan.keep_from)
+        remove_abandoned_temps(self)
+        with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
+            removed = snapshot.content[: plan.keep_from]
+            if archive and removed:
+                self._archive(archived, removed, source.status)
+            self.platform.replace_with_tail(source, plan.keep_from)
+
+    def _check_unchanged(self, source: SourceFile, snapshot: MemorySnapshot, cut: int) -> None:
+        """Refuse a file that is no longer the one read plus appends: another file by now (an
+        editor's save by rename), a shorter one, or one rewritten in place (an editor that
+        keeps the inode) so that the bytes around the cut moved. A trim at a stale offset
+        would cut through the middle of somebody's text."""
+        stamp, status = snapshot.stamp, source.status
+        if not isinstance(stamp, FileStamp):
+            return
+        if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
+            raise self._changed("was replaced")
+        if status.st_size < stamp.size:
+            raise self._changed("shrank")
+        start, end = max(cut - _CUT_CONTEXT, 0), min(cut + _CUT_CONTEXT, stamp.size)
+        if pread(source.fd, end - start, start) != snapshot.content[start:end]:
+            raise self._changed("was rewritten")
+
+    def _archive(
+        self, stack: contextlib.ExitStack[bool | None], removed: bytes, status: os.stat_result
+    ) -> None:
+        """Append ``removed`` to the archive for the rest of ``stack`` (see :mod:`.archive`).
+
+        Raises:
+            AgentError: it cannot be appended; the archive is as it was, the memory file
+                untouched.
+        """
+        from axe.adapters.memory.archive import archiving  # noqa: PLC0415
+
+        try:
+            stack.enter_context(archiving(self, removed, status))
+        except OSError as error:
+            raise AgentError(
+                f"cannot archive removed entries to {archive_path(self.path)}: "
+                f"{describe_os_error(error)}; the memory file was not changed"
+            ) from None
+
+    def _changed(self, how: str) -> AgentError:
+        return AgentError(
+            f"memory file {self.path} {how} while gc was running; not trimmed (run gc again)"
+        )
