@@ -147,24 +147,30 @@ class WordBook:
 
     def _read(self, raw: bytes) -> TaskPrint | None:
         plain = _plain_words(raw)
-        tokens = tokenise(text_of(raw)) if plain is None else None
-        words: list[bytes] | list[str] = tokens.words if tokens else plain or []
+        if plain is not None:  # most lines: ASCII words that name no value
+            wording = _fingerprint_bytes(b" ".join(plain).replace(b"'", b""))
+            task = self._print(plain, [], wording, 0)
+            return task or _exact_print(tokenise(text_of(raw)), wording, 0)
+        tokens = tokenise(text_of(raw))
+        wording, values = _wording_and_values(tokens)
+        task = self._print(tokens.words, tokens.slot_kinds, wording, values)
+        return task or _exact_print(tokens, wording, values)
+
+    def _print(
+        self, words: list[bytes] | list[str], slot_kinds: list[str], wording: int, values: int
+    ) -> TaskPrint | None:
+        """The print of a task with at least one significant word; None without one."""
         fingerprints = self._fingerprints(words)
         distinct = set(fingerprints)
         distinct.discard(0)
-        if plain is not None:
-            wording, values = _fingerprint_bytes(b" ".join(plain).replace(b"'", b"")), 0
-        else:
-            wording, values = _wording_and_values(tokens or tokenise(text_of(raw)))
         if not distinct:
-            return _exact_print(tokens or tokenise(text_of(raw)), wording, values)
-        kinds = tokens.slot_kinds if tokens else None
-        signature = fingerprint(" ".join(sorted(kinds))) if kinds else 0
+            return None
+        kind = next(filter(None, fingerprints))  # the first significant word's
+        signature = fingerprint(" ".join(sorted(slot_kinds))) if slot_kinds else 0
         shape = (sum(distinct) + signature) & _MASK
         probes: tuple[int, ...] = (shape,)
         if len(distinct) >= _NEAR_MATCH_WORDS:
             probes += tuple([(shape - fp) & _MASK for fp in distinct])
-        kind = next(filter(None, fingerprints))  # the first significant word's
         kind_word = words[fingerprints.index(kind)]
         if isinstance(kind_word, bytes):
             kind_word = kind_word.decode()
