@@ -95,7 +95,7 @@ def test_repeated_work_groups_exact_repeats_and_rewordings() -> None:
 def test_patterns_name_kinds_failures_rhythm_and_free_form_entries() -> None:
     """Patterns name the kinds of task, failures that recur, the rhythm and untasked entries."""
     assert section(analyse(SAMPLE), "Patterns Found") == [
-        '- Main kinds of task: "check" 33% (3), "summarize" 33% (3), "translate" 33% (3).',
+        '- Main kinds of task (9 tasks): "check" 3, "summarize" 3, "translate" 3.',
         f'- Recurring failure (3 times): "{CI_FAILURE}" at 2026-03-01T09:00:00Z, '
         "2026-03-02T09:00:00Z, 2026-03-03T09:00:00Z.",
         "- Rhythm: 10 runs over 3 days, 3.3 a day on average; busiest day 2026-03-03 (6 runs); "
@@ -217,7 +217,7 @@ def test_latin1_bytes_do_not_cut_a_word() -> None:
         b"**Task:** x", "**Task:** Café au lait order".encode("latin-1")
     )
     report = analyse(memory, QUIET)
-    assert section(report, "Patterns Found")[0] == '- Main kinds of task: "café" 100% (3).'
+    assert section(report, "Patterns Found")[0] == '- Main kinds of task (3 tasks): "café" 3.'
     assert section(report, "Repeated Work")[0].startswith('- "Café au lait order": 3 times')
 
 
@@ -228,7 +228,7 @@ def test_any_latin1_word_is_one_word(letters: str) -> None:
     task = b"**Task:** " + word.encode("latin-1") + b" plan"
     memory = daily(("x", "ok"), ("x", "ok")).replace(b"**Task:** x", task)
     patterns = section(analyse(memory, QUIET), "Patterns Found")
-    assert patterns[0] == f'- Main kinds of task: "{word}" 100% (2).'
+    assert patterns[0] == f'- Main kinds of task (2 tasks): "{word}" 2.'
 
 
 def test_many_timestamps_are_summarised() -> None:
@@ -408,3 +408,47 @@ def test_when_every_day_ties_no_day_is_called_the_busiest() -> None:
         "- Rhythm: 9 runs over 3 days, 3.0 a day on average; "
         "longest gap 18h 0m (after 2026-04-01T07:00:00Z)."
     ]
+
+
+def test_a_job_counts_once_and_the_kinds_add_up_to_every_task() -> None:
+    """A job's runs count alike under Main kinds and Repeated Work, and the kinds, with
+    "others", add up to every task: a word before the kind ("Deep review") or another kind
+    ("Translate" for "Summarise") makes another job, never a rewording of one."""
+    report = analyse(
+        daily(
+            ("Review PR 4411", "Looks good."),
+            ("Review PR 4415", "Looks good."),
+            ("Review PR 4420", "Looks good."),
+            ("Deep review of PR 4400", "Long notes."),
+            ("Deep review of PR 4401", "Long notes."),
+            ("Summarise the sales report", "Up."),
+            ("Translate the sales report", "Done."),
+            ("Plan the offsite", "Booked."),
+        ),
+        QUIET,
+    )
+    assert section(report, "Patterns Found")[0] == (
+        '- Main kinds of task (8 tasks): "review" 3, "deep" 2, others 3.'
+    )
+    assert section(report, "Repeated Work") == [
+        '- "Review PR 4411" (with 3 different numbers): 3 times (2026-01-01T00:00:00Z, '
+        "2026-01-02T00:00:00Z, 2026-01-03T00:00:00Z); same result each time.",
+        '- "Deep review of PR 4400" (with 2 different numbers): 2 times (2026-01-04T00:00:00Z, '
+        "2026-01-05T00:00:00Z); same result each time.",
+    ]
+
+
+def test_the_demo_log_counts_each_job_once() -> None:
+    """On `make demo`'s log the kinds add up to its 46 tasks and each job has one count in
+    both sections (issue 28: "review" 14 beside "Review PR" 18 times, kinds adding to 90%)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import demo
+
+    report = analyse(demo.sample_log(), QUIET)
+    assert section(report, "Patterns Found")[0] == (
+        '- Main kinds of task (46 tasks): "check" 14, "review" 14, "summarize" 14, others 4.'
+    )
+    repeated = [
+        line.split(": ", 1)[1].split(" times", 1)[0] for line in section(report, "Repeated Work")
+    ]
+    assert repeated == ["14", "14", "14", "4"]

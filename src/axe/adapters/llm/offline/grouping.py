@@ -4,10 +4,11 @@ Repeated work is found in two passes, each linear in the log:
 
 1. Every entry offers its task's *probes* (see :mod:`~axe.adapters.llm.offline.wording`): its
    *shape* (significant words and kinds of value), and, for three words or more, the shape
-   with each word left out. The same shape twice is a repeated task; two shapes that offer
-   the same probe are near-duplicates (one word changed, or one word added), joined with a
-   union-find. A :class:`~axe.adapters.llm.offline.counting.RepeatFilter` first rules out the
-   probes offered only once, so a log of all-different tasks never holds a table of them,
+   with each word but the first (the task's kind) left out. The same shape twice is a
+   repeated task; two shapes that offer the same probe are near-duplicates (one word
+   changed, or one word added, never the kind), joined with a union-find. A
+   :class:`~axe.adapters.llm.offline.counting.RepeatFilter` first rules out the probes
+   offered only once, so a log of all-different tasks never holds a table of them,
    and no two tasks are ever compared with each other.
 2. One more pass gathers, for each group of two runs or more, what the report needs: how
    many runs, the first few and the last in time, the wordings and values seen, whether
@@ -64,21 +65,21 @@ class Failure:
 
 @frozen
 class Kind:
-    """A first word that many tasks share ("review", "summarize")."""
+    """A first word that many tasks share ("review", "summarize"); a repeated task's runs
+    all share one (see :mod:`~axe.adapters.llm.offline.wording`), so both count a job alike."""
 
     word: str
     runs: int
-    share: float
 
 
 def main_kinds(columns: Columns) -> list[Kind]:
     """The kinds of task that make up at least one task in ten, commonest first."""
-    total = len(columns.kinds) - columns.kinds.count(0)
+    tasks = columns.tasks
     kinds = []
     for key, word in columns.frequent_kinds.candidates.items():
         runs = columns.kinds.count(key)
-        if runs >= 2 and runs * KIND_SHARE >= total:
-            kinds.append(Kind(kind_name(word), runs, runs / total))
+        if runs >= 2 and runs * KIND_SHARE >= tasks:
+            kinds.append(Kind(kind_name(word), runs))
     kinds.sort(key=lambda kind: (-kind.runs, kind.word))
     return kinds[:_SHOWN_KINDS]
 

@@ -31,6 +31,7 @@ class Findings:
     """Everything the analyst found in one log."""
 
     entries: int
+    tasks: int  # entries with a Task line that says something
     kinds: Sequence[Kind]
     groups: Sequence[TaskGroup]
     failures: Sequence[Failure]
@@ -61,10 +62,7 @@ def _bullets(items: Sequence[str], empty: str) -> list[str]:
 def _patterns(findings: Findings) -> list[str]:
     patterns: list[str] = []
     if findings.kinds:
-        shares = ", ".join(
-            f'"{kind.word}" {_percent(kind.share)} ({kind.runs})' for kind in findings.kinds
-        )
-        patterns.append(f"Main kinds of task: {shares}.")
+        patterns.append(_kinds(findings.kinds, findings.tasks))
     patterns.extend(
         f'Recurring failure ({failure.cited.runs} times): "{failure.message}" '
         f"at {_cite(failure.cited)}."
@@ -83,6 +81,14 @@ def _patterns(findings: Findings) -> list[str]:
         verb = "has" if findings.without_task == 1 else "have"
         patterns.append(f"{findings.without_task} of {entries} entries {verb} no **Task:** line.")
     return patterns
+
+
+def _kinds(kinds: Sequence[Kind], tasks: int) -> str:
+    """The main kinds as counts that add up to every task: the rest is said as "others"."""
+    counts = [f'"{kind.word}" {kind.runs}' for kind in kinds]
+    if others := tasks - sum(kind.runs for kind in kinds):
+        counts.append(f"others {others}")
+    return f"Main kinds of task ({tasks} tasks): {', '.join(counts)}."
 
 
 def _repeated_work(groups: Sequence[TaskGroup]) -> list[str]:
