@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from bisect import bisect_right
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -452,3 +454,47 @@ def test_the_demo_log_counts_each_job_once() -> None:
         line.split(": ", 1)[1].split(" times", 1)[0] for line in section(report, "Repeated Work")
     ]
     assert repeated == ["14", "14", "14", "4"]
+
+
+def dominated_log() -> bytes:
+    """80,000 entries, one a minute; "Review PR #n" the commonest job (20,164 runs on 4,929
+    PR numbers). One result in ten, and every result of the last 1,000 entries, reports a
+    failure no other result shares, so no failure recurs and every job's last run failed."""
+    jobs: list[tuple[int, Callable[[int], str]]] = [
+        (20_164, lambda run: f"Review PR #{4000 + run % 4929}"),
+        (39_000, lambda run: "Check CI status for main"),
+        (57_000, lambda run: "Summarise yesterday's merged PRs"),
+        (72_000, lambda run: f"Triage issue #{run}"),
+        (80_000, lambda run: f"Deploy build {run} to staging"),
+    ]
+    bounds, runs, parts = [below for below, _ in jobs], [0] * len(jobs), []
+    for index in range(80_000):
+        job = bisect_right(bounds, index * 7919 % 80_000)  # 7919 is prime: each slot once
+        task = jobs[job][1](runs[job])
+        runs[job] += 1
+        if index % 10 == 9 or index >= 79_000:
+            unique = str(index).translate(str.maketrans("0123456789", "abcdefghij"))
+            result = f"Error: lint failed in module {unique}"
+        else:
+            result = "Looks good."
+        day, minute = divmod(index, 1440)
+        stamp = (
+            f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T{minute // 60:02d}:{minute % 60:02d}:00Z"
+        )
+        parts.append(f"## {stamp}\n**Task:** {task}\n**Result:** {result}\n\n")
+    return "".join(parts).encode()
+
+
+def test_a_job_that_dominates_a_big_log_gets_a_recommendation() -> None:
+    """However big the log, its commonest job is advised on, even when its last run failed
+    (issue 28: 80,000 entries, one job run 20,164 times, "No specific recommendations.")."""
+    report = analyse(dominated_log(), QUIET)
+    assert section(report, "Patterns Found")[0] == (
+        '- Main kinds of task (80000 tasks): "review" 20164, "check" 18836, "summarize" 18000, '
+        '"triage" 15000, others 8000.'
+    )
+    assert section(report, "Recommendations")[0] == (
+        '- "Review PR #4000" ran 20164 times with 4929 different numbers: it is one recurring '
+        "job, so give the agent a skill or a fixed prompt for it (or batch the inputs into one "
+        "run) instead of asking afresh each time."
+    )

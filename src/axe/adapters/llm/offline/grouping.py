@@ -52,7 +52,7 @@ class TaskGroup:
     value_kind: str
     cited: Citation
     same_result: bool
-    last_failed: bool
+    failed: int  # runs whose result reports a failure
 
 
 @frozen
@@ -211,9 +211,11 @@ class _GroupTally:
     reference: bytes | None = None
     reference_words: str | None = None
     results_differ: bool = False
+    failed: int = 0
 
     def add(self, columns: Columns, index: int) -> None:
         self.runs.add(index, columns.instants[index])
+        self.failed += columns.failures[index] != 0
         seen = self.wordings.setdefault(columns.wordings[index], [0, index])
         seen[0] += 1
         self.values.add(columns.values[index])
@@ -242,7 +244,7 @@ class _GroupTally:
             value_kind=_value_kind(wording),
             cited=self.runs.citation(columns),
             same_result=not self.results_differ,
-            last_failed=columns.failures[self.runs.latest[1]] != 0,
+            failed=self.failed,
         )
 
 

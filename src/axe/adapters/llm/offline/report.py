@@ -141,10 +141,11 @@ def _recommendations(findings: Findings, settings: MemoryConfig) -> list[str]:
 
 
 def _advice_for(group: TaskGroup) -> str | None:
-    """What to do about one repeated task; a task that keeps failing is advised on as a
+    """What to do about one repeated task, however often it ran. A job run on many inputs
+    is one, whatever its results; a task whose runs mostly fail is advised on as a
     failure instead, never cached."""
     runs = group.cited.runs
-    if group.last_failed or runs < _RUNS_WORTH_ADVICE:
+    if runs < _RUNS_WORTH_ADVICE:
         return None
     task = f'"{clip(group.wording)}"'
     if group.values > 1:
@@ -153,6 +154,8 @@ def _advice_for(group: TaskGroup) -> str | None:
             "is one recurring job, so give the agent a skill or a fixed prompt for it (or "
             "batch the inputs into one run) instead of asking afresh each time."
         )
+    if group.failed * 2 > runs:
+        return None
     if group.same_result:
         return (
             f"{task} ran {runs} times with the same result (last at {group.cited.last}): "
