@@ -65,8 +65,9 @@ class Failure:
 
 @frozen
 class Kind:
-    """A first word that many tasks share ("review", "summarize"); a repeated task's runs
-    all share one (see :mod:`~axe.adapters.llm.offline.wording`), so both count a job alike."""
+    """A first word that many tasks share ("review", "summarize"). A repeated task's runs
+    all have one kind (see :mod:`~axe.adapters.llm.offline.wording`), so the kinds and the
+    repeated work count a job's runs alike."""
 
     word: str
     runs: int

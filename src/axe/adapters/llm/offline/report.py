@@ -141,9 +141,9 @@ def _recommendations(findings: Findings, settings: MemoryConfig) -> list[str]:
 
 
 def _advice_for(group: TaskGroup) -> str | None:
-    """What to do about one repeated task, however often it ran. A job run on many inputs
-    is one, whatever its results; a task whose runs mostly fail is advised on as a
-    failure instead, never cached."""
+    """What to do about one repeated task, however big the log: a job run on many inputs is
+    advised on whatever its results; any other task whose runs mostly fail is advised on
+    as a failure instead, never cached."""
     runs = group.cited.runs
     if runs < _RUNS_WORTH_ADVICE:
         return None
