@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from bisect import bisect_right
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -95,7 +97,7 @@ def test_repeated_work_groups_exact_repeats_and_rewordings() -> None:
 def test_patterns_name_kinds_failures_rhythm_and_free_form_entries() -> None:
     """Patterns name the kinds of task, failures that recur, the rhythm and untasked entries."""
     assert section(analyse(SAMPLE), "Patterns Found") == [
-        '- Main kinds of task: "check" 33% (3), "summarize" 33% (3), "translate" 33% (3).',
+        '- Main kinds of task (9 tasks): "check" 3, "summarize" 3, "translate" 3.',
         f'- Recurring failure (3 times): "{CI_FAILURE}" at 2026-03-01T09:00:00Z, '
         "2026-03-02T09:00:00Z, 2026-03-03T09:00:00Z.",
         "- Rhythm: 10 runs over 3 days, 3.3 a day on average; busiest day 2026-03-03 (6 runs); "
@@ -217,7 +219,7 @@ def test_latin1_bytes_do_not_cut_a_word() -> None:
         b"**Task:** x", "**Task:** Café au lait order".encode("latin-1")
     )
     report = analyse(memory, QUIET)
-    assert section(report, "Patterns Found")[0] == '- Main kinds of task: "café" 100% (3).'
+    assert section(report, "Patterns Found")[0] == '- Main kinds of task (3 tasks): "café" 3.'
     assert section(report, "Repeated Work")[0].startswith('- "Café au lait order": 3 times')
 
 
@@ -228,7 +230,7 @@ def test_any_latin1_word_is_one_word(letters: str) -> None:
     task = b"**Task:** " + word.encode("latin-1") + b" plan"
     memory = daily(("x", "ok"), ("x", "ok")).replace(b"**Task:** x", task)
     patterns = section(analyse(memory, QUIET), "Patterns Found")
-    assert patterns[0] == f'- Main kinds of task: "{word}" 100% (2).'
+    assert patterns[0] == f'- Main kinds of task (2 tasks): "{word}" 2.'
 
 
 def test_many_timestamps_are_summarised() -> None:
@@ -408,3 +410,91 @@ def test_when_every_day_ties_no_day_is_called_the_busiest() -> None:
         "- Rhythm: 9 runs over 3 days, 3.0 a day on average; "
         "longest gap 18h 0m (after 2026-04-01T07:00:00Z)."
     ]
+
+
+def test_a_job_counts_once_and_the_kinds_add_up_to_every_task() -> None:
+    """A job's runs count alike under Main kinds and Repeated Work, and the kinds, with
+    "others", add up to every task: a word before the kind ("Deep review") or another kind
+    ("Translate" for "Summarise") makes another job, never a rewording of one."""
+    report = analyse(
+        daily(
+            ("Review PR 4411", "Looks good."),
+            ("Review PR 4415", "Looks good."),
+            ("Review PR 4420", "Looks good."),
+            ("Deep review of PR 4400", "Long notes."),
+            ("Deep review of PR 4401", "Long notes."),
+            ("Summarise the sales report", "Up."),
+            ("Translate the sales report", "Done."),
+            ("Plan the offsite", "Booked."),
+        ),
+        QUIET,
+    )
+    assert section(report, "Patterns Found")[0] == (
+        '- Main kinds of task (8 tasks): "review" 3, "deep" 2, others 3.'
+    )
+    assert section(report, "Repeated Work") == [
+        '- "Review PR 4411" (with 3 different numbers): 3 times (2026-01-01T00:00:00Z, '
+        "2026-01-02T00:00:00Z, 2026-01-03T00:00:00Z); same result each time.",
+        '- "Deep review of PR 4400" (with 2 different numbers): 2 times (2026-01-04T00:00:00Z, '
+        "2026-01-05T00:00:00Z); same result each time.",
+    ]
+
+
+def test_the_demo_log_counts_each_job_once() -> None:
+    """On `make demo`'s log the kinds add up to its 46 tasks and each job has one count in
+    both sections (issue 28: "review" 14 beside "Review PR" 18 times, kinds adding to 90%)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import demo
+
+    report = analyse(demo.sample_log(), QUIET)
+    assert section(report, "Patterns Found")[0] == (
+        '- Main kinds of task (46 tasks): "check" 14, "review" 14, "summarize" 14, others 4.'
+    )
+    repeated = [
+        line.split(": ", 1)[1].split(" times", 1)[0] for line in section(report, "Repeated Work")
+    ]
+    assert repeated == ["14", "14", "14", "4"]
+
+
+def dominated_log() -> bytes:
+    """80,000 entries, one a minute; "Review PR #n" the commonest job (20,164 runs on 4,929
+    PR numbers). One result in ten, and every result of the last 1,000 entries, reports a
+    failure no other result shares, so no failure recurs and every job's last run failed."""
+    jobs: list[tuple[int, Callable[[int], str]]] = [
+        (20_164, lambda run: f"Review PR #{4000 + run % 4929}"),
+        (39_000, lambda run: "Check CI status for main"),
+        (57_000, lambda run: "Summarise yesterday's merged PRs"),
+        (72_000, lambda run: f"Triage issue #{run}"),
+        (80_000, lambda run: f"Deploy build {run} to staging"),
+    ]
+    bounds, runs, parts = [below for below, _ in jobs], [0] * len(jobs), []
+    for index in range(80_000):
+        job = bisect_right(bounds, index * 7919 % 80_000)  # 7919 is prime: each slot once
+        task = jobs[job][1](runs[job])
+        runs[job] += 1
+        if index % 10 == 9 or index >= 79_000:
+            unique = str(index).translate(str.maketrans("0123456789", "abcdefghij"))
+            result = f"Error: lint failed in module {unique}"
+        else:
+            result = "Looks good."
+        day, minute = divmod(index, 1440)
+        stamp = (
+            f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T{minute // 60:02d}:{minute % 60:02d}:00Z"
+        )
+        parts.append(f"## {stamp}\n**Task:** {task}\n**Result:** {result}\n\n")
+    return "".join(parts).encode()
+
+
+def test_a_job_that_dominates_a_big_log_gets_a_recommendation() -> None:
+    """However big the log, its commonest job is advised on, even when its last run failed
+    (issue 28: 80,000 entries, one job run 20,164 times, "No specific recommendations.")."""
+    report = analyse(dominated_log(), QUIET)
+    assert section(report, "Patterns Found")[0] == (
+        '- Main kinds of task (80000 tasks): "review" 20164, "check" 18836, "summarize" 18000, '
+        '"triage" 15000, others 8000.'
+    )
+    assert section(report, "Recommendations")[0] == (
+        '- "Review PR #4000" ran 20164 times with 4929 different numbers: it is one recurring '
+        "job, so give the agent a skill or a fixed prompt for it (or batch the inputs into one "
+        "run) instead of asking afresh each time."
+    )

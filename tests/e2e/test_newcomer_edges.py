@@ -13,7 +13,14 @@ import respx
 from click.testing import CliRunner, Result
 
 from axe.cli import cli, gc
-from tests.support import CANNED_ANALYSIS, INSTALLED_BIN, AxeHome, entries, run_installed
+from tests.support import (
+    CANNED_ANALYSIS,
+    INSTALLED_BIN,
+    AxeHome,
+    agent_toml,
+    entries,
+    run_installed,
+)
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
 
@@ -290,3 +297,57 @@ def test_with_the_go_axe_on_path_help_and_version_name_it(home: AxeHome, tmp_pat
     assert sentence in " ".join(helped.stdout.split())
     version = run_installed(home, "--version", path=[INSTALLED_BIN, go])
     assert (version.returncode, version.stdout.splitlines()[1]) == (0, sentence)
+
+
+# A path where an agent name belongs (issue 28, item 7)
+
+REFUSED_PATH = (
+    'invalid agent name "{written}": it contains a path separator; use the file name of an '
+    "agent in the agents directory{command}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "written", ["./axe/agents/good.toml", "./axe/agents/good", "axe/agents/good.toml"]
+)
+def test_a_path_to_an_agent_file_is_refused_naming_the_command_that_works(
+    home: AxeHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str
+) -> None:
+    """`axe gc ./axe/agents/good.toml`, with or without .toml, is still exit 2, and its one
+    line says that `axe gc good` would work."""
+    agents = tmp_path / "work" / "axe" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "good.toml").write_text(agent_toml(name="good", model="builtin/heuristic"))
+    monkeypatch.chdir(tmp_path / "work")
+    result = run(written, "--dry-run")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == REFUSED_PATH.format(written=written, command=": axe gc good")
+
+
+def test_a_path_anywhere_is_refused_naming_the_command_for_that_file(
+    home: AxeHome, tmp_path: Path
+) -> None:
+    """Whatever the directory: an agent gc finds gets `axe gc good`; a file in a directory gc
+    does not search gets `--agents-dir` too; a path to no agent file, no command at all."""
+    found = home.add_agent("good")
+    elsewhere = tmp_path / "team agents" / "other.toml"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(agent_toml(name="other"))
+    cases = [
+        (str(found), ": axe gc good"),
+        (str(elsewhere), f": axe gc other --agents-dir '{elsewhere.parent}'"),
+        (str(tmp_path / "nowhere" / "good.toml"), ": axe gc good"),
+        (str(tmp_path / "nowhere" / "missing.toml"), ""),
+    ]
+    for written, command in cases:
+        result = run(written)
+        assert (result.exit_code, result.stdout) == (2, "")
+        assert result.stderr == REFUSED_PATH.format(written=written, command=command)
+
+
+def test_the_installed_axe_names_the_command_for_a_path(home: AxeHome) -> None:
+    """The real `axe gc <path to good.toml>` process: exit 2, one line naming `axe gc good`."""
+    found = home.add_agent("good")
+    done = run_installed(home, "gc", str(found))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == REFUSED_PATH.format(written=found, command=": axe gc good")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 EMBEDDING = DOCS / "embedding.md"
-PAGES = [README, ROOT / "architecture.md", *sorted(DOCS.glob("*.md"))]
+PAGES = [README, ROOT / "architecture.md", *sorted(DOCS.rglob("*.md"))]
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+_ABSOLUTE = ("http://", "https://", "mailto:")
 
 
 def embedding_examples() -> list[str]:
@@ -41,13 +43,62 @@ def test_every_local_link_leads_to_a_file_and_heading_that_exist(page: Path) -> 
     and, after a #, a heading of that file."""
     broken = []
     for target in _LINK.findall(page.read_text()):
-        if target.startswith(("http://", "https://", "mailto:")):
+        if target.startswith(_ABSOLUTE):
             continue
         path, _, anchor = target.partition("#")
         linked = (page.parent / path).resolve() if path else page
         if not linked.is_file() or (anchor and anchor not in anchors(linked)):
             broken.append(target)
     assert broken == []
+
+
+def _shipped(path: Path) -> bool:
+    """Whether the source distribution holds ``path``: what setuptools always adds (the
+    package, the metadata files) and what MANIFEST.in includes or grafts."""
+    rules = [line.split() for line in (ROOT / "MANIFEST.in").read_text().splitlines()]
+    included = {name for rule in rules if rule and rule[0] == "include" for name in rule[1:]}
+    grafted = {name for rule in rules if rule and rule[0] == "graft" for name in rule[1:]}
+    parts = path.relative_to(ROOT).parts
+    return parts[0] in {"src", "README.md", "pyproject.toml", *included} or any(
+        parts[: len(Path(tree).parts)] == Path(tree).parts for tree in grafted
+    )
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_a_page_names_nothing_outside_the_repository(page: Path) -> None:
+    """A clone, or the source distribution, holds everything the README and docs/ link to,
+    and everything the README names: no link, and no path in the README's text
+    (``../shared/spec/...``), leads out of the repository or to a file that does not ship
+    (issue 28, item 5). (docs/ may quote hostile names such as ``axe gc ../victim``.)"""
+    text = page.read_text()
+    named = [target.partition("#")[0] for target in _LINK.findall(text)]
+    if page == README:
+        named += re.findall(r"(?<![\w/.])((?:\.\./)+[\w./-]*)", text)
+    outside = [
+        target
+        for target in named
+        if target
+        and not target.startswith(_ABSOLUTE)
+        and (
+            not (page.parent / target).resolve().is_relative_to(ROOT)
+            or not _shipped((page.parent / target).resolve())
+        )
+    ]
+    assert outside == []
+
+
+def test_the_package_index_page_has_no_link_that_breaks_there() -> None:
+    """The long description (pyproject's readme) is shown on a package index, where a
+    relative link or an anchor leads nowhere: every link it has is absolute, and the
+    commands it shows are the README's."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    page = (ROOT / project["readme"]).read_text()
+    targets = _LINK.findall(page) + re.findall(r"^\[[^\]]+\]:\s*(\S+)", page, re.MULTILINE)
+    targets += re.findall(r"(?:href|src)=[\"']([^\"']+)", page)
+    assert [target for target in targets if not target.startswith(_ABSOLUTE)] == []
+    commands = re.findall(r"^axe .*$", page, re.MULTILINE)
+    assert len(commands) > 5
+    assert [command for command in commands if command not in README.read_text()] == []
 
 
 def test_every_test_the_troubleshooting_table_names_exists() -> None:

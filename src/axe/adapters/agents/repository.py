@@ -10,6 +10,8 @@ an agent file chooses which file gc trims (``memory.path``), so that place is
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -164,7 +166,10 @@ class TomlAgentRepository:
         return tuple(path for path, _ in self._places)
 
     def load(self, name: str) -> AgentConfig:
-        validate_agent_name(name)
+        try:
+            validate_agent_name(name)
+        except ConfigError as refused:
+            raise ConfigError(f"{refused}{self._command_for(name)}") from None
         for directory, guard in self._usable():
             path = directory / f"{name}.toml"
             try:
@@ -227,6 +232,23 @@ class TomlAgentRepository:
         if ignored is not None:
             self._report(ignored)
         return ignored is None
+
+    def _command_for(self, path: str) -> str:
+        """For ``axe gc ./axe/agents/good.toml``, a path where a name belongs: the command
+        that runs that agent file (": axe gc good"), or "" when there is none."""
+        stem = re.split(r"[/\\]", path)[-1].removesuffix(".toml")
+        given = Path(path if path.endswith(".toml") else f"{path}.toml")
+        try:
+            validate_agent_name(stem)
+        except ConfigError:
+            return ""
+        places = (directory / f"{stem}.toml" for directory, _ in self._usable())
+        found = next((place for place in places if place.is_file()), None)
+        if found is not None and (not given.is_file() or _same(given, found)):
+            return f": axe gc {stem}"
+        if given.is_file():
+            return f": axe gc {stem} --agents-dir {shlex.quote(str(given.parent))}"
+        return ""
 
     def _not_found(self, name: str) -> str:
         """Where gc looked, and what the user may have meant or where an agent goes."""

@@ -49,6 +49,7 @@ def analyse(memory: bytes, settings: MemoryConfig | None = None, tuning: Tuning 
     columns = scan(memory, WordBook(word_limit=tuning.word_memo, line_limit=tuning.line_memo))
     findings = Findings(
         entries=len(columns),
+        tasks=columns.tasks,
         kinds=main_kinds(columns),
         groups=repeated_tasks(columns, slots_per_value=tuning.slots_per_value),
         failures=recurring_failures(columns, slots_per_value=tuning.slots_per_value),

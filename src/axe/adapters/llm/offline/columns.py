@@ -76,6 +76,11 @@ class Columns:
         end = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.memory)
         return locate(self.memory, start, end)
 
+    @property
+    def tasks(self) -> int:
+        """How many entries have a Task line with something in it."""
+        return len(self.shapes) - self.shapes.count(0)
+
     def with_task(self) -> Iterator[int]:
         """Indexes of the entries that have a Task line with something in it."""
         return (index for index, shape in enumerate(self.shapes) if shape)

@@ -4,10 +4,11 @@ Repeated work is found in two passes, each linear in the log:
 
 1. Every entry offers its task's *probes* (see :mod:`~axe.adapters.llm.offline.wording`): its
    *shape* (significant words and kinds of value), and, for three words or more, the shape
-   with each word left out. The same shape twice is a repeated task; two shapes that offer
-   the same probe are near-duplicates (one word changed, or one word added), joined with a
-   union-find. A :class:`~axe.adapters.llm.offline.counting.RepeatFilter` first rules out the
-   probes offered only once, so a log of all-different tasks never holds a table of them,
+   with each word but the first (the task's kind) left out. The same shape twice is a
+   repeated task; two shapes that offer the same probe are near-duplicates (one word
+   changed, or one word added, never the kind), joined with a union-find. A
+   :class:`~axe.adapters.llm.offline.counting.RepeatFilter` first rules out the probes
+   offered only once, so a log of all-different tasks never holds a table of them,
    and no two tasks are ever compared with each other.
 2. One more pass gathers, for each group of two runs or more, what the report needs: how
    many runs, the first few and the last in time, the wordings and values seen, whether
@@ -51,7 +52,7 @@ class TaskGroup:
     value_kind: str
     cited: Citation
     same_result: bool
-    last_failed: bool
+    failed: int  # runs whose result reports a failure
 
 
 @frozen
@@ -64,21 +65,22 @@ class Failure:
 
 @frozen
 class Kind:
-    """A first word that many tasks share ("review", "summarize")."""
+    """A first word that many tasks share ("review", "summarize"). A repeated task's runs
+    all have one kind (see :mod:`~axe.adapters.llm.offline.wording`), so the kinds and the
+    repeated work count a job's runs alike."""
 
     word: str
     runs: int
-    share: float
 
 
 def main_kinds(columns: Columns) -> list[Kind]:
     """The kinds of task that make up at least one task in ten, commonest first."""
-    total = len(columns.kinds) - columns.kinds.count(0)
+    tasks = columns.tasks
     kinds = []
     for key, word in columns.frequent_kinds.candidates.items():
         runs = columns.kinds.count(key)
-        if runs >= 2 and runs * KIND_SHARE >= total:
-            kinds.append(Kind(kind_name(word), runs, runs / total))
+        if runs >= 2 and runs * KIND_SHARE >= tasks:
+            kinds.append(Kind(kind_name(word), runs))
     kinds.sort(key=lambda kind: (-kind.runs, kind.word))
     return kinds[:_SHOWN_KINDS]
 
@@ -210,9 +212,11 @@ class _GroupTally:
     reference: bytes | None = None
     reference_words: str | None = None
     results_differ: bool = False
+    failed: int = 0
 
     def add(self, columns: Columns, index: int) -> None:
         self.runs.add(index, columns.instants[index])
+        self.failed += columns.failures[index] != 0
         seen = self.wordings.setdefault(columns.wordings[index], [0, index])
         seen[0] += 1
         self.values.add(columns.values[index])
@@ -241,7 +245,7 @@ class _GroupTally:
             value_kind=_value_kind(wording),
             cited=self.runs.citation(columns),
             same_result=not self.results_differ,
-            last_failed=columns.failures[self.runs.latest[1]] != 0,
+            failed=self.failed,
         )
 
 

@@ -31,6 +31,7 @@ class Findings:
     """Everything the analyst found in one log."""
 
     entries: int
+    tasks: int  # entries with a Task line that says something
     kinds: Sequence[Kind]
     groups: Sequence[TaskGroup]
     failures: Sequence[Failure]
@@ -61,10 +62,7 @@ def _bullets(items: Sequence[str], empty: str) -> list[str]:
 def _patterns(findings: Findings) -> list[str]:
     patterns: list[str] = []
     if findings.kinds:
-        shares = ", ".join(
-            f'"{kind.word}" {_percent(kind.share)} ({kind.runs})' for kind in findings.kinds
-        )
-        patterns.append(f"Main kinds of task: {shares}.")
+        patterns.append(_kinds(findings.kinds, findings.tasks))
     patterns.extend(
         f'Recurring failure ({failure.cited.runs} times): "{failure.message}" '
         f"at {_cite(failure.cited)}."
@@ -83,6 +81,14 @@ def _patterns(findings: Findings) -> list[str]:
         verb = "has" if findings.without_task == 1 else "have"
         patterns.append(f"{findings.without_task} of {entries} entries {verb} no **Task:** line.")
     return patterns
+
+
+def _kinds(kinds: Sequence[Kind], tasks: int) -> str:
+    """The main kinds as counts that add up to every task: the rest is said as "others"."""
+    counts = [f'"{kind.word}" {kind.runs}' for kind in kinds]
+    if others := tasks - sum(kind.runs for kind in kinds):
+        counts.append(f"others {others}")
+    return f"Main kinds of task ({tasks} tasks): {', '.join(counts)}."
 
 
 def _repeated_work(groups: Sequence[TaskGroup]) -> list[str]:
@@ -135,10 +141,11 @@ def _recommendations(findings: Findings, settings: MemoryConfig) -> list[str]:
 
 
 def _advice_for(group: TaskGroup) -> str | None:
-    """What to do about one repeated task; a task that keeps failing is advised on as a
-    failure instead, never cached."""
+    """What to do about one repeated task, however big the log: a job run on many inputs is
+    advised on whatever its results; any other task whose runs mostly fail is advised on
+    as a failure instead, never cached."""
     runs = group.cited.runs
-    if group.last_failed or runs < _RUNS_WORTH_ADVICE:
+    if runs < _RUNS_WORTH_ADVICE:
         return None
     task = f'"{clip(group.wording)}"'
     if group.values > 1:
@@ -147,6 +154,8 @@ def _advice_for(group: TaskGroup) -> str | None:
             "is one recurring job, so give the agent a skill or a fixed prompt for it (or "
             "batch the inputs into one run) instead of asking afresh each time."
         )
+    if group.failed * 2 > runs:
+        return None
     if group.same_result:
         return (
             f"{task} ran {runs} times with the same result (last at {group.cited.last}): "

@@ -5,7 +5,8 @@ it differently ("Summarise" / "summarize"), drop a word ("the") or name another 
 PR 4411" / "Review PR 4415"). So a task is read as tokens; numbers, ids, hashes, dates,
 links and quoted names become *slots* (their values are kept apart, to be counted); the
 other words are stemmed and stop words dropped. What is left is the task's *shape*: the set
-of its significant words plus the kinds of its slots.
+of its significant words (its first, the task's *kind*, counted twice) plus the kinds of its
+slots.
 
 Everything is reduced to 64-bit fingerprints (BLAKE2b, so the same in every process, unlike
 ``hash``): the analyst keeps a handful of integers per entry, never token lists. A shape's
@@ -147,24 +148,35 @@ class WordBook:
 
     def _read(self, raw: bytes) -> TaskPrint | None:
         plain = _plain_words(raw)
-        tokens = tokenise(text_of(raw)) if plain is None else None
-        words: list[bytes] | list[str] = tokens.words if tokens else plain or []
+        if plain is not None:  # most lines: ASCII words that name no value
+            wording = _fingerprint_bytes(b" ".join(plain).replace(b"'", b""))
+            task = self._print(plain, [], wording, 0)
+            return task or _exact_print(tokenise(text_of(raw)), wording, 0)
+        tokens = tokenise(text_of(raw))
+        wording, values = _wording_and_values(tokens)
+        task = self._print(tokens.words, tokens.slot_kinds, wording, values)
+        return task or _exact_print(tokens, wording, values)
+
+    def _print(
+        self, words: list[bytes] | list[str], slot_kinds: list[str], wording: int, values: int
+    ) -> TaskPrint | None:
+        """The print of a task with at least one significant word; None without one.
+
+        Its kind (the first significant word) counts twice in the shape and no probe leaves
+        it out, so only tasks of one kind are ever one job: "Deep review of PR 300" is no
+        rewording of "Review PR 320", and each run of a job counts for that job's kind.
+        """
         fingerprints = self._fingerprints(words)
         distinct = set(fingerprints)
         distinct.discard(0)
-        if plain is not None:
-            wording, values = _fingerprint_bytes(b" ".join(plain).replace(b"'", b"")), 0
-        else:
-            wording, values = _wording_and_values(tokens or tokenise(text_of(raw)))
         if not distinct:
-            return _exact_print(tokens or tokenise(text_of(raw)), wording, values)
-        kinds = tokens.slot_kinds if tokens else None
-        signature = fingerprint(" ".join(sorted(kinds))) if kinds else 0
-        shape = (sum(distinct) + signature) & _MASK
+            return None
+        kind = next(filter(None, fingerprints))  # the first significant word's
+        signature = fingerprint(" ".join(sorted(slot_kinds))) if slot_kinds else 0
+        shape = (sum(distinct) + kind + signature) & _MASK
         probes: tuple[int, ...] = (shape,)
         if len(distinct) >= _NEAR_MATCH_WORDS:
-            probes += tuple([(shape - fp) & _MASK for fp in distinct])
-        kind = next(filter(None, fingerprints))  # the first significant word's
+            probes += tuple([(shape - fp) & _MASK for fp in distinct if fp != kind])
         kind_word = words[fingerprints.index(kind)]
         if isinstance(kind_word, bytes):
             kind_word = kind_word.decode()
