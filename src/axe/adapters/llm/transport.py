@@ -156,8 +156,7 @@ class HttpTransport:
     def _try_once(
         self, call: _Call, headers: Mapping[str, str], body: JsonBody, deadline: float
     ) -> Any:
-        """One attempt: the decoded reply, or a :class:`_Failed` saying whether to retry.
-        A 429's server-given pause is shared with every worker of that provider."""
+        """One attempt: the decoded reply, or a :class:`_Failed` saying whether to retry."""
         import httpx  # noqa: PLC0415  (imported only when a request is made)
 
         remaining = deadline - self._clock()
@@ -188,19 +187,23 @@ class HttpTransport:
             )
         if 200 <= status < 300:
             return _decode_reply(raw, call.provider)
-        server_pause = self._retry.server_delay(reply_headers)
+        return self._refused(call, status, reply_headers, raw)
+
+    def _refused(self, call: _Call, status: int, headers: Mapping[str, str], raw: bytes) -> _Failed:
+        """An error reply as a failure: retried when the wire format or the status says it
+        may pass, never when it is a "too long" refusal or the server asked for a wait
+        longer than gc waits. A 429's server-given pause holds every worker of the provider."""
+        server_pause = self._retry.server_delay(headers)
         if status == _RATE_LIMITED and server_pause is not None:
             self._pauses.hold(call.paused_as, server_pause)
-        failure, said = _http_failure(status, reply_headers, raw, call)
+        failure, said = _http_failure(status, headers, raw, call)
         retryable = said.transient
-        if retryable is None or "x-should-retry" in reply_headers:
-            retryable = self._retry.should_retry(
-                status, reply_headers, raw.decode("utf-8", "replace")
-            )
-        asked = requested_delay(reply_headers)
+        if retryable is None or "x-should-retry" in headers:
+            retryable = self._retry.should_retry(status, headers, raw.decode("utf-8", "replace"))
+        asked = requested_delay(headers)
         longer_than_waited = asked is not None and asked > MAX_SERVER_DELAY  # given up at once
         retryable = retryable and not longer_than_waited and said.refusal is None
-        return _Failed(failure, status >= 400 and retryable, reply_headers)
+        return _Failed(failure, status >= 400 and retryable, headers)
 
     def _attempt(
         self,
