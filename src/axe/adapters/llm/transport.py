@@ -1,12 +1,11 @@
 """One POST of a JSON body to a provider, with every failure turned into an ApiError.
 
-All providers share one ``httpx.Client`` (so ``--all`` reuses connections), created and
-imported on the first request: start-up matters for cron runs that never reach the network.
-Requests go through the proxies the environment names, as httpx's defaults read them
-(``proxies.py``, ``pools.py``). One deadline (120 s by default) bounds the whole exchange
-including retries; redirects are never followed (a redirect could carry the key elsewhere);
-replies are size-capped; and no message that leaves here can contain the API key or a proxy
-password.
+All providers share one ``httpx.Client`` (so ``--all`` reuses connections), created on the
+first request. Requests go through the proxies the environment names, as httpx's defaults
+read them (``proxies.py``, ``pools.py``). One deadline (120 s by default) bounds the whole
+exchange including retries; redirects are never followed (a redirect could carry the key
+elsewhere); replies are size-capped; and no message that leaves here can contain the API key
+or a proxy password.
 """
 
 from __future__ import annotations
@@ -14,28 +13,25 @@ from __future__ import annotations
 import json
 import re
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
+import httpx
 from attrs import define, field, frozen
 
 from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.pauses import SharedPauses
+from axe.adapters.llm.pools import RoutingTransport
+from axe.adapters.llm.proxies import EnvironmentProxy, ProxyRoutes
 from axe.adapters.llm.retry import MAX_SERVER_DELAY, RetryPolicy, requested_delay
 from axe.adapters.llm.wire.base import WireError, one_line, plain, snippet
 from axe.domain.errors import ApiError, ConfigError, ModelNotFoundError, PromptTooLargeError
 
-if TYPE_CHECKING:
-    import ssl
-
-    import httpx
-
-    Explain = Callable[[int, Mapping[str, str], bytes], WireError]
-
-    from axe.adapters.llm.proxies import EnvironmentProxy, ProxyRoutes
+Explain = Callable[[int, Mapping[str, str], bytes], WireError]
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 _MAX_REPLY_BYTES = 32 * 1024 * 1024
@@ -157,8 +153,6 @@ class HttpTransport:
         self, call: _Call, headers: Mapping[str, str], body: JsonBody, deadline: float
     ) -> Any:
         """One attempt: the decoded reply, or a :class:`_Failed` saying whether to retry."""
-        import httpx  # noqa: PLC0415  (imported only when a request is made)
-
         remaining = deadline - self._clock()
         counted = call.sent
         try:
@@ -213,8 +207,6 @@ class HttpTransport:
         remaining: float,
         deadline: float,
     ) -> tuple[int, dict[str, str], bytes]:
-        import httpx  # noqa: PLC0415
-
         client = self._shared_client()
         url = call.url
         request = client.build_request(
@@ -260,10 +252,6 @@ class HttpTransport:
             if self._closed:
                 raise ApiError("request not sent: the run is over")
             if self._client is None:
-                import httpx  # noqa: PLC0415
-
-                from axe.adapters.llm.pools import RoutingTransport  # noqa: PLC0415
-
                 # Given a transport, httpx reads no proxies itself: RoutingTransport does.
                 self._client = httpx.Client(
                     follow_redirects=False,
@@ -280,8 +268,6 @@ class HttpTransport:
         """
         with self._building:
             if self._proxies is None:
-                from axe.adapters.llm.proxies import ProxyRoutes  # noqa: PLC0415
-
                 self._proxies = ProxyRoutes.from_environment()
             return self._proxies
 
@@ -358,10 +344,6 @@ def _transport_reason(error: Exception, proxy: EnvironmentProxy | None = None) -
     Through a proxy every TCP connection goes to the proxy, so a refused or unresolvable
     connection is the proxy's; a status line is the proxy's answer (to CONNECT, or a 407).
     """
-    import ssl  # noqa: PLC0415
-
-    import httpx  # noqa: PLC0415
-
     cause = _root_cause(error)
     if isinstance(cause, ssl.SSLCertVerificationError):
         return _certificate_reason(cause)
@@ -377,10 +359,6 @@ def _transport_reason(error: Exception, proxy: EnvironmentProxy | None = None) -
 def _may_pass_on_retry(error: Exception) -> bool:
     """A dropped connection or a timeout may pass; a certificate that does not verify, or a
     proxy that refused us (403, 407), will be the same a second later."""
-    import ssl  # noqa: PLC0415
-
-    import httpx  # noqa: PLC0415
-
     if isinstance(_root_cause(error), ssl.SSLCertVerificationError):
         return False
     return not isinstance(error, httpx.ProxyError)

@@ -10,8 +10,8 @@ import httpx
 import pytest
 import respx
 
+from axe.adapters.llm.config import ProviderSettings
 from axe.adapters.llm.retry import RetryPolicy
-from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport, display_url, redact
 from axe.adapters.llm.wire.ollama_chat import context_size as ollama_context_size
 from axe.adapters.llm.wire.openai_chat import is_reasoning_model
@@ -20,7 +20,7 @@ from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
-from tests.http_clients import client as http_client
+from tests.adapters.llm.http_clients import client as http_client
 
 KEY = "sk-test-0123456789abcdef"
 MEMORY = b"## 2026-02-27T03:15:00Z\n**Task:** Review \xff PR\n\n"
