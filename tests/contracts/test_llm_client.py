@@ -13,7 +13,7 @@ import respx
 from axe.adapters.llm import LLMProviders
 from axe.adapters.llm.catalogue import CATALOGUE
 from axe.adapters.llm.client import base_url
-from axe.adapters.llm.config import ProviderSettings
+from axe.adapters.llm.settings import ProviderSettings
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from axe.adapters.llm.catalogue import CATALOGUE
 from axe.adapters.llm.client import HttpLLMClient
-from axe.adapters.llm.config import ProviderSettings, sendable
+from axe.adapters.llm.settings import ProviderSettings, sendable
 from axe.adapters.llm.transport import HttpTransport
 
 

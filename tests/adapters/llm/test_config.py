@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.llm.config import ProviderSettings, TomlGlobalConfig, key_variable
+from axe.adapters.llm.config import TomlGlobalConfig, key_variable
+from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.shared.places import config_dir, data_dir
 from axe.domain.errors import ConfigError
 

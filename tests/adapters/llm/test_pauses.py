@@ -8,9 +8,9 @@ import httpx
 import pytest
 import respx
 
-from axe.adapters.llm.config import ProviderSettings
 from axe.adapters.llm.pauses import SharedPauses
 from axe.adapters.llm.retry import RetryPolicy
+from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError

@@ -10,8 +10,8 @@ import httpx
 import pytest
 import respx
 
-from axe.adapters.llm.config import ProviderSettings
 from axe.adapters.llm.retry import RetryPolicy
+from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport, display_url, redact
 from axe.adapters.llm.wire.ollama_chat import context_size as ollama_context_size
 from axe.adapters.llm.wire.openai_chat import is_reasoning_model

@@ -16,7 +16,7 @@ import pytest
 import respx
 
 from axe.adapters.llm import LLMProviders
-from axe.adapters.llm.config import ProviderSettings
+from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.composition import production_ports

@@ -94,13 +94,19 @@ class LLMProviders:
         return client
 
     def _build(self, row: Provider) -> LLMClient:
-        """Called under the lock. Raises what :meth:`TomlGlobalConfig.provider_settings` and
-        the client raise: a broken config.toml, a missing region, key or credentials."""
-        settings = self._global_config().provider_settings(row, self._max_input_tokens)
+        """Called under the lock. Raises what :meth:`TomlGlobalConfig.check` and
+        :func:`~axe.adapters.llm.settings.provider_settings` raise: a broken config.toml
+        (said whichever row is asked), a missing region, key or credentials."""
+        config = self._global_config()
+        config.check()
         if row.offline:
             from axe.adapters.llm.offline.client import HeuristicAnalyst  # noqa: PLC0415
 
             return HeuristicAnalyst()
+        from axe.adapters.llm.settings import provider_settings  # noqa: PLC0415
+
+        settings = provider_settings(row, config, self._environ, self._max_input_tokens)
+        # httpx is imported here, once the settings are known to be good
         from axe.adapters.llm.client import HttpLLMClient  # noqa: PLC0415
         from axe.adapters.llm.transport import HttpTransport  # noqa: PLC0415
 

@@ -17,7 +17,7 @@ import httpx
 
 from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.catalogue import Auth, Provider, Route
-from axe.adapters.llm.config import ProviderSettings
+from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpStatusError, HttpTransport, Reply
 from axe.adapters.llm.wire.base import Sent, ShapeError
 from axe.application.ports import AnalysisRequest
