@@ -1,18 +1,19 @@
-"""One LLMClient contract, held by the HTTP client on every row of the catalogue (each of
-OpenCode's routes too) and by ScriptedLLM alike."""
+"""One LLMClient contract, held by the production adapter (LLMProviders) on every HTTP row of
+the catalogue (each of OpenCode's routes too), configured from the environment as a run
+configures it, and by ScriptedLLM alike."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import respx
 
+from axe.adapters.llm import LLMProviders
 from axe.adapters.llm.catalogue import CATALOGUE
-from axe.adapters.llm.client import HttpLLMClient, base_url
+from axe.adapters.llm.client import base_url
 from axe.adapters.llm.settings import ProviderSettings
-from axe.adapters.llm.sigv4 import AwsCredentials
-from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef
@@ -23,12 +24,12 @@ from tests.e2e.loopback import error_in_format, reply_in_format
 CONTENT = b"## 2026-01-01T00:00:00Z\n**Task:** t\n\n"
 # Every row, and a model of each route of a row that routes by model name.
 ROWS = [(name, route.prefix + "model-1") for name, row in CATALOGUE.items() for route in row.routes]
-SETTINGS = ProviderSettings(
-    api_key="k",
-    key_variable="K",
-    region="us-east-1",
-    aws=AwsCredentials(access_key_id="AKID", secret_access_key="s" * 40, source="test"),
-)
+ENVIRON = {
+    **{row.key_variable: "k" for row in CATALOGUE.values() if row.key_variable},
+    "AWS_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "AKID",
+    "AWS_SECRET_ACCESS_KEY": "s" * 40,
+}
 
 # Given a reply (text + usage) or a provider failure, build a client that meets it.
 ClientFor = Callable[[str, Usage | None, str | None], LLMClient]
@@ -47,7 +48,7 @@ def model(request: pytest.FixtureRequest) -> ModelRef:
 
 
 @pytest.fixture
-def client_for(model: ModelRef) -> Iterator[ClientFor]:
+def client_for(model: ModelRef, tmp_path: Path) -> Iterator[ClientFor]:
     if model.provider == "scripted":
 
         def scripted(text: str, usage: Usage | None, failure: str | None) -> LLMClient:
@@ -57,8 +58,9 @@ def client_for(model: ModelRef) -> Iterator[ClientFor]:
         return
     row = CATALOGUE[model.provider]
     route = row.route(model.name)
-    url = base_url(row, SETTINGS) + (route.path or route.wire.path(model.name))
-    transport = HttpTransport(sleep=lambda _: None)
+    url = base_url(row, ProviderSettings(region="us-east-1"))
+    url += route.path or route.wire.path(model.name)
+    llm = LLMProviders(ENVIRON, config_dir=tmp_path)
     with respx.mock(assert_all_called=False) as router:
 
         def real(text: str, usage: Usage | None, failure: str | None) -> LLMClient:
@@ -68,10 +70,10 @@ def client_for(model: ModelRef) -> Iterator[ClientFor]:
             else:
                 counts = (usage.input_tokens, usage.output_tokens) if usage else None
                 router.post(url).respond(200, json=reply_in_format(url, text, counts))
-            return HttpLLMClient(transport, row, SETTINGS)
+            return llm
 
         yield real
-    transport.close()
+    llm.close()
 
 
 def test_the_reply_comes_back_as_text_and_usage(client_for: ClientFor, model: ModelRef) -> None:

@@ -118,27 +118,40 @@ def test_errors_are_one_line_without_traceback(home: AxeHome) -> None:
     assert "Traceback" not in done.stderr
 
 
+def imported_by(home: AxeHome, *args: str) -> set[str]:
+    """The modules ``axe *args`` imports, as ``python -X importtime`` lists them."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "axe", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **home.env},
+        check=False,
+    )
+    return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+
+
 def test_paths_that_need_no_http_never_import_httpx(home: AxeHome) -> None:
-    """A missing agent, disabled memory and --help never load httpx, our HTTP adapters (the
-    provider catalogue and its wire formats) or a TOML parser they do not need, so cron runs
-    start fast."""
+    """A missing agent, disabled memory and --help never load httpx, a module of the LLM
+    adapter beyond its package (the provider catalogue, its wire formats, config.toml's
+    reader) or a TOML parser they do not need, so cron runs start fast."""
     home.add_agent("quiet", enabled=False)
     for args in (["gc", "missing"], ["gc", "quiet"], ["gc", "--help"]):
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "axe", *args],
-            capture_output=True,
-            text=True,
-            env={**os.environ, **home.env},
-            check=False,
-        )
-        imported = {
-            line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line
-        }
+        imported = imported_by(home, *args)
         assert "httpx" not in imported, args
-        providers = [name for name in imported if name.startswith("axe.adapters.llm.")]
-        assert providers in ([], ["axe.adapters.llm.router"]), args
+        assert [name for name in imported if name.startswith("axe.adapters.llm.")] == [], args
         assert ("tomllib" in imported) == (args[1] == "quiet"), args
         assert "click" in imported
+
+
+def test_the_offline_analyst_never_imports_httpx(home: AxeHome) -> None:
+    """builtin/heuristic is a row of the catalogue answered in the process: no HTTP client,
+    transport or httpx is loaded for it."""
+    home.add_agent("helper", last_n=1)
+    home.write_memory("helper", entries(3))
+    imported = imported_by(home, "gc", "helper", "--dry-run", "--model", "builtin/heuristic")
+    assert "axe.adapters.llm.offline.client" in imported
+    http = {"httpx", "axe.adapters.llm.client", "axe.adapters.llm.transport"}
+    assert http & imported == set()
 
 
 def test_a_100_mb_line_without_a_newline(home: AxeHome, server: LoopbackLLM) -> None:

@@ -1,2 +1,123 @@
-"""Every LLM provider gc can analyse with, end to end: the catalogue, wire formats, auth and
-SigV4, the HTTP transport, config.toml and AWS credentials, and the offline analyst."""
+"""Every LLM provider gc can analyse with, end to end, behind one ``LLMClient``: the
+catalogue, wire formats, auth and SigV4, the HTTP transport, config.toml and AWS credentials,
+and the offline analyst. Until a model is checked or a request made, a run loads this module
+alone: the rest, and httpx, are imported and built on first use.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from axe.adapters.llm.catalogue import Provider
+    from axe.adapters.llm.config import TomlGlobalConfig
+    from axe.adapters.llm.transport import HttpTransport
+    from axe.application.ports import AnalysisRequest, LLMClient
+    from axe.domain.model import ModelRef
+    from axe.domain.results import Completion
+
+
+class LLMProviders:
+    """The ``LLMClient`` of every row of the catalogue, chosen by the provider part of the
+    model; one client per row, each built on first use with what config.toml and the
+    environment say about it.
+
+    Under ``--jobs`` several workers ask for a client at the same moment, so every build
+    happens under one lock: each gets the same client over the same transport, whose
+    pauses for a rate limit and whose connections they then share. ``close`` releases the
+    transport if one was made.
+    """
+
+    def __init__(
+        self,
+        environ: Mapping[str, str],
+        *,
+        config_dir: Path,
+        http_timeout: float | None = None,
+        max_input_tokens: int | None = None,
+        user_agent: str = "axe",
+    ) -> None:
+        """``http_timeout``: seconds for one request, retries included (default: the
+        transport's); ``max_input_tokens``: a cap on every request (``--max-input-tokens``)."""
+        self._environ = environ
+        self._config_path = config_dir / "config.toml"
+        self._http_timeout = http_timeout
+        self._max_input_tokens = max_input_tokens
+        self._user_agent = user_agent
+        self._building = threading.RLock()
+        self._config: TomlGlobalConfig | None = None
+        self._transport: HttpTransport | None = None
+        self._clients: dict[str, LLMClient] = {}
+
+    def check(self, model: ModelRef) -> None:
+        """Raises AgentError (exit 1) for a model no row serves, so that a ``--model`` is
+        refused before any agent runs."""
+        from axe.adapters.llm.catalogue import provider  # noqa: PLC0415
+
+        provider(model.provider).check_model(model.name)
+
+    def read_config(self) -> None:
+        """Read config.toml now, if there is one, so that ``--all`` says a broken one once
+        rather than once per agent; the clients built later use what was read.
+
+        Raises:
+            ConfigError: config.toml does not load.
+        """
+        if self._config_path.exists():
+            self._global_config().check()
+
+    def input_limit(self, request: AnalysisRequest) -> int | None:
+        return self._client(request.model).input_limit(request)
+
+    def complete(self, request: AnalysisRequest) -> Completion:
+        return self._client(request.model).complete(request)
+
+    def close(self) -> None:
+        """Close the transport: no request is started or retried after this."""
+        if self._transport is not None:
+            self._transport.close()
+
+    def _client(self, model: ModelRef) -> LLMClient:
+        """The client of ``model``'s row, built once; the model is checked after the
+        provider's configuration, so a broken config.toml is said first for every row."""
+        from axe.adapters.llm.catalogue import provider  # noqa: PLC0415
+
+        row = provider(model.provider)
+        with self._building:
+            if row.name not in self._clients:
+                self._clients[row.name] = self._build(row)
+            client = self._clients[row.name]
+        row.check_model(model.name)
+        return client
+
+    def _build(self, row: Provider) -> LLMClient:
+        """Called under the lock. Raises what :meth:`TomlGlobalConfig.check` and
+        :func:`~axe.adapters.llm.settings.provider_settings` raise: a broken config.toml
+        (said whichever row is asked), a missing region, key or credentials."""
+        config = self._global_config()
+        config.check()
+        if row.offline:
+            from axe.adapters.llm.offline.client import HeuristicAnalyst  # noqa: PLC0415
+
+            return HeuristicAnalyst()
+        from axe.adapters.llm.settings import provider_settings  # noqa: PLC0415
+
+        settings = provider_settings(row, config, self._environ, self._max_input_tokens)
+        # httpx is imported here, once the settings are known to be good
+        from axe.adapters.llm.client import HttpLLMClient  # noqa: PLC0415
+        from axe.adapters.llm.transport import HttpTransport  # noqa: PLC0415
+
+        if self._transport is None:
+            self._transport = HttpTransport(timeout=self._http_timeout, user_agent=self._user_agent)
+        return HttpLLMClient(self._transport, row, settings)
+
+    def _global_config(self) -> TomlGlobalConfig:
+        with self._building:
+            if self._config is None:
+                from axe.adapters.llm.config import TomlGlobalConfig  # noqa: PLC0415
+
+                self._config = TomlGlobalConfig(self._config_path, self._environ)
+            return self._config

@@ -23,7 +23,7 @@ from pathlib import Path
 from attrs import field, frozen
 
 from axe.adapters.shared.reading import describe_os_error, read_regular
-from axe.domain.errors import ConfigError
+from axe.domain.errors import ApiError, ConfigError
 from axe.domain.model import quoted
 
 _MAX_FILE_BYTES = 1024 * 1024  # a credentials file is a few lines; anything far larger is not one
@@ -102,6 +102,25 @@ def read_aws_credentials(environ: Mapping[str, str]) -> AwsCredentials | None:
         secret_access_key=secret,
         session_token=values.get("aws_session_token", ""),
         source=f"profile {quoted(profile)} in {path}",
+    )
+
+
+def required_aws_credentials(provider: str, environ: Mapping[str, str]) -> AwsCredentials:
+    """The credentials ``provider`` signs with, checked before any request.
+
+    Raises:
+        ApiError: none in either place (exit 3, as a missing key), saying where gc looked.
+        ConfigError: the credentials file exists but cannot be read or parsed.
+    """
+    found = read_aws_credentials(environ)
+    if found is not None:
+        return found
+    where = shared_credentials_file(environ) or "~/.aws/credentials"
+    raise ApiError(
+        f"AWS credentials for provider {quoted(provider)} are not configured: none in the "
+        f"environment and no profile {quoted(aws_profile(environ))} in {where} (set "
+        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and "
+        "AWS_SHARED_CREDENTIALS_FILE)"
     )
 
 

@@ -1,4 +1,5 @@
-"""Every provider gc can analyse with, one row each (axe-formats.md's table).
+"""Every provider gc can analyse with, one row each (axe-formats.md's table), the offline
+analyst's included, and the one check of a model: does a row serve it?
 
 A row says where the provider lives, which wire format it speaks (or, for a gateway,
 which format each family of model names takes), how a request is authenticated, where
@@ -36,6 +37,8 @@ from axe.adapters.llm.wire import (
     openai_responses,
 )
 from axe.adapters.llm.wire.base import WireFormat
+from axe.domain.errors import AgentError
+from axe.domain.model import quoted
 
 
 class Auth(enum.Enum):
@@ -72,7 +75,9 @@ class Provider:
     as M7 configs wrote it) gets ``/v1``. ``optional_headers`` are ``(header, setting)``
     pairs read from ``[providers.<name>] <setting>`` or ``AXE_<NAME>_<SETTING>``.
     ``region_variables`` (SigV4): where the region is read, in order, before
-    ``[providers.<name>] region``.
+    ``[providers.<name>] region``. ``models``: the only model names the row serves (none:
+    any). ``offline``: answered in this process by the offline analyst (``offline/``), with
+    no auth, no HTTP and no window.
     """
 
     name: str
@@ -85,10 +90,18 @@ class Provider:
     region_variables: tuple[str, ...] = ()
     largest_window: int | None = None
     max_request_bytes: int | None = None
+    models: tuple[str, ...] = ()
+    offline: bool = False
 
     def route(self, model: str) -> Route:
         """The route ``model`` takes: the first whose prefix it starts with."""
         return next(route for route in self.routes if model.startswith(route.prefix))
+
+    def check_model(self, name: str) -> None:
+        """Raises AgentError (exit 1) unless the row serves the model called ``name``."""
+        if self.models and name not in self.models:
+            available = ", ".join(self.models)
+            raise AgentError(f"unknown {self.name} model {quoted(name)} (available: {available})")
 
 
 def _one(wire: WireFormat) -> tuple[Route, ...]:
@@ -176,5 +189,25 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             auth=Auth.SIGV4,
             region_variables=("AWS_REGION", "AWS_DEFAULT_REGION", "AXE_BEDROCK_REGION"),
         ),
+        Provider(
+            name="builtin",
+            base_url="",
+            routes=(),
+            auth=Auth.NONE,
+            models=("heuristic",),
+            offline=True,
+        ),
     )
 }
+
+
+def provider(name: str) -> Provider:
+    """The row called ``name``.
+
+    Raises:
+        AgentError: no row is (exit 1), naming every one there is.
+    """
+    if name not in CATALOGUE:
+        known = ", ".join(sorted(CATALOGUE))
+        raise AgentError(f"unsupported provider {quoted(name)} (supported: {known})")
+    return CATALOGUE[name]

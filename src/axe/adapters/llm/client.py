@@ -1,5 +1,5 @@
 """The one HTTP :class:`LLMClient`: a catalogue row and its wire formats over the shared
-transport.
+transport, authenticated as the row says.
 
 The row says where the provider is and how to authenticate; the model's route picks the
 wire format, which builds the request and reads the reply. A reply of the wrong shape is an
@@ -8,23 +8,22 @@ wire format, which builds the request and reads the reply. A reply of the wrong 
 
 from __future__ import annotations
 
-import re
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Generator
+from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
+
+from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.catalogue import Auth, Provider, Route
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpStatusError, HttpTransport, Reply
 from axe.adapters.llm.wire.base import Sent, ShapeError
 from axe.application.ports import AnalysisRequest
-from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
-from axe.domain.model import quoted
+from axe.domain.errors import ApiError, PromptTooLargeError
 from axe.domain.results import Completion
 from axe.domain.tokens import certainly_under
-
-if TYPE_CHECKING:
-    import httpx
 
 _FITS_EVERY_MODEL = 2048  # tokens: a prompt estimated below this fits any model's window
 _NO_SUCH_ENDPOINT = frozenset({404, 405, 501})  # answers of a server without /api/show
@@ -33,46 +32,6 @@ _REJECTED_KEY = frozenset({401, 403})
 # counts one token and is escaped as six bytes (\\u0001); everything else is less.
 _BYTES_PER_TOKEN_AT_MOST = 6
 _ENVELOPE_BYTES = 64 * 1024  # the prompt, the JSON around the log, headroom
-# What an HTTP header value can carry: visible ASCII, spaces only inside.
-_SENDABLE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
-
-
-def unsendable(provider: Provider, settings: ProviderSettings) -> ConfigError | None:
-    """A key, credential or configured header value that no HTTP request can carry (a
-    newline left by a CRLF ``.env`` file, a non-ASCII title), named by where it came from:
-    sent anyway, the HTTP library's error would quote it, secret and all."""
-    values = [(f"the API key from {settings.key_source}", settings.api_key)]
-    name = provider.name
-    values += [
-        (
-            f"the {header} header (from AXE_{name.upper()}_{setting.upper()} or "
-            f"[providers.{name}] {setting})",
-            settings.headers.get(header, ""),
-        )
-        for header, setting in provider.optional_headers
-    ]
-    if settings.aws is not None:
-        aws = settings.aws
-        values += [
-            (f"the AWS credentials from {aws.source}", value)
-            for value in (aws.access_key_id, aws.secret_access_key, aws.session_token)
-        ]
-    for what, value in values:
-        if value and not _SENDABLE.fullmatch(value):
-            return ConfigError(
-                f"{what} for provider {quoted(name)} holds a character an HTTP header "
-                "cannot carry (a control character such as a stray newline, a space at either "
-                "end, or non-ASCII text); fix it there"
-            )
-    return None
-
-
-def missing_key(provider: str, settings: ProviderSettings) -> ApiError:
-    """The error the spec asks for, before any request, when a key is needed and missing."""
-    return ApiError(
-        f"API key for provider {quoted(provider)} is not configured "
-        f"(set {settings.key_variable} or add it to {settings.config_path})"
-    )
 
 
 class HttpLLMClient:
@@ -82,10 +41,6 @@ class HttpLLMClient:
     def __init__(
         self, transport: HttpTransport, provider: Provider, settings: ProviderSettings
     ) -> None:
-        if provider.auth.needs_key and not settings.api_key:
-            raise missing_key(provider.name, settings)
-        if (refused := unsendable(provider, settings)) is not None:
-            raise refused
         self._transport = transport
         self._provider = provider
         self._settings = settings
@@ -164,10 +119,8 @@ class HttpLLMClient:
         return f"key from {self._settings.key_source}" if self._settings.key_source else ""
 
     def _authentication(self) -> httpx.Auth | None:
-        """The row's authentication, built on the first request (it imports httpx)."""
+        """The row's authentication, built on the first request."""
         if self._auth is None and self._provider.auth is not Auth.NONE:
-            from axe.adapters.llm.auth import authentication  # noqa: PLC0415
-
             self._auth = authentication(self._provider, self._settings)
         return self._auth
 
@@ -181,8 +134,6 @@ class HttpLLMClient:
             asking = self._asking.setdefault(model, threading.Lock())
         with asking:  # workers measuring another model are not held up by this one
             if model not in self._windows:
-                from axe.adapters.llm.body import JsonBody  # noqa: PLC0415
-
                 try:
                     reply: Any = self._transport.exchange(
                         self._base + route.wire.window_path,
@@ -208,6 +159,38 @@ def base_url(provider: Provider, settings: ProviderSettings) -> str:
     if provider.versioned_base and urlsplit(base).path in ("", "/"):
         base += "/v1"
     return base
+
+
+class HeaderAuth(httpx.Auth):
+    """The key in one header: ``x-api-key``, ``Authorization: Bearer`` or ``x-goog-api-key``.
+    httpx runs an ``Auth`` on every attempt, so a retry is authenticated (and, for SigV4,
+    signed) afresh."""
+
+    def __init__(self, header: str, value: str) -> None:
+        self._header = header
+        self._value = value
+
+    def __repr__(self) -> str:
+        return f"HeaderAuth({self._header!r})"  # never the key
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers[self._header] = self._value
+        yield request
+
+
+def authentication(provider: Provider, settings: ProviderSettings) -> httpx.Auth:
+    """The row's kind of authentication, holding the settings' key or credentials."""
+    if provider.auth is Auth.SIGV4:
+        from axe.adapters.llm.sigv4 import SigV4Auth  # noqa: PLC0415  (Bedrock's alone)
+
+        assert settings.aws is not None  # provider_settings checked before building
+        return SigV4Auth(settings.aws, settings.region)
+    header, value = {
+        Auth.X_API_KEY: ("x-api-key", settings.api_key),
+        Auth.BEARER: ("authorization", f"Bearer {settings.api_key}"),
+        Auth.GOOG_API_KEY: ("x-goog-api-key", settings.api_key),
+    }[provider.auth]
+    return HeaderAuth(header, value)
 
 
 def _secrets(settings: ProviderSettings) -> tuple[str, ...]:

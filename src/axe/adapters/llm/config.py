@@ -1,8 +1,5 @@
-"""Provider settings from ``config.toml`` and the environment (axe-formats.md).
-
-Answers in plain strings: the composition root hands them to the HTTP adapter, which owns
-its own settings type and knows which variable holds each provider's key, so neither
-adapter imports the other.
+"""Provider settings from ``config.toml`` and the environment (axe-formats.md), in plain
+strings: ``settings.py`` turns them into a row's :class:`ProviderSettings`.
 """
 
 from __future__ import annotations

@@ -17,8 +17,6 @@ httpx's own client, when it reads proxies itself (``trust_env``), builds an
 and each loads CA certificates in its constructor (``httpx/_transports/default.py``), plain
 http or not; which is why it is handed this transport (and then reads no proxies of its
 own).
-
-Imported only when a request is made (it imports httpx).
 """
 
 from __future__ import annotations

@@ -11,11 +11,9 @@ certificates for plain-http endpoints too (see ``pools.py``). So httpx's own rea
 environment and its own URL patterns (``httpx._utils.get_environment_proxies`` and
 ``URLPattern``, what ``httpx.Client(trust_env=True)`` runs, in 0.27 and 0.28) decide here,
 and only the pools are ours: every request goes where the SDKs' httpx would send it
-(``tests/adapters/test_http_proxies.py`` checks that against the client's own choice). What
+(``tests/adapters/llm/test_proxies.py`` checks that against the client's own choice). What
 is added is what a message needs: the proxy without its credentials, the forms of its
 password to scrub, and one line naming the variable that holds an unusable setting.
-
-Imported only when a request is made (it imports httpx).
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 An ``httpx.Auth`` runs once per ``send``, so every attempt (a retry included) is signed
 afresh with the clock's time, as AWS requires: a signature older than five minutes is
 refused. Only what AWS needs and no proxy may change is signed: ``host``, ``content-type``
-and every ``x-amz-*`` header. Only imported when a provider signs for AWS, so httpx here
-costs nothing on gc's other paths.
+and every ``x-amz-*`` header. Only imported when a provider signs for AWS.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """One POST of a JSON body to a provider, with every failure turned into an ApiError.
 
-All providers share one ``httpx.Client`` (so ``--all`` reuses connections), created and
-imported on the first request: start-up matters for cron runs that never reach the network.
-Requests go through the proxies the environment names, as httpx's defaults read them
-(``proxies.py``, ``pools.py``). One deadline (120 s by default) bounds the whole exchange
-including retries; redirects are never followed (a redirect could carry the key elsewhere);
-replies are size-capped; and no message that leaves here can contain the API key or a proxy
-password.
+All providers share one ``httpx.Client`` (so ``--all`` reuses connections), created on the
+first request. Requests go through the proxies the environment names, as httpx's defaults
+read them (``proxies.py``, ``pools.py``). One deadline (120 s by default) bounds the whole
+exchange including retries; redirects are never followed (a redirect could carry the key
+elsewhere); replies are size-capped; and no message that leaves here can contain the API key
+or a proxy password.
 """
 
 from __future__ import annotations
@@ -14,28 +13,25 @@ from __future__ import annotations
 import json
 import re
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
+import httpx
 from attrs import define, field, frozen
 
 from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.pauses import SharedPauses
+from axe.adapters.llm.pools import RoutingTransport
+from axe.adapters.llm.proxies import EnvironmentProxy, ProxyRoutes
 from axe.adapters.llm.retry import MAX_SERVER_DELAY, RetryPolicy, requested_delay
 from axe.adapters.llm.wire.base import WireError, one_line, plain, snippet
 from axe.domain.errors import ApiError, ConfigError, ModelNotFoundError, PromptTooLargeError
 
-if TYPE_CHECKING:
-    import ssl
-
-    import httpx
-
-    Explain = Callable[[int, Mapping[str, str], bytes], WireError]
-
-    from axe.adapters.llm.proxies import EnvironmentProxy, ProxyRoutes
+Explain = Callable[[int, Mapping[str, str], bytes], WireError]
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 _MAX_REPLY_BYTES = 32 * 1024 * 1024
@@ -156,10 +152,7 @@ class HttpTransport:
     def _try_once(
         self, call: _Call, headers: Mapping[str, str], body: JsonBody, deadline: float
     ) -> Any:
-        """One attempt: the decoded reply, or a :class:`_Failed` saying whether to retry.
-        A 429's server-given pause is shared with every worker of that provider."""
-        import httpx  # noqa: PLC0415  (imported only when a request is made)
-
+        """One attempt: the decoded reply, or a :class:`_Failed` saying whether to retry."""
         remaining = deadline - self._clock()
         counted = call.sent
         try:
@@ -188,19 +181,23 @@ class HttpTransport:
             )
         if 200 <= status < 300:
             return _decode_reply(raw, call.provider)
-        server_pause = self._retry.server_delay(reply_headers)
+        return self._refused(call, status, reply_headers, raw)
+
+    def _refused(self, call: _Call, status: int, headers: Mapping[str, str], raw: bytes) -> _Failed:
+        """An error reply as a failure: retried when the wire format or the status says it
+        may pass, never when it is a "too long" refusal or the server asked for a wait
+        longer than gc waits. A 429's server-given pause holds every worker of the provider."""
+        server_pause = self._retry.server_delay(headers)
         if status == _RATE_LIMITED and server_pause is not None:
             self._pauses.hold(call.paused_as, server_pause)
-        failure, said = _http_failure(status, reply_headers, raw, call)
+        failure, said = _http_failure(status, headers, raw, call)
         retryable = said.transient
-        if retryable is None or "x-should-retry" in reply_headers:
-            retryable = self._retry.should_retry(
-                status, reply_headers, raw.decode("utf-8", "replace")
-            )
-        asked = requested_delay(reply_headers)
+        if retryable is None or "x-should-retry" in headers:
+            retryable = self._retry.should_retry(status, headers, raw.decode("utf-8", "replace"))
+        asked = requested_delay(headers)
         longer_than_waited = asked is not None and asked > MAX_SERVER_DELAY  # given up at once
         retryable = retryable and not longer_than_waited and said.refusal is None
-        return _Failed(failure, status >= 400 and retryable, reply_headers)
+        return _Failed(failure, status >= 400 and retryable, headers)
 
     def _attempt(
         self,
@@ -210,8 +207,6 @@ class HttpTransport:
         remaining: float,
         deadline: float,
     ) -> tuple[int, dict[str, str], bytes]:
-        import httpx  # noqa: PLC0415
-
         client = self._shared_client()
         url = call.url
         request = client.build_request(
@@ -257,10 +252,6 @@ class HttpTransport:
             if self._closed:
                 raise ApiError("request not sent: the run is over")
             if self._client is None:
-                import httpx  # noqa: PLC0415
-
-                from axe.adapters.llm.pools import RoutingTransport  # noqa: PLC0415
-
                 # Given a transport, httpx reads no proxies itself: RoutingTransport does.
                 self._client = httpx.Client(
                     follow_redirects=False,
@@ -277,8 +268,6 @@ class HttpTransport:
         """
         with self._building:
             if self._proxies is None:
-                from axe.adapters.llm.proxies import ProxyRoutes  # noqa: PLC0415
-
                 self._proxies = ProxyRoutes.from_environment()
             return self._proxies
 
@@ -355,10 +344,6 @@ def _transport_reason(error: Exception, proxy: EnvironmentProxy | None = None) -
     Through a proxy every TCP connection goes to the proxy, so a refused or unresolvable
     connection is the proxy's; a status line is the proxy's answer (to CONNECT, or a 407).
     """
-    import ssl  # noqa: PLC0415
-
-    import httpx  # noqa: PLC0415
-
     cause = _root_cause(error)
     if isinstance(cause, ssl.SSLCertVerificationError):
         return _certificate_reason(cause)
@@ -374,10 +359,6 @@ def _transport_reason(error: Exception, proxy: EnvironmentProxy | None = None) -
 def _may_pass_on_retry(error: Exception) -> bool:
     """A dropped connection or a timeout may pass; a certificate that does not verify, or a
     proxy that refused us (403, 407), will be the same a second later."""
-    import ssl  # noqa: PLC0415
-
-    import httpx  # noqa: PLC0415
-
     if isinstance(_root_cause(error), ssl.SSLCertVerificationError):
         return False
     return not isinstance(error, httpx.ProxyError)

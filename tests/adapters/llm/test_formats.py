@@ -15,7 +15,7 @@ import respx
 from axe.adapters.llm.catalogue import CATALOGUE
 from axe.adapters.llm.client import HttpLLMClient
 from axe.adapters.llm.retry import RetryPolicy
-from axe.adapters.llm.settings import ProviderSettings
+from axe.adapters.llm.settings import ProviderSettings, sendable
 from axe.adapters.llm.sigv4 import AwsCredentials
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
@@ -72,8 +72,9 @@ def client(
     defaults: dict[str, Any] = {"api_key": KEY, "key_variable": "K", "key_source": "K"}
     if provider == "bedrock":
         defaults = {"region": "eu-west-1", "aws": AWS}
+    row = CATALOGUE[provider]
     given = ProviderSettings(base_url=base_url, **(defaults | settings))
-    return HttpLLMClient(transport, CATALOGUE[provider], given)
+    return HttpLLMClient(transport, row, sendable(row, given))
 
 
 def sent(route: respx.Route, call: int = -1) -> Any:
@@ -556,15 +557,13 @@ def test_a_rejected_key_names_its_source_without_the_key(
     )
 
 
-def test_a_missing_key_names_the_variable_and_the_full_config_path(
-    transport: HttpTransport,
-) -> None:
+def test_a_missing_key_names_the_variable_and_the_full_config_path() -> None:
     """A missing key's line names the row's variable and config.toml's full path."""
     settings = ProviderSettings(
         key_variable="GEMINI_API_KEY", config_path="/home/u/.config/axe/config.toml"
     )
     with pytest.raises(ApiError) as caught:
-        HttpLLMClient(transport, CATALOGUE["google"], settings)
+        sendable(CATALOGUE["google"], settings)
     assert str(caught.value) == (
         'API key for provider "google" is not configured (set GEMINI_API_KEY or add it to '
         "/home/u/.config/axe/config.toml)"

@@ -15,7 +15,7 @@ from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef
-from tests.http_clients import client as http_client
+from tests.adapters.llm.http_clients import client as http_client
 
 ANTHROPIC = "https://api.anthropic.com/v1/messages"
 OPENAI = "https://api.openai.com/v1/chat/completions"

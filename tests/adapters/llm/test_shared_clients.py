@@ -15,7 +15,7 @@ import httpx
 import pytest
 import respx
 
-from axe.adapters.llm.router import ProviderRouter
+from axe.adapters.llm import LLMProviders
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
@@ -23,7 +23,7 @@ from axe.composition import production_ports
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.testing import RecordingOutput
-from tests.http_clients import client as http_client
+from tests.adapters.llm.http_clients import client as http_client
 
 WORKERS = 8
 
@@ -76,10 +76,10 @@ def test_workers_asking_at_once_get_one_client_over_one_transport(
         "ANTHROPIC_API_KEY": "sk-test",
     }
     with production_ports(environ, RecordingOutput()) as ports:
-        router = ports.llm
-        assert isinstance(router, ProviderRouter)
-        clients = at_once(lambda: router._client("ollama"))
-        others = at_once(lambda: router._client("anthropic"))
+        llm = ports.llm
+        assert isinstance(llm, LLMProviders)
+        clients = at_once(lambda: llm._client(ModelRef("ollama", "llama3")))
+        others = at_once(lambda: llm._client(ModelRef("anthropic", "claude")))
     assert len({id(client) for client in clients}) == 1
     transports = {id(cast(Any, client)._transport) for client in [*clients, *others]}
     assert len(transports) == 1

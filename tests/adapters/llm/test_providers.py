@@ -20,7 +20,7 @@ from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
-from tests.http_clients import client as http_client
+from tests.adapters.llm.http_clients import client as http_client
 
 KEY = "sk-test-0123456789abcdef"
 MEMORY = b"## 2026-02-27T03:15:00Z\n**Task:** Review \xff PR\n\n"
