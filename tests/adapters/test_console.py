@@ -26,7 +26,7 @@ from axe.domain.events import (
     WaitingForLock,
 )
 from axe.domain.model import ModelRef
-from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult, Usage
+from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepResult, Usage
 from axe.domain.safe_text import terminal_safe
 
 MODEL = ModelRef("anthropic", "claude-3")
@@ -46,13 +46,13 @@ def one_agent(text: str = "the report") -> list[Event]:
         kept=1,
         limit=1,
         model=MODEL,
-        analysis=Analysis(text=text, usage=Usage(10, 5)),
+        analysis=Analysis(text=text, spent=Spent(usage=Usage(10, 5), requests=1)),
     )
     return [
         AgentStarted("a", in_sweep=False),
         MemoryRead("a", 3, 300),
         AnalysisStarted("a", MODEL, 3),
-        AnalysisReady("a", Analysis(text=text, usage=Usage(10, 5))),
+        AnalysisReady("a", Analysis(text=text, spent=Spent(usage=Usage(10, 5), requests=1))),
         AgentFinished(result),
     ]
 
