@@ -324,7 +324,7 @@ def test_a_plan_that_could_not_merge_fails_before_any_part_is_sent() -> None:
     with pytest.raises(WindowTooSmallError) as raised:
         plan.after([refusal])
     assert raised.value.limit == 400
-    parts = start(log, None).after([PromptTooLargeError("too long", tokens=counted, limit=450)])
+    parts = plan.after([PromptTooLargeError("too long", tokens=counted, limit=450)])
     assert not isinstance(parts, Finished | Failed)
     assert parts.batch().stage is Stage.PARTS  # where a merge fits, the parts go ahead
 
