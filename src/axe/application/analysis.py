@@ -59,12 +59,14 @@ class LogAnalysis:
         """
         cap = self._llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
         plan: Plan | Finished | Failed = start(memory, cap)
+        announced = 0  # the part count the frontend was last told
         while not isinstance(plan, Finished | Failed):
             batch = plan.batch()
             if batch.stage is Stage.MERGE:
                 self._output.emit(MergeStarted(self._agent, batch.total))
-            elif batch.announce:
-                self._output.emit(AnalysisSplit(self._agent, batch.total))
+            elif batch.stage is Stage.PARTS and batch.total != announced:
+                announced = batch.total
+                self._output.emit(AnalysisSplit(self._agent, announced))
             plan = plan.after(self._send(batch))
         if isinstance(plan, Failed):
             raise _in_context(plan)

@@ -107,16 +107,14 @@ class Batch:
     """Requests to send together (a bounded few at a time; the first failure stops what
     has not started), and what a frontend is told of them.
 
-    ``total`` is how many parts the log is planned in now (``PARTS``; ``announce`` when
-    that changed since it was last told) or how many reports this merge round combines
-    (``MERGE``); ``done`` how many parts had their report before this batch.
+    ``total`` is how many parts the log is planned in now (``PARTS``) or how many reports
+    this merge round combines (``MERGE``); ``done`` how many parts had their report before.
     """
 
     stage: Stage
     asks: tuple[Ask, ...]
     total: int = 1
     done: int = 0
-    announce: bool = False
 
 
 @frozen
@@ -253,13 +251,9 @@ class Sizing:
         return rooms
 
 
-def _estimated(ask: Ask, layout: LogLayout | None = None) -> Classes:
-    """``ask``'s estimate; a whole log's made now, from ``layout`` (or from its bytes)."""
-    if ask.classes is not None:
-        return ask.classes
-    if layout is not None:
-        return _part_classes(layout, layout.part(0, len(layout.log)))
-    return request_classes(ask.system_prompt, ask.content())
+def _estimated(ask: Ask) -> Classes:
+    """``ask``'s estimate (a whole log sent with no window known is estimated only now)."""
+    return ask.classes or request_classes(ask.system_prompt, ask.content())
 
 
 def _check_believable(refusal: PromptTooLargeError, ask: Ask, estimate: float) -> None:
@@ -314,7 +308,7 @@ class _Whole:
             return Failed(outcome, Stage.WHOLE)
         layout = self.layout or LogLayout(self.ask.source)
         whole = layout.part(0, len(layout.log))
-        ask = attrs.evolve(self.ask, classes=_estimated(self.ask, layout))
+        ask = attrs.evolve(self.ask, classes=self.ask.classes or _part_classes(layout, whole))
         return _planned(layout, self.sizing.refused(outcome, ask), (whole,))
 
 
@@ -345,19 +339,18 @@ Piece = Part | _Report  # a part still to analyse, or the report of one
 @frozen(eq=False)
 class _Parts:
     """Every entry in exactly one piece, in log order; ``sending`` are the parts to send
-    now (the first alone while probing). ``announced``: the part count a frontend was told."""
+    now (the first alone while probing)."""
 
     layout: LogLayout
     sizing: Sizing
     pieces: tuple[Piece, ...]
     sending: tuple[Part, ...]
-    announced: int = 0
 
     def batch(self) -> Batch:
         done = sum(isinstance(piece, _Report) for piece in self.pieces)
         total = len(self.pieces)
         asks = tuple(self._ask(part) for part in self.sending)
-        return Batch(Stage.PARTS, asks, total, done, announce=total != self.announced)
+        return Batch(Stage.PARTS, asks, total, done)
 
     def _ask(self, part: Part) -> Ask:
         classes = _part_classes(self.layout, part)
@@ -379,12 +372,10 @@ class _Parts:
                     raise sizing.too_small() from outcome
             elif outcome is not None and failure is None:
                 failure = Failed(outcome, Stage.PARTS, at + 1, len(pieces))
-        return failure or _planned(self.layout, sizing, tuple(pieces), len(self.pieces))
+        return failure or _planned(self.layout, sizing, tuple(pieces))
 
 
-def _planned(
-    layout: LogLayout, sizing: Sizing, pieces: tuple[Piece, ...], announced: int = 0
-) -> Plan | Finished:
+def _planned(layout: LogLayout, sizing: Sizing, pieces: tuple[Piece, ...]) -> Plan | Finished:
     """The parts still to analyse planned afresh with what is known; the merges once
     every part has its report.
 
@@ -398,7 +389,7 @@ def _planned(
     if len(planned) > 1 and not _can_merge(sizing):
         raise sizing.too_small()
     todo = tuple(piece for piece in planned if isinstance(piece, Part))
-    return _Parts(layout, sizing, planned, todo[:1] if sizing.probing else todo, announced)
+    return _Parts(layout, sizing, planned, todo[:1] if sizing.probing else todo)
 
 
 def _can_merge(sizing: Sizing) -> bool:
