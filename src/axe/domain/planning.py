@@ -394,10 +394,11 @@ def _planned(layout: LogLayout, sizing: Sizing, pieces: tuple[Piece, ...]) -> Pl
 
 def _can_merge(sizing: Sizing) -> bool:
     """Whether the merge prompt and two empty reports may fit, so that a window no merge
-    can fit is found before the parts are paid for, not after them all. Judged leniently,
-    as a part refused in vain costs less than an analysis refused for nothing: within a
-    ceiling (which only falls), and within the window at the lowest rate the provider was
-    seen to count (not before it counted: uncalibrated, the estimate errs high)."""
+    can fit is found before the parts are paid for, not after them all. Judged leniently
+    (refusing a log whose merges would have fitted is worse than paying for its parts):
+    within a ceiling (which only falls), and within the window at the lowest rate the
+    provider was seen to count (not before it counted: uncalibrated, the estimate errs
+    high)."""
     merge = request_classes(MERGE_PROMPT, _SMALLEST_MERGE)
     if sizing.ceiling is not None and sum(merge) > sizing.ceiling:
         return False
