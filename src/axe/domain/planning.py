@@ -1,26 +1,18 @@
 """The big-log planner: which requests analyse a log, learnt from how the provider answers.
 
-A pure state machine over values. :func:`start` gives the first plan for a log and what
-the client knows of the window before sending; a plan's :meth:`~Plan.batch` is the
-requests to send next (each with its instructions, content and estimate), and
-:meth:`~Plan.after` takes what came of each (a reply, a refusal, a failure, or None for
-one never sent) and gives the next plan, until the analysis is :class:`Finished` or has
-:class:`Failed`. A window too small for gc's instructions, or a refusal that cannot be
-true of what was sent, raises its typed error. Nothing here sends: the application does,
-so every rule below is tested on plain values.
+A pure state machine over values: :func:`start` gives the first plan; a plan's ``batch()``
+is the requests to send next, and ``after(outcomes)`` the plan that follows from what came
+of each (a reply, a refusal, a failure, or None for one never sent), until the analysis is
+:class:`Finished` or has :class:`Failed`; a window too small, or a refusal that cannot be
+true of what was sent, raises its typed error. The application sends; nothing here does.
 
 A log that fits is one request with the fixed prompt and the whole log (gc-spec §3.7).
-One that does not, known up front (a window or cap the client reports) or from the
-provider's refusal, is split into parts at entry boundaries, and the part reports are
-merged into one report with the same three sections (in rounds, if the reports themselves
-do not fit one request).
-
-What the provider teaches is one :class:`Sizing` value, handed from each plan to the
-next: a refusal's numbers ("prompt is too long: N tokens > M maximum") give the window
-and how the provider counts; a refusal without numbers halves the largest request
-allowed; and every reply that reports its prompt size calibrates the estimate (built to
-stay above the truth, often by half again), so the rest of the log goes in fewer, fuller
-parts. The estimate stays a hard cap: no request is planned above a window that is known.
+One that does not, known up front or from a refusal, is split into parts at entries whose
+reports are merged, in rounds if need be. What the provider teaches is one :class:`Sizing`
+value, handed from each plan to the next: a refusal's numbers give the window and how the
+provider counts; a refusal without numbers halves the largest request allowed; every reply
+that reports its prompt size calibrates the estimate (built to stay above the truth), so
+the rest goes in fewer, fuller parts. No request is planned above a window that is known.
 """
 
 from __future__ import annotations
