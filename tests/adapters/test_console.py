@@ -13,20 +13,22 @@ from hypothesis import strategies as st
 from axe.adapters.console import ConsoleOutput
 from axe.adapters.console.status import cells, fit, status_text, terminal_columns
 from axe.composition import console_output
-from axe.domain.errors import ApiError
+from axe.domain.errors import ApiError, RefusalMismatchError
 from axe.domain.events import (
     AgentFinished,
     AgentStarted,
     AnalysisReady,
+    AnalysisSplit,
     AnalysisStarted,
     Event,
     MemoryRead,
+    PartAnalysed,
     SweepFinished,
     SweepStarted,
     WaitingForLock,
 )
 from axe.domain.model import ModelRef
-from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult, Usage
+from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepResult, Usage
 from axe.domain.safe_text import terminal_safe
 
 MODEL = ModelRef("anthropic", "claude-3")
@@ -46,13 +48,13 @@ def one_agent(text: str = "the report") -> list[Event]:
         kept=1,
         limit=1,
         model=MODEL,
-        analysis=Analysis(text=text, usage=Usage(10, 5)),
+        analysis=Analysis(text=text, spent=Spent(usage=Usage(10, 5), requests=1)),
     )
     return [
         AgentStarted("a", in_sweep=False),
         MemoryRead("a", 3, 300),
         AnalysisStarted("a", MODEL, 3),
-        AnalysisReady("a", Analysis(text=text, usage=Usage(10, 5))),
+        AnalysisReady("a", Analysis(text=text, spent=Spent(usage=Usage(10, 5), requests=1))),
         AgentFinished(result),
     ]
 
@@ -302,3 +304,53 @@ def test_any_status_frame_leaves_room_for_the_echoed_ctrl_c(
     """Whatever the words and width, "^C" echoed after a frame stays on its row."""
     keep = text[: len(text) // 2]
     assert cells(status_text(3, text, elapsed, columns, keep)) <= max(columns - 3, 0)
+
+
+def test_the_part_count_of_a_split_log_is_said_to_be_about_what_the_plan_expects() -> None:
+    """Issue 28, item 10: the total on the status line can change when replies calibrate
+    the plan, so it is worded as the plan's estimate, never as a promise."""
+    err = Terminal()
+    console = ConsoleOutput(
+        io.BytesIO(), err, interactive=True, columns=lambda: 120, refresh_seconds=3600
+    )
+    play(
+        console,
+        [
+            AnalysisStarted("a", MODEL, 3600),
+            AnalysisSplit("a", 14),
+            PartAnalysed("a", 1, 14),
+            AnalysisSplit("a", 11),
+            PartAnalysed("a", 2, 11),
+        ],
+    )
+    frames = [frame for frame in err.getvalue().decode().split("\r\x1b[2K") if frame]
+    assert frames[1:] == [
+        "| Analysing a: about 14 parts with anthropic/claude-3 (0s)",
+        "| Analysing a: part 1 of about 14 done with anthropic/claude-3 (0s)",
+        "| Analysing a: about 11 parts with anthropic/claude-3 (0s)",
+        "| Analysing a: part 2 of about 11 done with anthropic/claude-3 (0s)",
+    ]
+    console.close()
+
+
+def test_a_refusal_that_cannot_be_true_is_one_line_quoting_the_provider() -> None:
+    """Issue 28, item 1: the provider's own words, then what gc sent and what to check,
+    byte for byte."""
+    refusal = (
+        "anthropic API error (HTTP 400 invalid_request_error): prompt is too long: 250123 "
+        "tokens > 200000 maximum"
+    )
+    err = io.BytesIO()
+    error = RefusalMismatchError(refusal, content=1716, estimate=1567)
+    ConsoleOutput(io.BytesIO(), err).emit(AgentFinished(failed_with(error)))
+    assert err.getvalue() == (
+        b"anthropic API error (HTTP 400 invalid_request_error): prompt is too long: 250123 "
+        b"tokens > 200000 maximum (gc sent 1,716 bytes beside its instructions: about 1,567 "
+        b"tokens by its own estimate, which errs high; sending less would not help, so gc "
+        b"stopped: check the model, its window and any gateway in between, or use --model "
+        b"builtin/heuristic)\n"
+    )
+
+
+def failed_with(error: ApiError) -> AgentResult:
+    return AgentResult(agent="a", status=AgentStatus.FAILED, error=error)

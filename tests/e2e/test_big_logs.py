@@ -4,12 +4,15 @@ loopback providers that have a context window and answer as the real ones do."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
 
 from axe.domain.entries import count_entries
+from axe.domain.planning import prompt_cost
 from tests.e2e.loopback import LoopbackLLM, Prompt, loopback_llm
+from tests.e2e.loopback import _texts as texts_of
 from tests.support import AxeHome, entries
 from tests.support import run_installed as axe
 
@@ -157,3 +160,122 @@ def test_a_part_that_fails_fails_the_agent_and_trims_nothing(
     assert line.startswith("analysis of part 1 of ")
     assert "anthropic API error (HTTP 400)" in line
     assert home.memory_path("diary").read_bytes() == memory
+
+
+def test_a_404_inside_a_part_still_says_where_the_model_was_named(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """Issue 28, item 10: a model the provider does not know, found by the first part of a
+    split log: the line names the part and, as on a log that fits, the file that set it."""
+    server.fail_with = (404, "not_found_error", "model: claude-nope")
+    path = home.add_agent("diary", model="anthropic/claude-nope", last_n=10)
+    home.write_memory("diary", entries(ENTRIES))
+    done = axe(
+        home,
+        "gc",
+        "diary",
+        "--max-input-tokens",
+        "9000",
+        ANTHROPIC_API_KEY="k",
+        AXE_ANTHROPIC_BASE_URL=server.url,
+    )
+    assert done.returncode == 3
+    assert re.fullmatch(
+        r"analysis of part 1 of \d+ failed: anthropic API error \(HTTP 404 not_found_error\): "
+        r'model: claude-nope \(model "anthropic/claude-nope" is set in '
+        + re.escape(str(path))
+        + r"\)\n",
+        done.stderr,
+    ), done.stderr
+
+
+# A too-long refusal that cannot be true of what gc sent (issue 28, item 1): each
+# provider's real body, answered to every request, for a log of 1.7 KB.
+
+OPENAI_TOO_LONG = {
+    "error": {
+        "message": (
+            "This model's maximum context length is 128000 tokens. However, your messages "
+            "resulted in 250123 tokens. Please reduce the length of the messages."
+        ),
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }
+}
+UNTRUE_REFUSALS = {
+    "anthropic": (
+        "anthropic/claude-3",
+        {"ANTHROPIC_API_KEY": "k"},
+        (400, "invalid_request_error", "prompt is too long: 250123 tokens > 200000 maximum"),
+        "anthropic API error (HTTP 400 invalid_request_error): prompt is too long: 250123 "
+        "tokens > 200000 maximum",
+    ),
+    "openai": (
+        "openai/gpt-4o",
+        {"OPENAI_API_KEY": "k"},
+        None,
+        "openai API error (HTTP 400 invalid_request_error): This model's maximum context "
+        "length is 128000 tokens. However, your messages resulted in 250123 tokens. Please "
+        "reduce the length of the messages.",
+    ),
+    "google": (
+        "google/gemini-2.5-flash",
+        {"GEMINI_API_KEY": "g-key-0123456789"},
+        (
+            400,
+            "INVALID_ARGUMENT",
+            "The input token count (1200293) exceeds the maximum number of tokens allowed "
+            "(1048576).",
+        ),
+        "google API error (HTTP 400 INVALID_ARGUMENT): The input token count (1200293) "
+        "exceeds the maximum number of tokens allowed (1048576).",
+    ),
+    "bedrock": (
+        "bedrock/anthropic.claude-3-5-sonnet-20241022-v2:0",
+        {
+            "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+            "AWS_SECRET_ACCESS_KEY": "s" * 40,
+            "AWS_REGION": "us-east-1",
+        },
+        (400, "ValidationException", "Input is too long for requested model."),
+        "bedrock API error (HTTP 400 ValidationException): Input is too long for requested model.",
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", list(UNTRUE_REFUSALS))
+def test_a_refusal_that_cannot_be_true_stops_early_quoting_the_provider(
+    home: AxeHome, server: LoopbackLLM, provider: str
+) -> None:
+    """A provider answering every request of a 1.7 KB log with its real "too long" body
+    (a gateway that counts differently, a misconfigured model): gc stops after at most two
+    requests, exit 3, with one line that quotes the provider and says what gc sent; no
+    false "window too small" after 11 shrinking requests, and nothing is trimmed."""
+    model, environment, failure, said = UNTRUE_REFUSALS[provider]
+    if failure is None:
+        server.status, server.raw_reply = 400, json.dumps(OPENAI_TOO_LONG).encode()
+    else:
+        server.fail_with = failure
+    memory = entries(22)
+    home.add_agent("diary", model=model, last_n=10)
+    home.write_memory("diary", memory)
+    base = {f"AXE_{provider.upper()}_BASE_URL": server.url}
+    done = axe(home, "gc", "diary", environment={**environment, **base})
+    assert 1 <= len(server.requests) <= 2
+    system, user = sent_texts(server)
+    assert (done.returncode, done.stdout) == (3, "Agent: diary\nEntries: 22\n")
+    assert done.stderr == (
+        f"{said} (gc sent {len(user.encode()):,} bytes beside its instructions: about "
+        f"{prompt_cost(system, user.encode()):,} tokens by its own estimate, which errs high; "
+        "sending less would not help, so gc stopped: check the model, its window and any "
+        "gateway in between, or use --model builtin/heuristic)\n"
+    )
+    assert home.memory_path("diary").read_bytes() == memory
+
+
+def sent_texts(server: LoopbackLLM) -> tuple[str, str]:
+    """The system prompt and the user message of the last request, in any wire format."""
+    path, _, body = server.requests[-1]
+    system, user, _ = texts_of(path, json.loads(body))
+    return system, user

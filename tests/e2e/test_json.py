@@ -15,8 +15,7 @@ from click.testing import CliRunner, Result
 from axe.adapters.console.json_lines import result_line
 from axe.cli import cli
 from axe.domain.errors import ApiError
-from axe.domain.results import AgentResult, AgentStatus, Analysis, Usage
-from axe.domain.spending import Spent
+from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, Usage
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
 from tests.support import CANNED_ANALYSIS, AxeHome, entries, run_installed
 
@@ -273,7 +272,9 @@ def test_a_stated_cost_is_in_the_usage_object_and_only_then() -> None:
     spent = Spent(usage=Usage(120, 30, cost=0.0042), requests=2, parts=None)
     failed = AgentResult(agent="a", status=AgentStatus.FAILED, error=ApiError("boom"), spent=spent)
     ok = AgentResult(
-        agent="b", status=AgentStatus.DRY_RUN, analysis=Analysis(text="r", usage=Usage(1, 2))
+        agent="b",
+        status=AgentStatus.DRY_RUN,
+        analysis=Analysis(text="r", spent=Spent(usage=Usage(1, 2), requests=1)),
     )
     assert json.loads(result_line(failed)) == {
         "agent": "a",

@@ -16,15 +16,13 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from axe.application.analysis import prompt_cost
 from axe.application.gc import GcOptions, GcPorts, collect_garbage
 from axe.application.ports import AnalysisRequest
 from axe.domain.entries import count_entries
-from axe.domain.errors import ApiError, PromptTooLargeError
+from axe.domain.errors import ApiError, PromptTooLargeError, WindowTooSmallError
+from axe.domain.planning import prompt_cost
 from axe.domain.prompt import MERGE_PROMPT, PATTERN_DETECTION_PROMPT
-from axe.domain.results import AgentResult, AgentStatus, Completion, Usage
-from axe.domain.spending import Spent
-from axe.domain.window import WindowTooSmallError
+from axe.domain.results import AgentResult, AgentStatus, Completion, Spent, Usage
 from axe.testing import (
     FakeAgentRepository,
     FakeMemoryStore,

@@ -8,8 +8,6 @@ by whoever listens to the events, and every run ends in a result value.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import attrs
 from attrs import Attribute, field, frozen
 
@@ -39,10 +37,7 @@ from axe.domain.events import (
 )
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
-from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult
-
-if TYPE_CHECKING:
-    from axe.domain.spending import Spent
+from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepResult
 
 
 def _model_override(value: ModelRef | str | None) -> ModelRef | None:

@@ -98,8 +98,6 @@ def ordered_map(
     exception from ``work`` is raised when its turn comes; on any exception (Ctrl-C
     included) ``stop`` is set and nothing is waited for.
     """
-    from concurrent.futures import FIRST_COMPLETED, wait  # noqa: PLC0415
-
     results: list[R | None] = [None] * len(items)
     with worker_pool(max(1, min(jobs, len(items))), name) as pool:
         futures: list[Future[R]] = []
@@ -112,9 +110,7 @@ def ordered_map(
                     futures.append(pool.submit(work, items[len(futures)]))
                 if waiting is not None:
                     waiting(done, _running(items, futures))
-                pending = [future for future in futures[done:] if not future.done()]
-                if pending:
-                    wait(pending, return_when=FIRST_COMPLETED)
+                _wait_for_one(futures[done:])
                 halted = halted or any(_halting(future, halts) for future in futures[done:])
                 done = _settle(futures, done, results, settled)
                 if halted and done == len(futures):
@@ -124,6 +120,15 @@ def ordered_map(
             stop.requested = True
             raise
     return results
+
+
+def _wait_for_one(futures: list[Future[R]]) -> None:
+    """Until one of ``futures`` is done, if none is."""
+    from concurrent.futures import FIRST_COMPLETED, wait  # noqa: PLC0415
+
+    pending = [future for future in futures if not future.done()]
+    if pending:
+        wait(pending, return_when=FIRST_COMPLETED)
 
 
 def _settle(

@@ -75,6 +75,41 @@ class PromptTooLargeError(ApiError):
         self.limit = limit
 
 
+class WindowTooSmallError(ApiError):
+    """The model's window cannot hold gc's instructions and a part of the log: a fact with
+    its numbers, all in the provider's tokens; the console words the advice.
+
+    ``limit`` is the input the window allows (None: unknown, or nothing beside a reply of
+    ``reply`` tokens); ``instructions`` what gc's own instructions need (None when the
+    reply alone fills the window).
+    """
+
+    def __init__(self, *, limit: int | None, instructions: int | None, reply: int) -> None:
+        super().__init__(
+            f"context window too small: input limit {limit}, instructions {instructions}, "
+            f"reply {reply}"
+        )
+        self.limit = limit
+        self.instructions = instructions
+        self.reply = reply
+
+
+class RefusalMismatchError(ApiError):
+    """The provider refused a request as too long in terms that cannot be true of what gc
+    sent (a count far above gc's estimate, which errs high; a window far above it; or, with
+    no numbers at all, a request already within the smallest window gc supports): a
+    gateway that counts differently, or a misconfigured model. Shrinking the log further
+    cannot help, so the analysis stops with the provider's own words (``refusal``) and what
+    was sent: ``content`` bytes beside the instructions, ``estimate`` tokens in all.
+    """
+
+    def __init__(self, refusal: str, *, content: int, estimate: int) -> None:
+        super().__init__(f"{refusal} (sent {content} bytes, estimated {estimate} tokens)")
+        self.refusal = refusal
+        self.content = content
+        self.estimate = estimate
+
+
 def detached(error: AxeError) -> AxeError:
     """``error`` without the stack frames it was raised through, its causes' included.
 

@@ -108,9 +108,10 @@ class AnalysisStarted:
 
 @frozen
 class AnalysisSplit:
-    """The log does not fit the model: it is analysed in ``parts`` parts, then merged.
+    """The log does not fit the model: it is analysed in about ``parts`` parts, then merged.
 
-    Emitted again with the new count when a part is refused and split further.
+    The count is the plan's, not a promise: it is emitted again with the new count when
+    replies calibrate the estimate (fewer, fuller parts) or a part is refused and split.
     """
 
     agent: str
@@ -119,7 +120,7 @@ class AnalysisSplit:
 
 @frozen
 class PartAnalysed:
-    """``done`` of the ``parts`` parts have their report."""
+    """``done`` parts have their report, of the ``parts`` last announced."""
 
     agent: str
     done: int

@@ -8,15 +8,11 @@ worded for a reader.
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from axe.domain.errors import EXIT_SUCCESS, AxeError, exit_code_for
+from axe.domain.errors import EXIT_SUCCESS, ApiError, AxeError, PromptTooLargeError, exit_code_for
 from axe.domain.model import ModelRef
-
-if TYPE_CHECKING:  # defined only where an analysis runs: one class less at start-up
-    from axe.domain.spending import Spent
 
 
 class AgentStatus(enum.Enum):
@@ -52,17 +48,6 @@ class Usage:
         )
 
 
-def total_usage(usages: list[Usage | None]) -> Usage | None:
-    """The sum of the usages that are known; None when no reply reported any."""
-    known = [usage for usage in usages if usage is not None]
-    if not known:
-        return None
-    total = known[0]
-    for usage in known[1:]:
-        total += usage
-    return total
-
-
 @frozen
 class Completion:
     """One reply of an :class:`~axe.application.ports.LLMClient`: its text and its cost.
@@ -76,18 +61,56 @@ class Completion:
 
 
 @frozen(kw_only=True)
+class Spent:
+    """What one agent's analysis sent and what it cost, whatever came of it: the bill of a
+    failed analysis counts too.
+
+    ``requests`` counts every HTTP request that went out (refused, failed and retried
+    ones included: each may have been billed); ``usage`` sums what the replies reported;
+    ``parts`` is None unless the log was split, then the parts analysed so far.
+    """
+
+    usage: Usage | None = None
+    requests: int = 0
+    parts: int | None = None
+
+    def counting(self, outcome: Completion | AxeError | None, *, part: bool) -> Spent:
+        """With what one request came to (None: it was never sent); ``part``: it was a
+        part of a split log."""
+        if isinstance(outcome, Completion):
+            usage = self.usage if outcome.usage is None else outcome.usage
+            if self.usage is not None and outcome.usage is not None:
+                usage = self.usage + outcome.usage
+            parts = (self.parts or 0) + 1 if part else self.parts
+            return Spent(usage=usage, requests=self.requests + outcome.sent, parts=parts)
+        sent = outcome.sent if isinstance(outcome, ApiError) else 0
+        if isinstance(outcome, PromptTooLargeError):
+            sent = max(sent, 1)  # a refusal is an answer to a request
+        return Spent(usage=self.usage, requests=self.requests + sent, parts=self.parts)
+
+
+@frozen(kw_only=True)
 class Analysis:
-    """The report gc obtained for one agent's memory.
+    """The report gc obtained for one agent's memory, and what obtaining it spent.
 
     ``parts`` is 1 when the whole log went in one request (gc-spec §3.7); more when the log
     did not fit the model and was analysed in parts whose reports were then merged.
-    ``requests`` counts every request made, refused ones included; ``usage`` sums them.
     """
 
     text: str
-    usage: Usage | None = None
-    parts: int = 1
-    requests: int = 1
+    spent: Spent = Spent(requests=1)
+
+    @property
+    def usage(self) -> Usage | None:
+        return self.spent.usage
+
+    @property
+    def parts(self) -> int:
+        return self.spent.parts or 1
+
+    @property
+    def requests(self) -> int:
+        return self.spent.requests
 
 
 @frozen(kw_only=True)

@@ -133,6 +133,13 @@ class Calibration:
         sample, tokens = self.samples[-1]
         return sum(classes) * tokens / max(sum(sample), 1e-9)
 
+    def least(self, classes: Classes) -> float:
+        """What ``classes`` would cost at the lowest ratio of count to estimate among the
+        requests counted (for a verdict that must not come early: :meth:`bound` may
+        still fall as requests are counted)."""
+        ratios = [tokens / max(sum(sample), 1e-9) for sample, tokens in self.samples]
+        return sum(classes) * min([1.0, *ratios])
+
     def learnt(self, classes: Classes, tokens: int) -> Calibration:
         """With one more counted request (the last few are kept: the bound is their min)."""
         return Calibration((*self.samples, (classes, tokens))[-8:])

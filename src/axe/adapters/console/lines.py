@@ -12,7 +12,12 @@ from typing import assert_never
 
 from attrs import frozen
 
-from axe.domain.errors import AxeError, ModelNotFoundError
+from axe.domain.errors import (
+    AxeError,
+    ModelNotFoundError,
+    RefusalMismatchError,
+    WindowTooSmallError,
+)
 from axe.domain.events import (
     AgentFinished,
     AgentsIgnored,
@@ -35,7 +40,6 @@ from axe.domain.events import (
 )
 from axe.domain.model import quoted
 from axe.domain.results import AgentResult, AgentStatus, SweepResult
-from axe.domain.window import WindowTooSmallError
 
 
 class Stream(enum.Enum):
@@ -133,9 +137,17 @@ _LARGER = "use a model with a larger window, or --model builtin/heuristic"
 
 def error_text(error: AxeError) -> str:
     """The sentence for a failure: the facts the core reports as values are worded here (a
-    window too small; where a model the provider does not know was named)."""
+    window too small; a refusal that cannot be true of what was sent; where a model the
+    provider does not know was named)."""
     if isinstance(error, WindowTooSmallError):
         return _too_small(error)
+    if isinstance(error, RefusalMismatchError):
+        return (
+            f"{error.refusal} (gc sent {error.content:,} bytes beside its instructions: about "
+            f"{error.estimate:,} tokens by its own estimate, which errs high; sending less "
+            "would not help, so gc stopped: check the model, its window and any gateway in "
+            "between, or use --model builtin/heuristic)"
+        )
     origin = error.origin if isinstance(error, ModelNotFoundError) else None
     if origin is None:
         return str(error)

@@ -136,11 +136,12 @@ class ConsoleOutput:
             case AnalysisStarted(agent=agent, model=model, entries=entries):
                 self._model = model
                 status.show(f"Analysing {agent}: {entries} entries with {model}", agent)
-            case AnalysisSplit(agent=agent, parts=parts):
-                status.update(f"Analysing {agent}: {parts} parts with {self._model}", agent)
+            case AnalysisSplit(agent=agent, parts=parts):  # the plan's count: it may change
+                status.update(f"Analysing {agent}: about {parts} parts with {self._model}", agent)
             case PartAnalysed(agent=agent, done=done, parts=parts):
                 status.update(
-                    f"Analysing {agent}: part {done}/{parts} done with {self._model}", agent
+                    f"Analysing {agent}: part {done} of about {parts} done with {self._model}",
+                    agent,
                 )
             case MergeStarted(agent=agent, reports=reports):
                 status.update(f"Merging {agent}'s {reports} part reports with {self._model}", agent)

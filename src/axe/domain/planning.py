@@ -1,0 +1,552 @@
+"""The big-log planner: which requests analyse a log, learnt from how the provider answers.
+
+A pure state machine over values: :func:`start` gives the first plan; a plan's ``batch()``
+is the requests to send next, and ``after(outcomes)`` the plan that follows from what came
+of each (a reply, a refusal, a failure, or None for one never sent), until the analysis is
+:class:`Finished` or has :class:`Failed`; a window too small, or a refusal that cannot be
+true of what was sent, raises its typed error. The application sends; nothing here does.
+
+A log that fits is one request with the fixed prompt and the whole log (gc-spec §3.7).
+One that does not, known up front or from a refusal, is split into parts at entries whose
+reports are merged, in rounds if need be. What the provider teaches is one :class:`Sizing`
+value, handed from each plan to the next: a refusal's numbers give the window and how the
+provider counts; a refusal without numbers halves the largest request allowed; every reply
+that reports its prompt size calibrates the estimate (built to stay above the truth), so
+the rest goes in fewer, fuller parts. No request is planned above a window that is known.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import math
+from collections.abc import Callable, Sequence
+
+import attrs
+from attrs import frozen
+
+from axe.domain.errors import (
+    AxeError,
+    PromptTooLargeError,
+    RefusalMismatchError,
+    WindowTooSmallError,
+)
+from axe.domain.limits import MIN_INPUT_TOKENS
+from axe.domain.parts import LogLayout, Measure, Part, halve, plan_parts
+from axe.domain.prompt import (
+    ANALYSIS_MAX_TOKENS,
+    MERGE_PROMPT,
+    PATTERN_DETECTION_PROMPT,
+    merge_content,
+)
+from axe.domain.results import Completion
+from axe.domain.tokens import Calibration, Classes, classes_sum, token_classes
+
+_CALIBRATED_MARGIN = 0.95  # estimates scaled to a provider's count are exact on average only
+_SMALLEST_PART = 64  # bytes of the log; a part this small refused: the window is too small
+_SMALLEST_ROOM = 16  # tokens left for the log beside the instructions: less is no part at all
+_SMALLEST_REPORT = 64  # characters of a part's report; shorter is no report to merge
+_FRAMING: Classes = (0, 0, 0, 0, 0, 0, 16)  # role markers and framing around the two texts
+_HALF = 0.55  # of the content refused without numbers: its halves fit, uneven ones too
+_UNIT = 1 << 20  # what one request may cost in the units parts are planned in
+_MISMATCH = 2  # a count this many times the estimate, or a window this many times it, is untrue
+
+Outcome = Completion | AxeError | None  # what one request came to; None: it was not sent
+
+
+@functools.cache
+def _instructions(system_prompt: str) -> Classes:
+    return classes_sum(token_classes(system_prompt.encode()), _FRAMING)
+
+
+def request_classes(system_prompt: str, content: bytes) -> Classes:
+    """The estimate of one request by kind of text: instructions, message and framing."""
+    return classes_sum(_instructions(system_prompt), token_classes(content))
+
+
+def prompt_cost(system_prompt: str, content: bytes) -> int:
+    """Estimated input tokens of one request: instructions, user message and framing."""
+    return math.ceil(sum(request_classes(system_prompt, content)))
+
+
+class Stage(enum.Enum):
+    """What the requests of a batch are for."""
+
+    WHOLE = "whole"  # the whole log in one request
+    PARTS = "parts"  # parts of a log split at entries
+    MERGE = "merge"  # merges of part reports
+
+
+@frozen(eq=False)
+class Ask:
+    """One request the plan asks for: ``system_prompt`` and the content, which is
+    ``source`` itself or, for a part, the bytes of ``part`` in it (made when sent, so a
+    batch of parts holds no copy of the log). ``classes`` is the estimate by kind of text;
+    None only for a whole log sent with no window known (it is then not estimated
+    unless refused)."""
+
+    system_prompt: str
+    source: bytes
+    classes: Classes | None
+    part: Part | None = None
+
+    def content(self) -> bytes:
+        return self.source if self.part is None else self.part.content(self.source)
+
+
+@frozen
+class Batch:
+    """Requests to send together (a bounded few at a time; the first failure stops what
+    has not started), and what a frontend is told of them.
+
+    ``total`` is how many parts the log is planned in now (``PARTS``) or how many reports
+    this merge round combines (``MERGE``); ``done`` how many parts had their report before.
+    """
+
+    stage: Stage
+    asks: tuple[Ask, ...]
+    total: int = 1
+    done: int = 0
+
+
+@frozen
+class Finished:
+    """The report: the one reply of a log that fits, or the last merge."""
+
+    text: str
+
+
+@frozen
+class Failed:
+    """A request failed for another reason than its size: ``error`` as the client gave it,
+    and where: part ``at`` of ``of`` (``PARTS``), a merge of ``of`` reports (``MERGE``), or
+    the whole log (``WHOLE``)."""
+
+    error: AxeError
+    stage: Stage
+    at: int = 0
+    of: int = 0
+
+
+@frozen
+class Sizing:
+    """What is known about how large one request may be, as a value: each lesson returns
+    a new one, which is handed on, so nothing learnt is lost between batches and rounds.
+
+    ``cap`` and ``limit`` are in the provider's tokens: the client's limit known before
+    sending, and the window a refusal stated. ``calibration`` bounds the provider's count
+    from the requests it counted (replies and refusals with numbers). ``ceiling`` is the
+    most estimated tokens a request may have after refusals that gave no numbers: each such
+    refusal halves the content it refused. ``answered_once``: a reply came, with or without a count
+    (probing one part at a time is over either way).
+    """
+
+    cap: int | None = None
+    limit: int | None = None
+    calibration: Calibration = attrs.field(factory=Calibration)
+    ceiling: int | None = None
+    answered_once: bool = False
+
+    @property
+    def window(self) -> int | None:
+        limits = [limit for limit in (self.cap, self.limit) if limit is not None]
+        return min(limits) if limits else None
+
+    @property
+    def probing(self) -> bool:
+        """A limit is known but no reply has come yet: one request first, so the rest is
+        planned from the provider's own count (or from its next refusal)."""
+        known = self.window is not None or self.ceiling is not None
+        return known and not (self.calibration.samples or self.answered_once)
+
+    def fits(self, request: Classes) -> bool:
+        """Whether a request of these estimated classes may be sent."""
+        return all(measure(request) <= room for measure, room in self._rooms())
+
+    def content_cost(self, system_prompt: str) -> Measure | None:
+        """What a request of ``system_prompt`` and some content (given by its estimate by
+        kind of text) costs, in units of which one request may hold ``_UNIT``; None when
+        nothing is known (the content goes whole).
+
+        Raises:
+            WindowTooSmallError: the instructions leave no room for a part of the log.
+        """
+        rooms = self._rooms()
+        if not rooms:
+            return None
+        beside = _instructions(system_prompt)
+        if any(measure(beside) > room - _SMALLEST_ROOM for measure, room in rooms):
+            raise self.too_small()
+
+        def cost(content: Classes) -> float:
+            request = classes_sum(beside, content)
+            return max(measure(request) / room for measure, room in rooms) * _UNIT
+
+        return cost
+
+    def answered(self, request: Classes, completion: Completion) -> Sizing:
+        """Calibrated from a reply that reports its prompt size."""
+        usage = completion.usage
+        if usage is None or usage.input_tokens <= 0:  # no count: only no more probing
+            return self if self.answered_once else attrs.evolve(self, answered_once=True)
+        return attrs.evolve(self, calibration=self.calibration.learnt(request, usage.input_tokens))
+
+    def refused(self, refusal: PromptTooLargeError, ask: Ask) -> Sizing:
+        """What a refusal of ``ask`` (estimated) teaches.
+
+        Raises:
+            WindowTooSmallError: the provider says no input fits at all (the reply takes
+                the whole window).
+            RefusalMismatchError: what the provider says cannot be true of ``ask``.
+        """
+        request = _estimated(ask)
+        if refusal.limit is not None and refusal.limit <= 0:
+            raise WindowTooSmallError(limit=None, instructions=None, reply=ANALYSIS_MAX_TOKENS)
+        _check_believable(refusal, ask, sum(request))
+        learnt = self
+        if refusal.limit is not None:
+            learnt = attrs.evolve(learnt, limit=min(refusal.limit, self.limit or refusal.limit))
+            if refusal.tokens:  # a limit alone (a prompt Ollama cut) says nothing of the count
+                calibration = learnt.calibration.learnt(request, refusal.tokens)
+                learnt = attrs.evolve(learnt, calibration=calibration)
+        if learnt.fits(request):  # nothing said by how much: half the log it refused, at most
+            beside = _instructions(ask.system_prompt)
+            content = sum(request) - sum(beside)
+            learnt = attrs.evolve(learnt, ceiling=int(sum(beside) + content * _HALF))
+        return learnt
+
+    def too_small(self) -> WindowTooSmallError:
+        """The failure for a window that holds no part of the log beside the instructions.
+
+        Both numbers are in the provider's tokens: an estimate beside a real limit could
+        claim instructions bigger than a window that in truth holds them, and only not a
+        part. The window is named only when a stated limit is what binds."""
+        instructions = _instructions(PATTERN_DETECTION_PROMPT)
+        window = self.window
+        binding = window is not None and (
+            self.ceiling is None or window - self.calibration.bound(instructions) <= self.ceiling
+        )
+        return WindowTooSmallError(
+            limit=window if binding else None,
+            instructions=math.ceil(self.calibration.typical(instructions)),
+            reply=ANALYSIS_MAX_TOKENS,
+        )
+
+    def _rooms(self) -> list[tuple[Callable[[Classes], float], float]]:
+        """Each known limit: how it measures a request, and the most it allows."""
+        rooms: list[tuple[Callable[[Classes], float], float]] = []
+        if self.window is not None:
+            margin = _CALIBRATED_MARGIN if self.calibration.samples else 1.0
+            rooms.append((self.calibration.bound, self.window * margin))
+        if self.ceiling is not None:
+            rooms.append((sum, self.ceiling))
+        return rooms
+
+
+def _estimated(ask: Ask) -> Classes:
+    """``ask``'s estimate (a whole log sent with no window known is estimated only now)."""
+    return ask.classes or request_classes(ask.system_prompt, ask.content())
+
+
+def _check_believable(refusal: PromptTooLargeError, ask: Ask, estimate: float) -> None:
+    """Raises RefusalMismatchError when the refusal cannot be true of ``ask``, whose
+    ``estimate`` errs high by design: it counts far more than that, or states a window
+    that holds it many times over, or, with no numbers at all, refuses what is already
+    within the smallest window gc supports (where halving only wastes requests)."""
+    counted_more = refusal.tokens is not None and refusal.tokens > _MISMATCH * estimate
+    room_to_spare = refusal.limit is not None and _MISMATCH * estimate <= refusal.limit
+    no_numbers = refusal.tokens is None and refusal.limit is None
+    if counted_more or room_to_spare or (no_numbers and estimate <= MIN_INPUT_TOKENS):
+        content = len(ask.content())
+        raise RefusalMismatchError(str(refusal), content=content, estimate=math.ceil(estimate))
+
+
+def start(log: bytes, cap: int | None) -> Plan | Finished:
+    """The first plan for ``log``, ``cap`` being the most input tokens the client knows
+    one request may carry (None: unknown, and the log goes whole, as the spec says).
+
+    Raises:
+        WindowTooSmallError: the known window holds no part of the log beside gc's
+            instructions, or no merge of two part reports.
+    """
+    sizing = Sizing(cap=cap)
+    if sizing.window is None:  # not even estimated: a log that fits costs nothing more
+        return _Whole(sizing, Ask(PATTERN_DETECTION_PROMPT, log, None))
+    layout = LogLayout(log)
+    whole = _part_classes(layout, layout.part(0, len(log)))
+    if sizing.fits(whole):
+        return _Whole(sizing, Ask(PATTERN_DETECTION_PROMPT, log, whole), layout)
+    return _planned(layout, sizing, (layout.part(0, len(log)),))
+
+
+@frozen(eq=False)
+class _Whole:
+    """The whole log in one request."""
+
+    sizing: Sizing
+    ask: Ask
+    layout: LogLayout | None = None
+
+    def batch(self) -> Batch:
+        return Batch(Stage.WHOLE, (self.ask,))
+
+    def after(self, outcomes: Sequence[Outcome]) -> Plan | Finished | Failed:
+        (outcome,) = outcomes
+        if outcome is None:
+            return self
+        if isinstance(outcome, Completion):
+            return Finished(outcome.text)
+        if not isinstance(outcome, PromptTooLargeError):
+            return Failed(outcome, Stage.WHOLE)
+        layout = self.layout or LogLayout(self.ask.source)
+        whole = layout.part(0, len(layout.log))
+        ask = attrs.evolve(self.ask, classes=self.ask.classes or _part_classes(layout, whole))
+        return _planned(layout, self.sizing.refused(outcome, ask), (whole,))
+
+
+@frozen(eq=False)
+class _Report:
+    """A report and the parts it covers (one part, or a run of merged ones); ``kept`` is
+    how much of the report's own text is left after shortening (all of it, unless cut)."""
+
+    first: Part
+    last: Part
+    text: str
+    kept: int | None = None
+
+    @property
+    def body(self) -> str:
+        return self.text if self.kept is None else self.text[: self.kept]
+
+    def shortened(self) -> _Report:
+        """Half of the report's own text and one marker, however often it is shortened."""
+        kept = len(self.body) // 2
+        return _Report(self.first, self.last, self.body[:kept] + _LEFT_OUT, kept)
+
+
+_LEFT_OUT = "\n[... rest of this report left out ...]"
+Piece = Part | _Report  # a part still to analyse, or the report of one
+
+
+@frozen(eq=False)
+class _Parts:
+    """Every entry in exactly one piece, in log order; ``sending`` are the parts to send
+    now (the first alone while probing)."""
+
+    layout: LogLayout
+    sizing: Sizing
+    pieces: tuple[Piece, ...]
+    sending: tuple[Part, ...]
+
+    def batch(self) -> Batch:
+        done = sum(isinstance(piece, _Report) for piece in self.pieces)
+        total = len(self.pieces)
+        asks = tuple(self._ask(part) for part in self.sending)
+        return Batch(Stage.PARTS, asks, total, done)
+
+    def _ask(self, part: Part) -> Ask:
+        classes = _part_classes(self.layout, part)
+        return Ask(PATTERN_DETECTION_PROMPT, self.layout.log, classes, part)
+
+    def after(self, outcomes: Sequence[Outcome]) -> Plan | Finished | Failed:
+        """Reports in place of the parts answered; the rest re-planned with what the batch
+        taught. The earliest failure is said, after what the others taught."""
+        sizing, pieces = self.sizing, list(self.pieces)
+        failure: Failed | None = None
+        for part, outcome in zip(self.sending, outcomes, strict=True):
+            at = pieces.index(part)
+            if isinstance(outcome, Completion):
+                sizing = sizing.answered(_part_classes(self.layout, part), outcome)
+                pieces[at] = _Report(part, part, outcome.text)
+            elif isinstance(outcome, PromptTooLargeError):
+                sizing = sizing.refused(outcome, self._ask(part))
+                if part.sent_size <= _SMALLEST_PART:  # the marker of a cut entry not counted
+                    raise sizing.too_small() from outcome
+            elif outcome is not None and failure is None:
+                failure = Failed(outcome, Stage.PARTS, at + 1, len(pieces))
+        return failure or _planned(self.layout, sizing, tuple(pieces))
+
+
+def _planned(layout: LogLayout, sizing: Sizing, pieces: tuple[Piece, ...]) -> Plan | Finished:
+    """The parts still to analyse planned afresh with what is known; the merges once
+    every part has its report.
+
+    Raises:
+        WindowTooSmallError: no part fits, or no merge of two reports could.
+    """
+    reports = [piece for piece in pieces if isinstance(piece, _Report)]
+    if len(reports) == len(pieces):
+        return _merge_round(layout, sizing, reports)
+    planned = _replanned(layout, sizing, pieces)
+    if len(planned) > 1 and not _can_merge(sizing):
+        raise sizing.too_small()
+    todo = tuple(piece for piece in planned if isinstance(piece, Part))
+    return _Parts(layout, sizing, planned, todo[:1] if sizing.probing else todo)
+
+
+def _can_merge(sizing: Sizing) -> bool:
+    """Whether the merge prompt and two empty reports may fit, so that a window no merge
+    can fit is found before the parts are paid for, not after them all. Judged leniently
+    (refusing a log whose merges would have fitted is worse than paying for its parts):
+    within a ceiling (which only falls), and within the window at the lowest rate the
+    provider was seen to count (not before it counted: uncalibrated, the estimate errs
+    high)."""
+    merge = request_classes(MERGE_PROMPT, _SMALLEST_MERGE)
+    if sizing.ceiling is not None and sum(merge) > sizing.ceiling:
+        return False
+    calibration, window = sizing.calibration, sizing.window
+    return window is None or not calibration.samples or calibration.least(merge) <= window
+
+
+_SMALLEST_MERGE = merge_content([("entry 1", ""), ("entry 2", "")], 2)
+
+
+def _replanned(layout: LogLayout, sizing: Sizing, pieces: Sequence[Piece]) -> tuple[Piece, ...]:
+    """The parts not yet analysed planned afresh; with a window known, each run of them
+    is joined first (halves, planned without one, stay halves)."""
+    spans = _coalesced(layout, pieces) if sizing.window else pieces
+    return tuple(
+        piece
+        for span in spans
+        for piece in (_plan(layout, span, sizing) if isinstance(span, Part) else [span])
+    )
+
+
+def _coalesced(layout: LogLayout, pieces: Sequence[Piece]) -> list[Piece]:
+    """Runs of parts not yet analysed joined into one span."""
+    joined: list[Piece] = []
+    for piece in pieces:
+        previous = joined[-1] if joined else None
+        if isinstance(piece, Part) and isinstance(previous, Part):
+            joined[-1] = layout.part(previous.start, piece.end)
+        else:
+            joined.append(piece)
+    return joined
+
+
+def _plan(layout: LogLayout, span: Part, sizing: Sizing) -> list[Part]:
+    """``span`` in parts that fit what is known; always progress, or the window is too
+    small. With a stated window, as few parts as fit; with only refusals without numbers,
+    halves (as even as the entries allow) until each fits."""
+    cost = sizing.content_cost(PATTERN_DETECTION_PROMPT)
+    if cost is None:
+        return [span]
+    if sizing.window is not None:
+        return plan_parts(layout.measured(cost), _UNIT, span.start, span.end)
+    return _halves(layout, span, sizing)
+
+
+def _part_classes(layout: LogLayout, part: Part) -> Classes:
+    """The estimate of the request that analyses ``part``, by kind of text."""
+    if part.sent_bytes is not None:  # a cut entry and its marker
+        return request_classes(PATTERN_DETECTION_PROMPT, part.content(layout.log))
+    return classes_sum(
+        _instructions(PATTERN_DETECTION_PROMPT), layout.classes(part.start, part.end)
+    )
+
+
+def _halves(layout: LogLayout, part: Part, sizing: Sizing) -> list[Part]:
+    if sizing.fits(_part_classes(layout, part)):
+        return [part]
+    if part.sent_size <= _SMALLEST_PART:
+        raise sizing.too_small()
+    return [piece for half in halve(layout, part) for piece in _halves(layout, half, sizing)]
+
+
+@frozen(eq=False)
+class _Merge:
+    """One round of merges: consecutive ``groups`` of the reports, those of two or more
+    sent (``asks``, in order); ``reports`` is how many this round starts from."""
+
+    layout: LogLayout
+    sizing: Sizing
+    groups: tuple[tuple[_Report, ...], ...]
+    asks: tuple[Ask, ...]
+    reports: int
+
+    def batch(self) -> Batch:
+        return Batch(Stage.MERGE, self.asks, self.reports)
+
+    def after(self, outcomes: Sequence[Outcome]) -> Plan | Finished | Failed:
+        """The merged reports in place of their groups; a refused group is regrouped, with
+        what its refusal taught, in the next round."""
+        sizing, merged = self.sizing, {}
+        sent = [index for index, group in enumerate(self.groups) if len(group) > 1]
+        for index, ask, outcome in zip(sent, self.asks, outcomes, strict=True):
+            group = self.groups[index]
+            if isinstance(outcome, Completion):
+                sizing = sizing.answered(_estimated(ask), outcome)
+                merged[index] = _Report(group[0].first, group[-1].last, outcome.text)
+            elif isinstance(outcome, PromptTooLargeError):
+                sizing = sizing.refused(outcome, ask)
+            elif outcome is not None:
+                return Failed(outcome, Stage.MERGE, of=self.reports)
+        reports = [
+            report
+            for index, group in enumerate(self.groups)
+            for report in ([merged[index]] if index in merged else group)
+        ]
+        return _merge_round(self.layout, sizing, reports)
+
+
+def _merge_round(layout: LogLayout, sizing: Sizing, reports: list[_Report]) -> Plan | Finished:
+    """The next round of merges, or the one report left.
+
+    Raises:
+        WindowTooSmallError: two reports cut as short as they go do not fit one request.
+    """
+    if len(reports) == 1:
+        return Finished(reports[0].text)
+    groups = tuple(tuple(group) for group in _groups(layout, reports, sizing))
+    asks = tuple(
+        Ask(MERGE_PROMPT, content, request_classes(MERGE_PROMPT, content))
+        for content in (_merge_content(layout, group) for group in groups if len(group) > 1)
+    )
+    return _Merge(layout, sizing, groups, asks, len(reports))
+
+
+def _shortened(pair: list[_Report], sizing: Sizing) -> list[_Report]:
+    """Both reports of a pair cut to half, for a merge request that does not fit.
+
+    Raises:
+        WindowTooSmallError: both are already too short to be worth merging.
+    """
+    if all(len(report.body) <= _SMALLEST_REPORT for report in pair):
+        raise sizing.too_small()
+    return [report.shortened() for report in pair]
+
+
+def _merge_content(layout: LogLayout, group: Sequence[_Report]) -> bytes:
+    labelled = [
+        (layout.part(report.first.start, report.last.end).label(layout.log), report.text)
+        for report in group
+    ]
+    return merge_content(labelled, len(group))
+
+
+def _groups(layout: LogLayout, reports: list[_Report], sizing: Sizing) -> list[list[_Report]]:
+    """Consecutive groups of reports that fit one merge request, sized like parts; never a
+    lone report while another could join it, so every round makes progress. A pair too
+    large even alone is shortened to fit, as a provider would otherwise cut it silently
+    (Ollama does)."""
+
+    def fits(group: list[_Report]) -> bool:
+        return sizing.fits(request_classes(MERGE_PROMPT, _merge_content(layout, group)))
+
+    groups: list[list[_Report]] = [[]]
+    for report in reports:
+        candidate = [*groups[-1], report]
+        if len(candidate) > 2 and not fits(candidate):
+            groups.append([report])
+        else:
+            groups[-1] = candidate
+    fitted = []
+    for group in groups:
+        shortened = group
+        while len(shortened) == 2 and not fits(shortened):
+            shortened = _shortened(shortened, sizing)
+        fitted.append(shortened)
+    return fitted
+
+
+Plan = _Whole | _Parts | _Merge  # what to send next, and what follows from its outcomes

@@ -1,0 +1,358 @@
+"""The big-log planner on its own (issue 24): properties of the plan over random logs,
+windows and ways of refusing, the provider a pure function of the request: no LLM double,
+no scheduler, no I/O.
+
+The provider counts a request as a share of gc's estimate, kind of text by kind of text
+(each share at most the estimate itself, as the estimate is built to be), and refuses what
+exceeds its window in one of four styles: with its numbers, with none (a bare 413), with a
+limit alone (Ollama's cut prompt), or never, the window being known up front (a cap).
+Parts and merges are answered with the byte spans they cover, so what the plan does with
+the reports can be followed to the end.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+
+import pytest
+from attrs import define, frozen
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from axe.domain.errors import (
+    ApiError,
+    AxeError,
+    PromptTooLargeError,
+    RefusalMismatchError,
+    WindowTooSmallError,
+)
+from axe.domain.planning import (
+    Ask,
+    Batch,
+    Failed,
+    Finished,
+    Outcome,
+    Plan,
+    Stage,
+    prompt_cost,
+    request_classes,
+    start,
+)
+from axe.domain.prompt import MERGE_PROMPT, PATTERN_DETECTION_PROMPT
+from axe.domain.results import Completion, Usage
+from axe.domain.tokens import Classes
+from tests.support import entries, entry
+
+STYLES = ["numbers", "bare", "limit", "cap"]
+_SPAN = re.compile(rb"### Report \d+ of \d+ \([^\n]*\)\n\nspan (\d+)-(\d+)")
+
+
+def true_classes(ask: Ask) -> Classes:
+    return request_classes(ask.system_prompt, ask.content())
+
+
+@frozen
+class Provider:
+    """A window of ``window`` tokens refusing in ``style``; it counts each kind of text at
+    its ``shares`` of the estimate; replies report their size if ``usage``; part reports
+    are ``report`` characters beyond the span they name."""
+
+    window: int
+    style: str
+    shares: tuple[float, ...]
+    usage: bool = True
+    report: int = 40
+
+    def count(self, ask: Ask) -> int:
+        counted = zip(self.shares, true_classes(ask), strict=True)
+        return math.ceil(sum(share * size for share, size in counted))
+
+    def answer(self, ask: Ask) -> Outcome:
+        used = self.count(ask)
+        if used > self.window:
+            if self.style == "bare":
+                return PromptTooLargeError("request too large")
+            if self.style == "limit":
+                return PromptTooLargeError("prompt cut", limit=self.window)
+            return PromptTooLargeError("too long", tokens=used, limit=self.window)
+        text = f"span {covered(ask)} " + "r" * self.report
+        return Completion(text, Usage(used, 7) if self.usage else None)
+
+
+def covered(ask: Ask) -> str:
+    """The bytes of the log a request reports on: its part, or the runs its reports cover
+    (which must follow each other), or the whole log."""
+    if ask.part is not None:
+        return f"{ask.part.start}-{ask.part.end}"
+    if ask.system_prompt == MERGE_PROMPT:
+        spans = spans_in(ask)
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans)), spans
+        return f"{spans[0][0]}-{spans[-1][1]}"
+    return f"0-{len(ask.source)}"
+
+
+def spans_in(merge: Ask) -> list[tuple[int, int]]:
+    return [(int(a), int(b)) for a, b in _SPAN.findall(merge.content())]
+
+
+@define
+class Run:
+    """Every batch the plan asked for, what came of it, and the plan it led to."""
+
+    steps: list[tuple[Plan, Batch, list[Outcome], Plan | Finished | Failed | None]]
+    end: Finished | Failed | AxeError | None = None
+
+    def sent(self, stage: Stage | None = None) -> list[tuple[Ask, Outcome]]:
+        """The requests sent (those never started left out), in order, with their outcome."""
+        return [
+            (ask, outcome)
+            for _, batch, outcomes, _ in self.steps
+            for ask, outcome in zip(batch.asks, outcomes, strict=True)
+            if outcome is not None and (stage is None or batch.stage is stage)
+        ]
+
+
+def drive(
+    log: bytes, provider: Provider, *, started: int = 1, fail_at: int = 0, limit: int = 400
+) -> Run:
+    """The plan driven to its end against ``provider``. After a refusal or failure in a
+    batch only ``started`` - 1 more requests of it are answered (the rest never started,
+    as under a scheduler that stops); request number ``fail_at`` fails instead."""
+    run = Run([])
+    cap = provider.window if provider.style == "cap" else None
+    sent = 0
+    try:
+        plan: Plan | Finished | Failed = start(log, cap)
+        while not isinstance(plan, Finished | Failed):
+            assert sent < limit, "the plan never ended"
+            batch = plan.batch()
+            outcomes: list[Outcome] = []
+            stopped: int | None = None
+            for index, ask in enumerate(batch.asks):
+                if stopped is not None and index >= stopped + started:
+                    outcomes.append(None)
+                    continue
+                sent += 1
+                outcome = ApiError("boom") if sent == fail_at else provider.answer(ask)
+                outcomes.append(outcome)
+                if stopped is None and isinstance(outcome, AxeError):
+                    stopped = index
+            run.steps.append((plan, batch, outcomes, None))
+            plan = plan.after(outcomes)
+            run.steps[-1] = (*run.steps[-1][:3], plan)
+        run.end = plan
+    except (WindowTooSmallError, RefusalMismatchError) as error:
+        run.end = error
+    return run
+
+
+def numbered_log(bodies: list[tuple[int, str]]) -> bytes:
+    return b"".join(
+        f"## {index:05d}\n**Task:** {word * size}\n\n".encode()
+        for index, (size, word) in enumerate(bodies)
+    )
+
+
+_LOGS = st.lists(
+    st.tuples(st.integers(0, 300), st.sampled_from(["w ", "日", "x", "word, ", "4 "])),
+    min_size=1,
+    max_size=40,
+).map(numbered_log)
+_PROVIDERS = st.builds(
+    Provider,
+    window=st.one_of(st.integers(300, 1100), st.integers(1100, 7000)),
+    style=st.sampled_from(STYLES),
+    shares=st.tuples(*[st.floats(0.3, 1.0)] * 7),
+    usage=st.booleans(),
+    report=st.sampled_from([10, 40, 300, 1500]),
+)
+
+
+@settings(max_examples=150)
+@given(_LOGS, _PROVIDERS, st.integers(1, 4), st.integers(0, 30))
+def test_the_plan_always_ends_in_a_report_or_a_typed_failure(
+    log: bytes, provider: Provider, started: int, fail_at: int
+) -> None:
+    """Whatever the log, the window, the way of refusing, failures and requests never
+    started: the plan ends, with a report, a failure that names its part or merge, or a
+    typed error (window too small, refusal that cannot be true), never by looping."""
+    run = drive(log, provider, started=started, fail_at=fail_at)
+    assert isinstance(run.end, Finished | Failed | WindowTooSmallError | RefusalMismatchError)
+    if isinstance(run.end, Failed):
+        assert str(run.end.error) == "boom"
+        assert run.end.stage is Stage.WHOLE or 1 <= max(run.end.at, 1) <= run.end.of
+
+
+@settings(max_examples=150)
+@given(_LOGS, _PROVIDERS, st.integers(1, 4))
+def test_every_entry_is_in_exactly_one_part_and_parts_are_runs_of_entries(
+    log: bytes, provider: Provider, started: int
+) -> None:
+    """The parts that got their report cover the log exactly once, each a run of whole
+    consecutive entries (a cut entry still counts as its whole span), in log order."""
+    run = drive(log, provider, started=started)
+    if not isinstance(run.end, Finished):
+        return
+    answered = sorted(
+        (ask.part.start, ask.part.end)
+        for ask, outcome in run.sent(Stage.PARTS)
+        if isinstance(outcome, Completion) and ask.part is not None
+    )
+    if not answered:
+        assert [batch.stage for _, batch, _, _ in run.steps][-1] is Stage.WHOLE
+        return
+    assert answered[0][0] == 0
+    assert answered[-1][1] == len(log)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(answered))
+    assert all(start == 0 or log[start - 1 : start + 3] == b"\n## " for start, _ in answered)
+
+
+@settings(max_examples=150)
+@given(_LOGS, _PROVIDERS)
+def test_no_request_is_planned_above_a_window_that_is_known(log: bytes, provider: Provider) -> None:
+    """Once the window is known (up front, or from a refusal that states it) no request
+    exceeds it by the provider's own count, merges included; after a refusal without
+    numbers, no request is as large (by gc's estimate) as one already refused."""
+    run = drive(log, provider)
+    known = provider.window if provider.style == "cap" else None
+    refused_bare: float | None = None
+    for ask, outcome in run.sent():
+        if known is not None:
+            assert provider.count(ask) <= known
+        estimate = sum(true_classes(ask))
+        if refused_bare is not None:
+            assert estimate < refused_bare
+        if isinstance(outcome, PromptTooLargeError):
+            if outcome.limit is None:
+                refused_bare = min(estimate, refused_bare or estimate)
+            else:
+                known = provider.window
+
+
+@settings(max_examples=150)
+@given(_LOGS, _PROVIDERS, st.integers(1, 4))
+def test_a_refusal_never_makes_the_next_plan_larger(
+    log: bytes, provider: Provider, started: int
+) -> None:
+    """After a batch with a refusal, the next plan would not send the refused request
+    again, and what it knows of the window only ever shrinks."""
+    run = drive(log, provider, started=started)
+    for before, batch, outcomes, after in run.steps:
+        if after is None or isinstance(after, Finished | Failed):
+            continue
+        for ask, outcome in zip(batch.asks, outcomes, strict=True):
+            if isinstance(outcome, PromptTooLargeError):
+                assert ask.classes is not None or batch.stage is Stage.WHOLE
+                assert not after.sizing.fits(ask.classes or true_classes(ask))
+        if before.sizing.window is not None:
+            assert after.sizing.window is not None
+            assert after.sizing.window <= before.sizing.window
+        if before.sizing.ceiling is not None:
+            assert after.sizing.ceiling is not None
+            assert after.sizing.ceiling <= before.sizing.ceiling
+
+
+@settings(max_examples=150)
+@given(_LOGS, _PROVIDERS, st.integers(1, 4))
+def test_merges_cover_every_part_report_exactly_once(
+    log: bytes, provider: Provider, started: int
+) -> None:
+    """Each merge combines reports of runs that follow each other; every part report and
+    every merged one goes into exactly one answered merge, but the last, which covers the
+    whole log; no merge request holds a lone report."""
+    run = drive(log, provider, started=started)
+    if not isinstance(run.end, Finished):
+        return
+    made = [
+        covered(ask) for ask, outcome in run.sent() if isinstance(outcome, Completion)
+    ]  # every report, in the order they came; the last is the one printed
+    used: Counter[str] = Counter()
+    for ask, outcome in run.sent(Stage.MERGE):
+        assert len(spans_in(ask)) >= 2
+        if isinstance(outcome, Completion):
+            used.update(f"{a}-{b}" for a, b in spans_in(ask))
+    assert made[-1] == f"0-{len(log)}"
+    assert run.end.text.startswith(f"span 0-{len(log)} ")
+    assert all(used[span] == 1 for span in made[:-1])
+    assert used[made[-1]] == 0
+
+
+@settings(max_examples=100)
+@given(_LOGS, _PROVIDERS)
+def test_progress_counts_never_run_past_the_total(log: bytes, provider: Provider) -> None:
+    """What a frontend is told of the parts adds up: the parts done before a batch and
+    those it sends never exceed the total the plan counts."""
+    run = drive(log, provider)
+    for _, batch, _, _ in run.steps:
+        if batch.stage is Stage.PARTS:
+            assert 0 <= batch.done < batch.total
+            assert batch.done + len(batch.asks) <= batch.total
+
+
+def test_a_log_that_fits_is_one_request_with_the_whole_log() -> None:
+    """gc-spec §3.7: the fixed prompt and the log exactly as read, whatever the client
+    knows of the window, and that one reply is the report."""
+    log = entries(20)
+    for cap in (None, 100_000):
+        plan = start(log, cap)
+        assert not isinstance(plan, Finished)
+        batch = plan.batch()
+        (ask,) = batch.asks
+        assert (batch.stage, ask.content()) == (Stage.WHOLE, log)
+        assert ask.content() is log
+        assert plan.after([Completion("the report")]) == Finished("the report")
+
+
+def test_a_plan_that_could_not_merge_fails_before_any_part_is_sent() -> None:
+    """Issue 28, item 8: a refusal stating a window that holds gc's instructions and a
+    slice of the log, but not the merge prompt: the window is found too small at once,
+    instead of after every part was paid for."""
+    log = b"".join(
+        entry(i, result="the agent reviewed the change and summed it up " * 3) for i in range(100)
+    )
+    plan = start(log, None)
+    assert not isinstance(plan, Finished)
+    counted = int(prompt_cost(PATTERN_DETECTION_PROMPT, log) * 0.6)  # as a tokenizer might
+    refusal = PromptTooLargeError("too long", tokens=counted, limit=400)
+    with pytest.raises(WindowTooSmallError) as raised:
+        plan.after([refusal])
+    assert raised.value.limit == 400
+    parts = plan.after([PromptTooLargeError("too long", tokens=counted, limit=450)])
+    assert not isinstance(parts, Finished | Failed)
+    assert parts.batch().stage is Stage.PARTS  # where a merge fits, the parts go ahead
+
+
+@pytest.mark.parametrize(
+    ("tokens", "limit"),
+    [(250_123, 200_000), (None, 200_000), (None, None)],
+    ids=["a count far above the estimate", "a window far above it", "no numbers"],
+)
+def test_a_refusal_that_cannot_be_true_of_a_small_log_stops_at_once(
+    tokens: int | None, limit: int | None
+) -> None:
+    """Issue 28, item 1: "prompt is too long: 250123 tokens > 200000 maximum" (or a window
+    that holds the request many times, or no numbers at all) for a log of under 1 KB stops
+    the plan with the provider's own words and what was sent, not 11 shrinking requests."""
+    log = entries(8)
+    plan = start(log, None)
+    assert not isinstance(plan, Finished)
+    refusal = PromptTooLargeError("provider: too long", tokens=tokens, limit=limit)
+    with pytest.raises(RefusalMismatchError) as raised:
+        plan.after([refusal])
+    estimate = prompt_cost(plan.batch().asks[0].system_prompt, log)
+    assert (raised.value.refusal, raised.value.content) == ("provider: too long", len(log))
+    assert estimate - 1 <= raised.value.estimate <= estimate
+
+
+def test_the_plan_can_be_driven_with_assumed_answers_to_count_requests() -> None:
+    """What an estimate needs (issue 25): the plan alone, driven with replies assumed from
+    its own estimates, says how many requests a log takes; here a log of about fifteen
+    windows, known up front, takes sixteen parts and one merge."""
+    provider = Provider(window=4000, style="cap", shares=(1.0,) * 7)
+    run = drive(entries(1000), provider)
+    assert isinstance(run.end, Finished)
+    stages = Counter(batch.stage for _, batch, _, _ in run.steps for _ in batch.asks)
+    assert stages == {Stage.PARTS: 16, Stage.MERGE: 1}
