@@ -50,7 +50,7 @@ from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.shared.reading import open_regular
 
 if TYPE_CHECKING:
-    from axe.adapters.memory.file import MemoryFile
+    from axe.adapters.memory.platforms import HandledFile
 
 _HASH_CHUNK = 1 << 20
 
@@ -68,7 +68,7 @@ class Intent:
 
 
 @contextlib.contextmanager
-def archiving(file: MemoryFile, removed: bytes, memory_status: os.stat_result) -> Iterator[None]:
+def archiving(file: HandledFile, removed: bytes, memory_status: os.stat_result) -> Iterator[None]:
     """Append ``removed`` (the memory file's first bytes; ``memory_status`` is the file
     as gc holds it open) to its archive, flushed, for a block that trims the memory file.
 
@@ -99,7 +99,7 @@ def archiving(file: MemoryFile, removed: bytes, memory_status: os.stat_result) -
     remove_quietly(intent_path(file.path))  # if it stays, the next gc keeps the archive
 
 
-def settle_archive(file: MemoryFile) -> None:
+def settle_archive(file: HandledFile) -> None:
     """Finish what an archiving that did not end left behind (see the module docstring).
 
     Raises:
@@ -120,7 +120,7 @@ def settle_archive(file: MemoryFile) -> None:
     os.unlink(record)
 
 
-def _record_intent(file: MemoryFile, removed: bytes, memory_status: os.stat_result) -> Intent:
+def _record_intent(file: HandledFile, removed: bytes, memory_status: os.stat_result) -> Intent:
     try:
         fd, status = open_regular(archive_path(file.path))
     except FileNotFoundError:
@@ -189,7 +189,7 @@ def _holds(path: Path, intent: Intent, offset: int, *, same_file: bool = False) 
         os.close(fd)
 
 
-def _undo(file: MemoryFile, intent: Intent) -> None:
+def _undo(file: HandledFile, intent: Intent) -> None:
     """Give the archive back its size before the append (and its space on a full disk)."""
     archive = archive_path(file.path)
     if not intent.archive_existed:

@@ -34,8 +34,7 @@ from axe.adapters.memory.paths import sidecar
 from axe.adapters.shared.reading import open_regular
 
 if TYPE_CHECKING:
-    from axe.adapters.memory.file import MemoryFile
-    from axe.adapters.memory.platforms import FilePlatform
+    from axe.adapters.memory.platforms import FilePlatform, HandledFile
 
 _COPY_CHUNK = 1 << 20
 _ABANDONED_AFTER_SECONDS = 3600.0
@@ -78,7 +77,7 @@ def signals_deferred() -> Iterator[None]:
 
 
 class SourceFile:
-    """The memory file as a trim holds it open: its :class:`MemoryFile`, resolved ``path``
+    """The memory file as a trim holds it open: its :class:`~.file.MemoryFile`, resolved ``path``
     (a symlink's target), descriptor and status when opened.
 
     Windows must close it before the rename, POSIX keeps it until the late appends are
@@ -86,7 +85,7 @@ class SourceFile:
     reused is never closed by mistake.
     """
 
-    def __init__(self, file: MemoryFile, path: Path) -> None:
+    def __init__(self, file: HandledFile, path: Path) -> None:
         self.file, self.path = file, path
         self.fd, self.status = open_regular(path)
 
@@ -188,7 +187,7 @@ def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
     )
 
 
-def remove_abandoned_temps(file: MemoryFile) -> list[Path]:
+def remove_abandoned_temps(file: HandledFile) -> list[Path]:
     """Delete temp files (and Windows sidecars) of ``file`` left by a gc that was killed.
 
     Only files whose writer process is gone, or that are over an hour old, are removed, so a
@@ -314,7 +313,7 @@ def carry_over(source: SourceFile, late: bytes) -> None:
         raise LateAppendError(len(late), error) from error
 
 
-def collect_late_appends(file: MemoryFile, old_fd: int, offset: int) -> bytes:
+def collect_late_appends(file: HandledFile, old_fd: int, offset: int) -> bytes:
     """Bytes written to the replaced file after ``offset``, once no writer can add more:
     while the platform's read lease is held unbroken, or (where none can be had) once the
     file has stopped growing for 20 ms; at most two seconds."""

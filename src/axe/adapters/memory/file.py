@@ -19,6 +19,7 @@ from axe.adapters.memory.durable import (
     SourceFile,
     pread,
     remove_abandoned_temps,
+    replace_open,
     signals_deferred,
 )
 from axe.adapters.memory.paths import archive_path
@@ -152,7 +153,17 @@ class MemoryFile:
             removed = snapshot.content[: plan.keep_from]
             if archive and removed:
                 self._archive(archived, removed, source.status)
-            self.platform.replace_with_tail(source, plan.keep_from)
+            self._replace_with_tail(source, plan.keep_from)
+
+    def _replace_with_tail(self, source: SourceFile, keep_from: int) -> None:
+        """By the protocol the platform allows: rename over the open file (:mod:`.durable`),
+        or close every handle first (:mod:`.closed_replace`). Raises what the protocol raises."""
+        if self.platform.replace_needs_closed_files:
+            from axe.adapters.memory.closed_replace import replace_closed  # noqa: PLC0415
+
+            replace_closed(source, keep_from)
+        else:
+            replace_open(source, keep_from)
 
     def _check_unchanged(self, source: SourceFile, snapshot: MemorySnapshot, cut: int) -> None:
         """Refuse a file that is no longer the one read plus appends: another file by now (an

@@ -26,10 +26,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from attrs import frozen
 
-from axe.adapters.memory.durable import replace_open
-
 if TYPE_CHECKING:
-    from axe.adapters.memory.durable import SourceFile
+    from axe.application.ports import Clock
 
 
 class FcntlModule(Protocol):
@@ -38,13 +36,32 @@ class FcntlModule(Protocol):
     def fcntl(self, fd: int, cmd: int, arg: int = 0, /) -> int: ...
 
 
+class HandledFile(Protocol):
+    """What the replace protocols and the archive need of a memory file (a
+    :class:`~.file.MemoryFile`, which they may not import: it imports them): where it is,
+    the rules of its platform, and the run's clock.
+    ``real`` is ``path`` with every symlink resolved."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def real(self) -> Path: ...
+
+    @property
+    def platform(self) -> FilePlatform: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+
 @frozen
 class FilePlatform:
     """How one operating system's files behave, where replacing a memory file must care.
 
     Attributes:
         replace_needs_closed_files: renaming over a file that any handle holds open fails
-            (Windows), so the file is replaced by :mod:`.closed_replace`.
+            (Windows), so the file is replaced by :mod:`.closed_replace`, not :mod:`.durable`.
         probe_processes: ``kill(pid, 0)`` asks whether a pid lives (POSIX; on Windows
             signal 0 is ``CTRL_C_EVENT`` and would interrupt a console process group).
         fsync_directories: a directory can be opened and fsynced, which makes a rename
@@ -65,17 +82,6 @@ class FilePlatform:
     replace: Callable[[Path, Path], None] = os.replace
     link: Callable[[Path, Path], None] = os.link
     write: Callable[[int, memoryview], int] = os.write
-
-    def replace_with_tail(self, source: SourceFile, keep_from: int) -> None:
-        """Replace the memory file open as ``source`` with its bytes from ``keep_from`` on, by
-        the protocol this platform allows: rename over the open file (:mod:`.durable`), or
-        close every handle first (:mod:`.closed_replace`). Raises what the protocol raises."""
-        if self.replace_needs_closed_files:
-            from axe.adapters.memory.closed_replace import replace_closed  # noqa: PLC0415
-
-            replace_closed(source, keep_from)
-        else:
-            replace_open(source, keep_from)
 
     def lease(self, fd: int) -> AbstractContextManager[Callable[[], bool] | None]:
         """A read lease on ``fd`` for a block (see :meth:`ReadLeases.held`); None where the
