@@ -23,6 +23,7 @@ from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
+from axe.testing import FakeClock
 
 KEY = "sk-test-0123456789abcdef"
 MEMORY = b"## 2026-02-27T03:15:00Z\n**Task:** Review PR\n\n"
@@ -45,7 +46,7 @@ GEMINI_URL = (
 
 @pytest.fixture
 def transport() -> Iterator[HttpTransport]:
-    http = HttpTransport(sleep=lambda _: None, retry=RetryPolicy(jitter=lambda: 0.0))
+    http = HttpTransport(clock=FakeClock(), retry=RetryPolicy(jitter=lambda: 0.0))
     yield http
     http.close()
 
