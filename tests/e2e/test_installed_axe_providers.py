@@ -221,3 +221,45 @@ def test_gemini_unavailable_is_retried_and_said(home: AxeHome, server: LoopbackL
     )
     assert len(server.requests) == 3
     assert home.memory_path("helper").read_bytes() == entries(10)
+
+
+def test_a_rejected_gemini_key_is_exit_3_naming_its_variable(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """A wrong GEMINI_API_KEY, refused as Gemini refuses it (HTTP 400 INVALID_ARGUMENT, its
+    ErrorInfo saying API_KEY_INVALID), is exit 3 with one line naming GEMINI_API_KEY as
+    every provider's rejected key does; sent once, the key never shown, nothing trimmed."""
+    server.key = "g-right-key-0123456789"
+    home.add_agent("helper", model="google/gemini-2.5-flash", last_n=3)
+    home.write_memory("helper", entries(10))
+    wrong = "g-wrong-key-0123456789"
+    done = axe(home, "gc", "helper", GEMINI_API_KEY=wrong, AXE_GOOGLE_BASE_URL=server.url)
+    assert (done.returncode, done.stdout) == (3, "Agent: helper\nEntries: 10\n")
+    assert done.stderr == (
+        "google API error (HTTP 400 INVALID_ARGUMENT): API key not valid. Please pass a valid "
+        "API key. (key from GEMINI_API_KEY)\n"
+    )
+    assert len(server.requests) == 1
+    assert home.memory_path("helper").read_bytes() == entries(10)
+
+
+def test_geminis_retry_delay_beyond_what_gc_waits_ends_at_once(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """A 429 whose RetryInfo asks for an hour (a daily quota) is one request, not three into
+    a limit Gemini said will last; exit 3, the line says what was asked, nothing trimmed."""
+    message = "You exceeded your current quota, please check your plan and billing details."
+    server.fail_with = (429, "RESOURCE_EXHAUSTED", message)
+    server.fail_details = [
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "3600s"}
+    ]
+    home.add_agent("helper", model="google/gemini-2.5-flash", last_n=3)
+    home.write_memory("helper", entries(10))
+    done = axe(home, "gc", "helper", GEMINI_API_KEY="g", AXE_GOOGLE_BASE_URL=server.url)
+    assert done.returncode == 3
+    assert done.stderr == (
+        f"google API error (HTTP 429 RESOURCE_EXHAUSTED): {message} (the provider asked to "
+        "wait 3600s before trying again; gc waits at most 60s)\n"
+    )
+    assert len(server.requests) == 1
+    assert home.memory_path("helper").read_bytes() == entries(10)

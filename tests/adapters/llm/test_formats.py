@@ -45,8 +45,13 @@ GEMINI_URL = (
 
 
 @pytest.fixture
-def transport() -> Iterator[HttpTransport]:
-    http = HttpTransport(clock=FakeClock(), retry=RetryPolicy(jitter=lambda: 0.0))
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def transport(clock: FakeClock) -> Iterator[HttpTransport]:
+    http = HttpTransport(clock=clock, retry=RetryPolicy(jitter=lambda: 0.0))
     yield http
     http.close()
 
@@ -507,6 +512,132 @@ def test_gemini_transient_errors_are_retried(
     assert (
         str(caught.value) == f"google API error (HTTP {status} {kind}): {message} (after 2 retries)"
     )
+
+
+GEMINI_BAD_KEY = {
+    "error": {
+        "code": 400,
+        "message": "API key not valid. Please pass a valid API key.",
+        "status": "INVALID_ARGUMENT",
+        "details": [
+            {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": "API_KEY_INVALID",
+                "domain": "googleapis.com",
+                "metadata": {"service": "generativelanguage.googleapis.com"},
+            },
+            {
+                "@type": "type.googleapis.com/google.rpc.LocalizedMessage",
+                "locale": "en-US",
+                "message": "API key not valid. Please pass a valid API key.",
+            },
+        ],
+    }
+}
+GEMINI_BAD_REQUEST = {
+    "error": {
+        "code": 400,
+        "message": "* GenerateContentRequest.generation_config.max_output_tokens: "
+        "max_output_tokens must be positive.",
+        "status": "INVALID_ARGUMENT",
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("reply", "line"),
+    [
+        (
+            GEMINI_BAD_KEY,
+            "google API error (HTTP 400 INVALID_ARGUMENT): API key not valid. Please pass a "
+            "valid API key. (key from GEMINI_API_KEY)",
+        ),
+        (
+            GEMINI_BAD_REQUEST,
+            "google API error (HTTP 400 INVALID_ARGUMENT): * GenerateContentRequest."
+            "generation_config.max_output_tokens: max_output_tokens must be positive.",
+        ),
+    ],
+    ids=["bad-key", "other-400"],
+)
+def test_geminis_rejected_key_says_where_the_key_came_from_though_it_is_a_400(
+    mock: respx.MockRouter, transport: HttpTransport, reply: dict[str, Any], line: str
+) -> None:
+    """Gemini refuses a wrong or expired key with HTTP 400 INVALID_ARGUMENT, not 401: its
+    ErrorInfo reason API_KEY_INVALID makes the line name the key's source, as every other
+    provider's does, sent once and without the key; any other 400 names none."""
+    route = mock.post(GEMINI_URL).respond(400, json=reply)
+    with pytest.raises(ApiError) as caught:
+        client(transport, "google", key_source="GEMINI_API_KEY").complete(
+            request("google", "gemini-2.5-flash")
+        )
+    assert str(caught.value) == line
+    assert not isinstance(caught.value, PromptTooLargeError)
+    assert (route.call_count, caught.value.sent) == (1, 1)
+    assert KEY not in str(caught.value)
+
+
+def gemini_rate_limit(delay: str) -> httpx.Response:
+    """Gemini's 429 for a per-minute quota, its wait in a RetryInfo detail, as it sends it."""
+    message = (
+        "You exceeded your current quota, please check your plan and billing details. For "
+        "more information on this error, head to: https://ai.google.dev/gemini-api/docs/"
+        "rate-limits."
+    )
+    details = [
+        {
+            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+            "violations": [
+                {
+                    "quotaMetric": "generativelanguage.googleapis.com/"
+                    "generate_content_free_tier_requests",
+                    "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+                    "quotaValue": "10",
+                }
+            ],
+        },
+        {
+            "@type": "type.googleapis.com/google.rpc.Help",
+            "links": [{"description": "Learn more", "url": "https://ai.google.dev/"}],
+        },
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay},
+    ]
+    error = {"code": 429, "message": message, "status": "RESOURCE_EXHAUSTED", "details": details}
+    return httpx.Response(429, json={"error": error})
+
+
+@pytest.mark.parametrize(
+    ("delay", "slept"),
+    [("37s", 37.0), ("45.837906927s", 45.837906927), ("soon", 0.5)],
+)
+def test_geminis_retry_delay_is_waited_as_a_retry_after_is(
+    mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock, delay: str, slept: float
+) -> None:
+    """A 429 whose RetryInfo says retryDelay "37s" is retried after 37 s, not after gc's own
+    backoff; a delay that is not a duration leaves the backoff (0.5 s) to decide."""
+    route = mock.post(GEMINI_URL).mock(
+        side_effect=[gemini_rate_limit(delay), httpx.Response(200, json=GEMINI_REPLY)]
+    )
+    completion = client(transport, "google").complete(request("google", "gemini-2.5-flash"))
+    assert (completion.text, completion.sent, route.call_count) == ("report", 2, 2)
+    assert clock.slept == [slept]
+
+
+def test_a_retry_delay_longer_than_gc_waits_ends_the_tries_at_once(
+    mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock
+) -> None:
+    """A RetryInfo asking for an hour is given up at once, as a retry-after of an hour is,
+    and the line says what Gemini asked for."""
+    route = mock.post(GEMINI_URL).mock(return_value=gemini_rate_limit("3600s"))
+    with pytest.raises(ApiError) as caught:
+        client(transport, "google").complete(request("google", "gemini-2.5-flash"))
+    assert str(caught.value).startswith(
+        "google API error (HTTP 429 RESOURCE_EXHAUSTED): You exceeded your current quota"
+    )
+    assert str(caught.value).endswith(
+        "(the provider asked to wait 3600s before trying again; gc waits at most 60s)"
+    )
+    assert (route.call_count, clock.slept) == (1, [])
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,6 @@ from axe.domain.tokens import certainly_under
 
 _FITS_EVERY_MODEL = 2048  # tokens: a prompt estimated below this fits any model's window
 _NO_SUCH_ENDPOINT = frozenset({404, 405, 501})  # answers of a server without /api/show
-_REJECTED_KEY = frozenset({401, 403})
 # The most bytes one estimated token can come to in a request body: a control character
 # counts one token and is escaped as six bytes (\\u0001); everything else is less.
 _BYTES_PER_TOKEN_AT_MOST = 6
@@ -109,7 +108,7 @@ class HttpLLMClient:
             )
         except HttpStatusError as error:
             source = self._key_source()
-            if error.status in _REJECTED_KEY and source:
+            if error.rejected_key and source:
                 error.args = (f"{error} ({source})",)
             raise
 

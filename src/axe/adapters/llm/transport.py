@@ -36,6 +36,7 @@ Explain = Callable[[int, Mapping[str, str], bytes], WireError]
 DEFAULT_TIMEOUT_SECONDS = 120.0
 _MAX_REPLY_BYTES = 32 * 1024 * 1024
 _RATE_LIMITED = 429
+_REJECTED_KEY = frozenset({401, 403})
 # OpenSSL's "unable to get issuer certificate" (2), "self-signed certificate" (18),
 # "self-signed certificate in certificate chain" (19), "unable to get local issuer
 # certificate" (20) and "unable to verify the first certificate" (21).
@@ -44,11 +45,13 @@ _UNKNOWN_ISSUER = frozenset({2, 18, 19, 20, 21})
 
 class HttpStatusError(ApiError):
     """The server answered, with an HTTP error status: a caller may decide by ``status``
-    (an Ollama-compatible server without ``/api/show`` answers 404 or 405)."""
+    (an Ollama-compatible server without ``/api/show`` answers 404 or 405), and say where
+    the key came from when ``rejected_key`` (a 401 or 403, or a body that says so)."""
 
-    def __init__(self, message: str, *, status: int) -> None:
+    def __init__(self, message: str, *, status: int, rejected_key: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.rejected_key = rejected_key
 
 
 class _NotFoundError(HttpStatusError, ModelNotFoundError):
@@ -185,9 +188,12 @@ class HttpTransport:
     def _refused(self, call: _Call, status: int, headers: Mapping[str, str], raw: bytes) -> _Failed:
         """An error reply as a failure: retried when the wire format or the status says it
         may pass, never when it is a "too long" refusal or the server asked for a wait
-        longer than gc waits (``retry-after``); a 429's holds every worker of the provider."""
+        longer than gc waits. The wait asked for is the headers' (``retry-after``), else the
+        body's as the wire format reads it (Gemini's ``RetryInfo``); a 429's holds every
+        worker of the provider."""
         failure, said = _http_failure(status, headers, raw, call)
         asked = requested_delay(headers, now=self._clock.now())
+        asked = said.retry_delay if asked is None else asked
         if status == _RATE_LIMITED and (pause := obeyed(asked)) is not None:
             self._pauses.hold(call.paused_as, pause)
         retryable = said.transient
@@ -410,7 +416,11 @@ def _http_failure(
     if said.refusal is not None:
         refusal = said.refusal
         return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit), said
-    return (_NotFoundError if status == 404 else HttpStatusError)(text, status=status), said
+    rejected_key = status in _REJECTED_KEY or said.rejected_key
+    error = (_NotFoundError if status == 404 else HttpStatusError)(
+        text, status=status, rejected_key=rejected_key
+    )
+    return error, said
 
 
 def _unexplained(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:
