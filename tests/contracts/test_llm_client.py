@@ -12,7 +12,7 @@ import respx
 
 from axe.adapters.llm import LLMProviders
 from axe.adapters.llm.catalogue import CATALOGUE
-from axe.adapters.llm.client import base_url
+from axe.adapters.llm.client import base_url, endpoint
 from axe.adapters.llm.settings import ProviderSettings
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError
@@ -58,8 +58,8 @@ def client_for(model: ModelRef, tmp_path: Path) -> Iterator[ClientFor]:
         return
     row = CATALOGUE[model.provider]
     route = row.route(model.name)
-    url = base_url(row, ProviderSettings(region="us-east-1"))
-    url += route.path or route.wire.path(model.name)
+    base = base_url(row, ProviderSettings(region="us-east-1"))
+    url = endpoint(base, route.path or route.wire.path(model.name))
     llm = LLMProviders(ENVIRON, config_dir=tmp_path, clock=FakeClock())
     with respx.mock(assert_all_called=False) as router:
 

@@ -332,6 +332,81 @@ def test_openai_style_bases_include_their_version_or_get_v1(
     assert route.called
 
 
+OLLAMA_REPLY = {"message": {"content": "report"}, "prompt_eval_count": 10, "eval_count": 2}
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "base", "url", "reply"),
+    [
+        (
+            "anthropic",
+            "claude-sonnet-4",
+            "https://gw.example/anthropic/?tenant=t&x=1",
+            "https://gw.example/anthropic/v1/messages?tenant=t&x=1",
+            ANTHROPIC_REPLY,
+        ),
+        (
+            "openai",
+            "m",
+            "https://gw.example/v1?x=1",
+            "https://gw.example/v1/chat/completions?x=1",
+            CHAT_REPLY,
+        ),
+        (
+            "openai",
+            "m",
+            "http://localhost:8080?x=1",
+            "http://localhost:8080/v1/chat/completions?x=1",
+            CHAT_REPLY,
+        ),
+        (
+            "opencode",
+            "gpt-4.1",
+            "https://gw.example/zen?x=1",
+            "https://gw.example/zen/v1/responses?x=1",
+            RESPONSES_REPLY,
+        ),
+        (
+            "ollama",
+            "llama3",
+            "http://gw.example:11434?x=1",
+            "http://gw.example:11434/api/chat?x=1",
+            OLLAMA_REPLY,
+        ),
+        (
+            "google",
+            "gemini-2.5-flash",
+            "https://gw.example/gemini?key_id=7",
+            "https://gw.example/gemini/v1beta/models/gemini-2.5-flash:generateContent?key_id=7",
+            GEMINI_REPLY,
+        ),
+        (
+            "bedrock",
+            BEDROCK_MODEL,
+            "https://vpce.example?x=1",
+            "https://vpce.example/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/converse?x=1",
+            BEDROCK_REPLY,
+        ),
+    ],
+    ids=["anthropic", "openai-chat", "openai-root", "responses", "ollama", "gemini", "bedrock"],
+)
+def test_a_base_url_with_a_query_gets_its_path_before_the_query(
+    mock: respx.MockRouter,
+    transport: HttpTransport,
+    provider: str,
+    model: str,
+    base: str,
+    url: str,
+    reply: dict[str, Any],
+) -> None:
+    """A gateway's base URL with a query string (…/v1?x=1) gets each wire format's path
+    inserted before the query, not appended after it; the query goes out as written."""
+    route = mock.route(host=httpx.URL(url).host).respond(200, json=reply)
+    completion = client(transport, provider, base).complete(request(provider, model))
+    assert completion.text == "report"
+    assert str(route.calls.last.request.url) == url
+
+
 def test_openrouter_sends_its_attribution_headers_and_reads_the_cost(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
