@@ -682,14 +682,23 @@ def test_credentials_in_the_base_url_are_not_printed(
     assert "http://proxy.example/api/chat" in str(caught.value)
 
 
-@pytest.mark.parametrize("base_url", ["ftp://proxy.example", "localhost:11434"])
+@pytest.mark.parametrize(
+    ("provider", "base_url"),
+    [
+        ("ollama", "ftp://proxy.example"),
+        ("ollama", "localhost:11434"),
+        ("ollama", "http://[::1"),
+        ("openai", "http://[::1"),
+    ],
+)
 def test_unusable_base_url_is_a_config_error_without_retries(
-    transport: HttpTransport, clock: FakeClock, base_url: str
+    transport: HttpTransport, clock: FakeClock, provider: str, base_url: str
 ) -> None:
-    """A base URL without an http(s) scheme is a config error at once, with no retries."""
-    with pytest.raises(ConfigError, match="invalid base URL for ollama"):
-        http_client("ollama", transport, settings(key="", base_url=base_url)).complete(
-            request("m", "ollama")
+    """A base URL without an http(s) scheme, or that is no URL at all (an unclosed IPv6
+    bracket), is a config error at once, with no retries, never an internal error."""
+    with pytest.raises(ConfigError, match=f"invalid base URL for {provider}"):
+        http_client(provider, transport, settings(base_url=base_url)).complete(
+            request("m", provider)
         )
     assert clock.slept == []
 

@@ -291,7 +291,11 @@ class _Call:
 
     @property
     def paused_as(self) -> str:
-        return f"{self.provider} {urlsplit(self.url).netloc}"
+        try:
+            host = urlsplit(self.url).netloc
+        except ValueError:  # no URL at all ("http://[::1"): sending it says so, exit 2
+            host = self.url
+        return f"{self.provider} {host}"
 
 
 @frozen
