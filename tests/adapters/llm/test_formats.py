@@ -180,6 +180,22 @@ BEDROCK_REPLY = {
             CHAT_REPLY,
         ),
         (
+            "requesty",
+            "m",
+            "https://router.requesty.ai/v1/chat/completions",
+            ("authorization", f"Bearer {KEY}"),
+            CHAT_BODY,
+            CHAT_REPLY,
+        ),
+        (
+            "edenai",
+            "m",
+            "https://api.edenai.run/v3/chat/completions",
+            ("authorization", f"Bearer {KEY}"),
+            CHAT_BODY,
+            CHAT_REPLY,
+        ),
+        (
             "opencode",
             "claude-sonnet-4",
             "https://opencode.ai/zen/v1/messages",
@@ -240,6 +256,8 @@ BEDROCK_REPLY = {
         "openai",
         "openrouter",
         "atlascloud",
+        "requesty",
+        "edenai",
         "opencode-claude",
         "opencode-gpt",
         "opencode-other",
@@ -407,26 +425,41 @@ def test_a_base_url_with_a_query_gets_its_path_before_the_query(
     assert str(route.calls.last.request.url) == url
 
 
-def test_openrouter_sends_its_attribution_headers_and_reads_the_cost(
-    mock: respx.MockRouter, transport: HttpTransport
+@pytest.mark.parametrize(
+    ("provider", "url", "title"),
+    [
+        ("openrouter", "https://openrouter.ai/api/v1/chat/completions", "X-OpenRouter-Title"),
+        ("requesty", "https://router.requesty.ai/v1/chat/completions", "X-Title"),
+    ],
+)
+def test_a_gateway_sends_its_attribution_headers_and_reads_the_cost(
+    mock: respx.MockRouter, transport: HttpTransport, provider: str, url: str, title: str
 ) -> None:
-    """Configured referer/title/categories go out as OpenRouter's headers, and its
-    usage.cost comes back as the Usage's cost."""
+    """Configured referer and title go out as OpenRouter's and Requesty's own headers, and
+    their usage.cost (US dollars) comes back as the Usage's cost."""
     reply = {
         "choices": [{"message": {"content": "r"}}],
         "usage": {"prompt_tokens": 194, "completion_tokens": 2, "cost": 0.00095},
     }
-    route = mock.post("https://openrouter.ai/api/v1/chat/completions").respond(200, json=reply)
-    headers = {"HTTP-Referer": "https://me.example", "X-OpenRouter-Title": "gc"}
-    completion = client(transport, "openrouter", headers=headers).complete(
-        request("openrouter", "anthropic/claude-sonnet-4")
+    route = mock.post(url).respond(200, json=reply)
+    headers = {"HTTP-Referer": "https://me.example", title: "gc"}
+    completion = client(transport, provider, headers=headers).complete(
+        request(provider, "anthropic/claude-sonnet-4")
     )
     assert completion.usage == Usage(194, 2, 0.00095)
     sent_headers = route.calls.last.request.headers
-    assert (sent_headers["http-referer"], sent_headers["x-openrouter-title"]) == (
-        "https://me.example",
-        "gc",
-    )
+    assert (sent_headers["http-referer"], sent_headers[title]) == ("https://me.example", "gc")
+
+
+def test_the_rows_the_go_axe_added_after_m7_take_their_base_as_written(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """requesty and edenai append /chat/completions to a server root as the Go axe does
+    (no M7 config ever wrote theirs, so no /v1 is added)."""
+    route = mock.post("http://localhost:8080/chat/completions").respond(200, json=CHAT_REPLY)
+    for provider in ("requesty", "edenai"):
+        client(transport, provider, "http://localhost:8080").complete(request(provider, "m"))
+    assert route.call_count == 2
 
 
 def test_gpt5_on_the_responses_route_gets_no_temperature(
@@ -505,6 +538,20 @@ ANTHROPIC_TOO_LONG = {
             (130000, 128000 - 4096),
         ),
         (
+            "requesty",
+            "openai/gpt-4o",
+            "https://router.requesty.ai/v1/chat/completions",
+            httpx.Response(400, json=OPENAI_TOO_LONG),
+            (130000, 128000 - 4096),
+        ),
+        (
+            "edenai",
+            "openai/gpt-4o",
+            "https://api.edenai.run/v3/chat/completions",
+            httpx.Response(400, json=OPENAI_TOO_LONG),
+            (130000, 128000 - 4096),
+        ),
+        (
             "opencode",
             "gpt-4.1",
             "https://opencode.ai/zen/v1/responses",
@@ -520,7 +567,17 @@ ANTHROPIC_TOO_LONG = {
         ),
         ("google", "gemini-2.5-flash", GEMINI_URL, httpx.Response(413, text=""), (None, None)),
     ],
-    ids=["gemini", "bedrock", "openrouter", "atlascloud", "opencode-gpt", "minimax", "413"],
+    ids=[
+        "gemini",
+        "bedrock",
+        "openrouter",
+        "atlascloud",
+        "requesty",
+        "edenai",
+        "opencode-gpt",
+        "minimax",
+        "413",
+    ],
 )
 def test_each_providers_too_long_refusal_is_recognised_with_its_numbers(
     mock: respx.MockRouter,

@@ -16,7 +16,7 @@ from axe.testing import FakeClock
 
 UNSUPPORTED = (
     'unsupported provider "mystery" (supported: anthropic, atlascloud, bedrock, builtin, '
-    "google, minimax, ollama, openai, opencode, openrouter)"
+    "edenai, google, minimax, ollama, openai, opencode, openrouter, requesty)"
 )
 UNKNOWN_BUILTIN = 'unknown builtin model "wizard" (available: heuristic)'
 
