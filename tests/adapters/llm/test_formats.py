@@ -24,6 +24,7 @@ from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
 from axe.testing import FakeClock
+from tests.e2e.loopback import bad_key_in_format
 
 KEY = "sk-test-0123456789abcdef"
 MEMORY = b"## 2026-02-27T03:15:00Z\n**Task:** Review PR\n\n"
@@ -646,26 +647,7 @@ def test_gemini_transient_errors_are_retried(
     )
 
 
-GEMINI_BAD_KEY = {
-    "error": {
-        "code": 400,
-        "message": "API key not valid. Please pass a valid API key.",
-        "status": "INVALID_ARGUMENT",
-        "details": [
-            {
-                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                "reason": "API_KEY_INVALID",
-                "domain": "googleapis.com",
-                "metadata": {"service": "generativelanguage.googleapis.com"},
-            },
-            {
-                "@type": "type.googleapis.com/google.rpc.LocalizedMessage",
-                "locale": "en-US",
-                "message": "API key not valid. Please pass a valid API key.",
-            },
-        ],
-    }
-}
+GEMINI_BAD_KEY = bad_key_in_format(GEMINI_URL, KEY)[1]  # Gemini's own 400, details and all
 GEMINI_BAD_REQUEST = {
     "error": {
         "code": 400,
