@@ -65,9 +65,11 @@ def production_ports(
             ``config.toml`` does not load.
         AgentError: no provider serves ``model``.
     """
+    clock = clock or SystemClock()
     llm = LLMProviders(
         environ,
         config_dir=config_dir(environ),
+        clock=clock,
         http_timeout=http_timeout,
         max_input_tokens=max_input_tokens,
         user_agent=f"axe/{__version__}",
@@ -79,7 +81,7 @@ def production_ports(
         llm.check(model)
     memory = FileMemoryStore(
         functools.partial(data_dir, environ),
-        clock=clock or SystemClock(),
+        clock=clock,
         lock_timeout=lock_timeout,
         environ=environ,
     )
@@ -214,6 +216,7 @@ def run_gc(
             agents_dir=agents_dir,
             check_config=agent is None,
             model=options.model_override,
+            clock=SystemClock(),
         ) as ports:
             if agent is None:
                 return collect_all_garbage(options, ports)

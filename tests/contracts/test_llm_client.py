@@ -12,13 +12,13 @@ import respx
 
 from axe.adapters.llm import LLMProviders
 from axe.adapters.llm.catalogue import CATALOGUE
-from axe.adapters.llm.client import base_url
+from axe.adapters.llm.client import base_url, endpoint
 from axe.adapters.llm.settings import ProviderSettings
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef
 from axe.domain.results import Completion, Usage
-from axe.testing import ScriptedLLM
+from axe.testing import FakeClock, ScriptedLLM
 from tests.e2e.loopback import error_in_format, reply_in_format
 
 CONTENT = b"## 2026-01-01T00:00:00Z\n**Task:** t\n\n"
@@ -58,9 +58,9 @@ def client_for(model: ModelRef, tmp_path: Path) -> Iterator[ClientFor]:
         return
     row = CATALOGUE[model.provider]
     route = row.route(model.name)
-    url = base_url(row, ProviderSettings(region="us-east-1"))
-    url += route.path or route.wire.path(model.name)
-    llm = LLMProviders(ENVIRON, config_dir=tmp_path)
+    base = base_url(row, ProviderSettings(region="us-east-1"))
+    url = endpoint(base, route.path or route.wire.path(model.name))
+    llm = LLMProviders(ENVIRON, config_dir=tmp_path, clock=FakeClock())
     with respx.mock(assert_all_called=False) as router:
 
         def real(text: str, usage: Usage | None, failure: str | None) -> LLMClient:

@@ -8,8 +8,12 @@ real providers do: Anthropic, OpenAI, Gemini and Bedrock refuse a prompt that is
 with their own messages, numbers and headers; Ollama reports the window from ``/api/show``
 and, like the real one, never refuses: it would drop text, which is recorded so a test can
 assert it never happened. ``fail_with`` answers every analysis with one of the format's
-error bodies (a transient one, a denial), as the real API words it. Given a TLS context it
-serves https (the proxy tests use the test CA's certificate).
+error bodies (a transient one, a denial), as the real API words it; ``fail_details`` adds
+Gemini's ``error.details`` to it (a ``RetryInfo``). Given a ``key``, a request carrying
+another key is refused as each provider refuses a wrong key (Gemini: HTTP 400, not 401).
+Given a ``cost``, an OpenAI-style reply's usage states it in US dollars, as OpenRouter's
+and Requesty's do. Given a TLS context it serves https (the proxy tests use the test CA's
+certificate).
 """
 
 from __future__ import annotations
@@ -104,6 +108,49 @@ def error_in_format(
     return {"error": {"message": message, "type": kind, "code": None}}, {}
 
 
+def bad_key_in_format(path: str, key: str) -> tuple[int, dict[str, Any]]:
+    """The status and body with which ``path``'s provider refuses a wrong ``key``: Anthropic's
+    401, OpenAI's 401 quoting the key, Gemini's 400 whose ``ErrorInfo`` says
+    ``API_KEY_INVALID``."""
+    wire = wire_of(path)
+    if wire == "gemini":
+        message = "API key not valid. Please pass a valid API key."
+        details = [
+            {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": "API_KEY_INVALID",
+                "domain": "googleapis.com",
+                "metadata": {"service": "generativelanguage.googleapis.com"},
+            },
+            {
+                "@type": "type.googleapis.com/google.rpc.LocalizedMessage",
+                "locale": "en-US",
+                "message": message,
+            },
+        ]
+        error = {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}
+        return 400, {"error": error | {"details": details}}
+    if wire == "anthropic":
+        return 401, error_in_format(path, 401, "authentication_error", "invalid x-api-key")[0]
+    message = f"Incorrect API key provided: {key}."
+    return 401, {
+        "error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_api_key",
+        }
+    }
+
+
+def _key_in(headers: dict[str, str]) -> str | None:
+    """The API key a request carries in its provider's header, if it carries one."""
+    authorization = headers.get("authorization", "")
+    if authorization.startswith("Bearer "):
+        return authorization.removeprefix("Bearer ")
+    return headers.get("x-api-key") or headers.get("x-goog-api-key")
+
+
 def provider_reply(path: str, text: str, tokens: int | None = None) -> dict[str, Any]:
     """A reply in ``path``'s wire format; with ``tokens`` (input), a usage block too."""
     written = count_tokens(text) if tokens is not None else 0
@@ -148,6 +195,9 @@ class LoopbackLLM:
         self.raw_reply: bytes | None = None
         self.fail_with: tuple[int, str, str] | None = None  # status, kind, message
         self.fail_headers: dict[str, str] = {}
+        self.fail_details: list[dict[str, Any]] = []
+        self.key: str | None = None
+        self.cost: float | None = None
         self.window: int | None = None
         self.delay = 0.0
         self.hang = threading.Event()
@@ -189,6 +239,19 @@ class LoopbackLLM:
             )
         ]
 
+    def refused_key(
+        self, path: str, headers: dict[str, str]
+    ) -> tuple[int, bytes, dict[str, str]] | None:
+        """The provider's refusal of a request whose (lower-cased) ``headers`` carry a key
+        other than ``key``; None for one that may be answered."""
+        given = _key_in(headers)
+        if self.key is None or given is None or given == self.key:
+            return None
+        with self._lock:
+            self.prompts.append(Prompt(path, 0, False, "", refused=True))
+        status, document = bad_key_in_format(path, given)
+        return status, json.dumps(document).encode(), {}
+
     def answer(self, path: str, body: bytes) -> tuple[int, bytes, dict[str, str]]:
         """The status, body and extra headers the provider at ``path`` would send."""
         if path.endswith("/api/show"):
@@ -201,12 +264,15 @@ class LoopbackLLM:
         if self.fail_with is not None:
             status, kind, message = self.fail_with
             error, headers = error_in_format(path, status, kind, message)
+            if self.fail_details:
+                error["error"]["details"] = self.fail_details
             with self._lock:
                 self.prompts.append(Prompt(path, 0, False, "", refused=True))
             return status, json.dumps(error).encode(), headers | self.fail_headers
         document = json.loads(body)
         system, user, budget = _texts(path, document)
-        counting = self.window is not None or self.reply_for is not None  # slow on big logs
+        # slow on big logs: only when a test needs the numbers
+        counting = self.window is not None or self.reply_for is not None or self.cost is not None
         tokens = count_tokens(system) + count_tokens(user) + _FRAMING if counting else 0
         num_ctx = document.get("options", {}).get("num_ctx") if path.endswith("/api/chat") else None
         refusal = self._refusal(path, tokens, budget)
@@ -222,7 +288,10 @@ class LoopbackLLM:
         usage = tokens if counting else None
         if usage is not None and num_ctx is not None:
             usage = min(usage, num_ctx)  # Ollama reads no more than num_ctx: it cuts the rest
-        return self.status, json.dumps(provider_reply(path, text, usage)).encode(), {}
+        reply = provider_reply(path, text, usage)
+        if self.cost is not None and wire_of(path) == "openai":
+            reply["usage"]["cost"] = self.cost
+        return self.status, json.dumps(reply).encode(), {}
 
     def _refusal(
         self, path: str, tokens: int, budget: int
@@ -279,7 +348,9 @@ def loopback_llm(tls: ssl.SSLContext | None = None) -> Iterator[LoopbackLLM]:
             if state.hang.is_set():
                 state.release.wait(30)
                 return
-            status, payload, headers = state.answer(self.path, body)
+            sent = {name.lower(): value for name, value in self.headers.items()}
+            refused = state.refused_key(self.path, sent)
+            status, payload, headers = refused or state.answer(self.path, body)
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)

@@ -289,7 +289,7 @@ def test_unknown_provider_is_exit_1(home: AxeHome) -> None:
     assert result.exit_code == 1
     assert (
         result.stderr
-        == 'unsupported provider "mystery" (supported: anthropic, atlascloud, bedrock, builtin, google, minimax, ollama, openai, opencode, openrouter)\n'
+        == 'unsupported provider "mystery" (supported: anthropic, atlascloud, bedrock, builtin, edenai, google, minimax, ollama, openai, opencode, openrouter, requesty)\n'
     )
 
 
@@ -585,7 +585,7 @@ def test_an_unknown_provider_for_all_is_one_line_before_any_agent_runs(home: Axe
     result = run("--all", "--model", "mystery/x")
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == (
-        'unsupported provider "mystery" (supported: anthropic, atlascloud, bedrock, builtin, google, minimax, ollama, openai, opencode, openrouter)\n'
+        'unsupported provider "mystery" (supported: anthropic, atlascloud, bedrock, builtin, edenai, google, minimax, ollama, openai, opencode, openrouter, requesty)\n'
     )
     unknown_builtin = run("--all", "--model", "builtin/wizard")
     assert (unknown_builtin.exit_code, unknown_builtin.stdout) == (1, "")

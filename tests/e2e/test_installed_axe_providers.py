@@ -1,6 +1,7 @@
-"""The installed ``axe`` as a real process against loopback Gemini, Bedrock and OpenCode
-(its three routes): the spec's stdout, each wire format on the wire, Bedrock's checks
-before any request, refusals split and transient errors retried."""
+"""The installed ``axe`` as a real process against loopback Gemini, Bedrock, OpenCode (its
+three routes), Requesty and Eden AI: the spec's stdout, each wire format on the wire,
+Bedrock's checks before any request, refusals split, transient errors retried, and every
+row's rejected key named by where it came from."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from axe.adapters.llm.catalogue import CATALOGUE
 from axe.domain.entries import count_entries
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
 from tests.support import CANNED_ANALYSIS, AxeHome, entries
@@ -221,3 +223,124 @@ def test_gemini_unavailable_is_retried_and_said(home: AxeHome, server: LoopbackL
     )
     assert len(server.requests) == 3
     assert home.memory_path("helper").read_bytes() == entries(10)
+
+
+def test_a_rejected_gemini_key_is_exit_3_naming_its_variable(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """A wrong GEMINI_API_KEY, refused as Gemini refuses it (HTTP 400 INVALID_ARGUMENT, its
+    ErrorInfo saying API_KEY_INVALID), is exit 3 with one line naming GEMINI_API_KEY as
+    every provider's rejected key does; sent once, the key never shown, nothing trimmed."""
+    server.key = "g-right-key-0123456789"
+    home.add_agent("helper", model="google/gemini-2.5-flash", last_n=3)
+    home.write_memory("helper", entries(10))
+    wrong = "g-wrong-key-0123456789"
+    done = axe(home, "gc", "helper", GEMINI_API_KEY=wrong, AXE_GOOGLE_BASE_URL=server.url)
+    assert (done.returncode, done.stdout) == (3, "Agent: helper\nEntries: 10\n")
+    assert done.stderr == (
+        "google API error (HTTP 400 INVALID_ARGUMENT): API key not valid. Please pass a valid "
+        "API key. (key from GEMINI_API_KEY)\n"
+    )
+    assert len(server.requests) == 1
+    assert home.memory_path("helper").read_bytes() == entries(10)
+
+
+def test_geminis_retry_delay_beyond_what_gc_waits_ends_at_once(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """A 429 whose RetryInfo asks for an hour (a daily quota) is one request, not three into
+    a limit Gemini said will last; exit 3, the line says what was asked, nothing trimmed."""
+    message = "You exceeded your current quota, please check your plan and billing details."
+    server.fail_with = (429, "RESOURCE_EXHAUSTED", message)
+    server.fail_details = [
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "3600s"}
+    ]
+    home.add_agent("helper", model="google/gemini-2.5-flash", last_n=3)
+    home.write_memory("helper", entries(10))
+    done = axe(home, "gc", "helper", GEMINI_API_KEY="g", AXE_GOOGLE_BASE_URL=server.url)
+    assert done.returncode == 3
+    assert done.stderr == (
+        f"google API error (HTTP 429 RESOURCE_EXHAUSTED): {message} (the provider asked to "
+        "wait 3600s before trying again; gc waits at most 60s)\n"
+    )
+    assert len(server.requests) == 1
+    assert home.memory_path("helper").read_bytes() == entries(10)
+
+
+def test_requesty_and_edenai_end_to_end_with_attribution_and_cost(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """The Go axe's two newest rows: Chat Completions at {base}/chat/completions with a
+    Bearer key; Requesty's HTTP-Referer and X-Title from config.toml and AXE_REQUESTY_TITLE;
+    the usage.cost each states (US dollars) reaches --json as OpenRouter's does."""
+    server.cost = 0.00123
+    home.write_global_config('[providers.requesty]\nreferer = "https://me.example"\n')
+    home.add_agent("a-requesty", model="requesty/openai/gpt-4o-mini", last_n=3)
+    home.add_agent("b-edenai", model="edenai/openai/gpt-4o-mini", last_n=3)
+    for name in ("a-requesty", "b-edenai"):
+        home.write_memory(name, entries(10))
+    done = axe(
+        home,
+        "gc",
+        "--all",
+        "--json",
+        REQUESTY_API_KEY="rq-key-0123456789",
+        EDENAI_API_KEY="eden-key-0123456789",
+        AXE_REQUESTY_BASE_URL=server.url,
+        AXE_REQUESTY_TITLE="nightly gc",
+        AXE_EDENAI_BASE_URL=f"{server.url}/v3",
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    reports = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["agent"], r["status"], r["usage"]["cost"]) for r in reports] == [
+        ("a-requesty", "trimmed", 0.00123),
+        ("b-edenai", "trimmed", 0.00123),
+    ]
+    (requesty_path, sent, body), (edenai_path, sent_too, _) = server.requests
+    requesty, edenai = ({k.lower(): v for k, v in one.items()} for one in (sent, sent_too))
+    assert (requesty_path, edenai_path) == ("/chat/completions", "/v3/chat/completions")
+    assert requesty["authorization"] == "Bearer rq-key-0123456789"
+    assert (requesty["http-referer"], requesty["x-title"]) == ("https://me.example", "nightly gc")
+    assert json.loads(body)["model"] == "openai/gpt-4o-mini"
+    assert edenai["authorization"] == "Bearer eden-key-0123456789"
+    assert "http-referer" not in edenai
+    assert "x-title" not in edenai
+    assert home.memory_path("b-edenai").read_bytes() == entries(3, start=7)
+
+
+REFUSED_KEY = {  # each wire format's refusal of a wrong key, as the loopback words it
+    "anthropic-messages": "HTTP 401 authentication_error): invalid x-api-key",
+    "gemini": "HTTP 400 INVALID_ARGUMENT): API key not valid. Please pass a valid API key.",
+    "openai-chat": "HTTP 401 invalid_request_error): Incorrect API key provided: [redacted].",
+}
+REFUSED_KEY["openai-responses"] = REFUSED_KEY["openai-chat"]
+
+
+def test_every_providers_rejected_key_names_where_it_came_from(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """Every row that sends a key, each refusing a wrong one in its own words (Gemini with
+    a 400): one line per agent naming the key's variable, never the key; exit 1 (--all)."""
+    server.key = "the-right-key-0123456789"
+    environment = {}
+    expected = []
+    for name, row in sorted(CATALOGUE.items()):
+        if not row.key_variable:
+            continue
+        model = "gpt-5" if name == "opencode" else "m-1"
+        home.add_agent(name, model=f"{name}/{model}", last_n=3)
+        home.write_memory(name, entries(2))
+        environment[row.key_variable] = f"wrong-{name}-key-0123456789"
+        environment[f"AXE_{name.upper()}_BASE_URL"] = server.url
+        said = REFUSED_KEY[row.route(model).wire.name]
+        expected.append(
+            f'Error: gc failed for agent "{name}": {name} API error ({said} '
+            f"(key from {row.key_variable})"
+        )
+    done = axe(home, "gc", "--all", environment=environment)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        *expected,
+        f"gc completed with errors: {len(expected)} of {len(expected)} agents failed",
+    ]
+    assert len(server.requests) == len(expected) == 9

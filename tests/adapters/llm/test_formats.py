@@ -23,6 +23,8 @@ from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
+from axe.testing import FakeClock
+from tests.e2e.loopback import bad_key_in_format
 
 KEY = "sk-test-0123456789abcdef"
 MEMORY = b"## 2026-02-27T03:15:00Z\n**Task:** Review PR\n\n"
@@ -44,8 +46,13 @@ GEMINI_URL = (
 
 
 @pytest.fixture
-def transport() -> Iterator[HttpTransport]:
-    http = HttpTransport(sleep=lambda _: None, retry=RetryPolicy(jitter=lambda: 0.0))
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def transport(clock: FakeClock) -> Iterator[HttpTransport]:
+    http = HttpTransport(clock=clock, retry=RetryPolicy(jitter=lambda: 0.0))
     yield http
     http.close()
 
@@ -174,6 +181,22 @@ BEDROCK_REPLY = {
             CHAT_REPLY,
         ),
         (
+            "requesty",
+            "m",
+            "https://router.requesty.ai/v1/chat/completions",
+            ("authorization", f"Bearer {KEY}"),
+            CHAT_BODY,
+            CHAT_REPLY,
+        ),
+        (
+            "edenai",
+            "m",
+            "https://api.edenai.run/v3/chat/completions",
+            ("authorization", f"Bearer {KEY}"),
+            CHAT_BODY,
+            CHAT_REPLY,
+        ),
+        (
             "opencode",
             "claude-sonnet-4",
             "https://opencode.ai/zen/v1/messages",
@@ -234,6 +257,8 @@ BEDROCK_REPLY = {
         "openai",
         "openrouter",
         "atlascloud",
+        "requesty",
+        "edenai",
         "opencode-claude",
         "opencode-gpt",
         "opencode-other",
@@ -326,26 +351,116 @@ def test_openai_style_bases_include_their_version_or_get_v1(
     assert route.called
 
 
-def test_openrouter_sends_its_attribution_headers_and_reads_the_cost(
-    mock: respx.MockRouter, transport: HttpTransport
+OLLAMA_REPLY = {"message": {"content": "report"}, "prompt_eval_count": 10, "eval_count": 2}
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "base", "url", "reply"),
+    [
+        (
+            "anthropic",
+            "claude-sonnet-4",
+            "https://gw.example/anthropic/?tenant=t&x=1",
+            "https://gw.example/anthropic/v1/messages?tenant=t&x=1",
+            ANTHROPIC_REPLY,
+        ),
+        (
+            "openai",
+            "m",
+            "https://gw.example/v1?x=1",
+            "https://gw.example/v1/chat/completions?x=1",
+            CHAT_REPLY,
+        ),
+        (
+            "openai",
+            "m",
+            "http://localhost:8080?x=1",
+            "http://localhost:8080/v1/chat/completions?x=1",
+            CHAT_REPLY,
+        ),
+        (
+            "opencode",
+            "gpt-4.1",
+            "https://gw.example/zen?x=1",
+            "https://gw.example/zen/v1/responses?x=1",
+            RESPONSES_REPLY,
+        ),
+        (
+            "ollama",
+            "llama3",
+            "http://gw.example:11434?x=1",
+            "http://gw.example:11434/api/chat?x=1",
+            OLLAMA_REPLY,
+        ),
+        (
+            "google",
+            "gemini-2.5-flash",
+            "https://gw.example/gemini?key_id=7",
+            "https://gw.example/gemini/v1beta/models/gemini-2.5-flash:generateContent?key_id=7",
+            GEMINI_REPLY,
+        ),
+        (
+            "bedrock",
+            BEDROCK_MODEL,
+            "https://vpce.example?x=1",
+            "https://vpce.example/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/converse?x=1",
+            BEDROCK_REPLY,
+        ),
+    ],
+    ids=["anthropic", "openai-chat", "openai-root", "responses", "ollama", "gemini", "bedrock"],
+)
+def test_a_base_url_with_a_query_gets_its_path_before_the_query(
+    mock: respx.MockRouter,
+    transport: HttpTransport,
+    provider: str,
+    model: str,
+    base: str,
+    url: str,
+    reply: dict[str, Any],
 ) -> None:
-    """Configured referer/title/categories go out as OpenRouter's headers, and its
-    usage.cost comes back as the Usage's cost."""
+    """A gateway's base URL with a query string (…/v1?x=1) gets each wire format's path
+    inserted before the query, not appended after it; the query goes out as written."""
+    route = mock.route(host=httpx.URL(url).host).respond(200, json=reply)
+    completion = client(transport, provider, base).complete(request(provider, model))
+    assert completion.text == "report"
+    assert str(route.calls.last.request.url) == url
+
+
+@pytest.mark.parametrize(
+    ("provider", "url", "title"),
+    [
+        ("openrouter", "https://openrouter.ai/api/v1/chat/completions", "X-OpenRouter-Title"),
+        ("requesty", "https://router.requesty.ai/v1/chat/completions", "X-Title"),
+    ],
+)
+def test_a_gateway_sends_its_attribution_headers_and_reads_the_cost(
+    mock: respx.MockRouter, transport: HttpTransport, provider: str, url: str, title: str
+) -> None:
+    """Configured referer and title go out as OpenRouter's and Requesty's own headers, and
+    their usage.cost (US dollars) comes back as the Usage's cost."""
     reply = {
         "choices": [{"message": {"content": "r"}}],
         "usage": {"prompt_tokens": 194, "completion_tokens": 2, "cost": 0.00095},
     }
-    route = mock.post("https://openrouter.ai/api/v1/chat/completions").respond(200, json=reply)
-    headers = {"HTTP-Referer": "https://me.example", "X-OpenRouter-Title": "gc"}
-    completion = client(transport, "openrouter", headers=headers).complete(
-        request("openrouter", "anthropic/claude-sonnet-4")
+    route = mock.post(url).respond(200, json=reply)
+    headers = {"HTTP-Referer": "https://me.example", title: "gc"}
+    completion = client(transport, provider, headers=headers).complete(
+        request(provider, "anthropic/claude-sonnet-4")
     )
     assert completion.usage == Usage(194, 2, 0.00095)
     sent_headers = route.calls.last.request.headers
-    assert (sent_headers["http-referer"], sent_headers["x-openrouter-title"]) == (
-        "https://me.example",
-        "gc",
-    )
+    assert (sent_headers["http-referer"], sent_headers[title]) == ("https://me.example", "gc")
+
+
+def test_the_rows_the_go_axe_added_after_m7_take_their_base_as_written(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """requesty and edenai append /chat/completions to a server root as the Go axe does
+    (no M7 config ever wrote theirs, so no /v1 is added)."""
+    route = mock.post("http://localhost:8080/chat/completions").respond(200, json=CHAT_REPLY)
+    for provider in ("requesty", "edenai"):
+        client(transport, provider, "http://localhost:8080").complete(request(provider, "m"))
+    assert route.call_count == 2
 
 
 def test_gpt5_on_the_responses_route_gets_no_temperature(
@@ -424,6 +539,20 @@ ANTHROPIC_TOO_LONG = {
             (130000, 128000 - 4096),
         ),
         (
+            "requesty",
+            "openai/gpt-4o",
+            "https://router.requesty.ai/v1/chat/completions",
+            httpx.Response(400, json=OPENAI_TOO_LONG),
+            (130000, 128000 - 4096),
+        ),
+        (
+            "edenai",
+            "openai/gpt-4o",
+            "https://api.edenai.run/v3/chat/completions",
+            httpx.Response(400, json=OPENAI_TOO_LONG),
+            (130000, 128000 - 4096),
+        ),
+        (
             "opencode",
             "gpt-4.1",
             "https://opencode.ai/zen/v1/responses",
@@ -439,7 +568,17 @@ ANTHROPIC_TOO_LONG = {
         ),
         ("google", "gemini-2.5-flash", GEMINI_URL, httpx.Response(413, text=""), (None, None)),
     ],
-    ids=["gemini", "bedrock", "openrouter", "atlascloud", "opencode-gpt", "minimax", "413"],
+    ids=[
+        "gemini",
+        "bedrock",
+        "openrouter",
+        "atlascloud",
+        "requesty",
+        "edenai",
+        "opencode-gpt",
+        "minimax",
+        "413",
+    ],
 )
 def test_each_providers_too_long_refusal_is_recognised_with_its_numbers(
     mock: respx.MockRouter,
@@ -506,6 +645,113 @@ def test_gemini_transient_errors_are_retried(
     assert (
         str(caught.value) == f"google API error (HTTP {status} {kind}): {message} (after 2 retries)"
     )
+
+
+GEMINI_BAD_KEY = bad_key_in_format(GEMINI_URL, KEY)[1]  # Gemini's own 400, details and all
+GEMINI_BAD_REQUEST = {
+    "error": {
+        "code": 400,
+        "message": "* GenerateContentRequest.generation_config.max_output_tokens: "
+        "max_output_tokens must be positive.",
+        "status": "INVALID_ARGUMENT",
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("reply", "line"),
+    [
+        (
+            GEMINI_BAD_KEY,
+            "google API error (HTTP 400 INVALID_ARGUMENT): API key not valid. Please pass a "
+            "valid API key. (key from GEMINI_API_KEY)",
+        ),
+        (
+            GEMINI_BAD_REQUEST,
+            "google API error (HTTP 400 INVALID_ARGUMENT): * GenerateContentRequest."
+            "generation_config.max_output_tokens: max_output_tokens must be positive.",
+        ),
+    ],
+    ids=["bad-key", "other-400"],
+)
+def test_geminis_rejected_key_says_where_the_key_came_from_though_it_is_a_400(
+    mock: respx.MockRouter, transport: HttpTransport, reply: dict[str, Any], line: str
+) -> None:
+    """Gemini refuses a wrong or expired key with HTTP 400 INVALID_ARGUMENT, not 401: its
+    ErrorInfo reason API_KEY_INVALID makes the line name the key's source, as every other
+    provider's does, sent once and without the key; any other 400 names none."""
+    route = mock.post(GEMINI_URL).respond(400, json=reply)
+    with pytest.raises(ApiError) as caught:
+        client(transport, "google", key_source="GEMINI_API_KEY").complete(
+            request("google", "gemini-2.5-flash")
+        )
+    assert str(caught.value) == line
+    assert not isinstance(caught.value, PromptTooLargeError)
+    assert (route.call_count, caught.value.sent) == (1, 1)
+    assert KEY not in str(caught.value)
+
+
+def gemini_rate_limit(delay: str) -> httpx.Response:
+    """Gemini's 429 for a per-minute quota, its wait in a RetryInfo detail, as it sends it."""
+    message = (
+        "You exceeded your current quota, please check your plan and billing details. For "
+        "more information on this error, head to: https://ai.google.dev/gemini-api/docs/"
+        "rate-limits."
+    )
+    details = [
+        {
+            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+            "violations": [
+                {
+                    "quotaMetric": "generativelanguage.googleapis.com/"
+                    "generate_content_free_tier_requests",
+                    "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+                    "quotaValue": "10",
+                }
+            ],
+        },
+        {
+            "@type": "type.googleapis.com/google.rpc.Help",
+            "links": [{"description": "Learn more", "url": "https://ai.google.dev/"}],
+        },
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay},
+    ]
+    error = {"code": 429, "message": message, "status": "RESOURCE_EXHAUSTED", "details": details}
+    return httpx.Response(429, json={"error": error})
+
+
+@pytest.mark.parametrize(
+    ("delay", "slept"),
+    [("37s", 37.0), ("45.837906927s", 45.837906927), ("soon", 0.5)],
+)
+def test_geminis_retry_delay_is_waited_as_a_retry_after_is(
+    mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock, delay: str, slept: float
+) -> None:
+    """A 429 whose RetryInfo says retryDelay "37s" is retried after 37 s, not after gc's own
+    backoff; a delay that is not a duration leaves the backoff (0.5 s) to decide."""
+    route = mock.post(GEMINI_URL).mock(
+        side_effect=[gemini_rate_limit(delay), httpx.Response(200, json=GEMINI_REPLY)]
+    )
+    completion = client(transport, "google").complete(request("google", "gemini-2.5-flash"))
+    assert (completion.text, completion.sent, route.call_count) == ("report", 2, 2)
+    assert clock.slept == [slept]
+
+
+def test_a_retry_delay_longer_than_gc_waits_ends_the_tries_at_once(
+    mock: respx.MockRouter, transport: HttpTransport, clock: FakeClock
+) -> None:
+    """A RetryInfo asking for an hour is given up at once, as a retry-after of an hour is,
+    and the line says what Gemini asked for."""
+    route = mock.post(GEMINI_URL).mock(return_value=gemini_rate_limit("3600s"))
+    with pytest.raises(ApiError) as caught:
+        client(transport, "google").complete(request("google", "gemini-2.5-flash"))
+    assert str(caught.value).startswith(
+        "google API error (HTTP 429 RESOURCE_EXHAUSTED): You exceeded your current quota"
+    )
+    assert str(caught.value).endswith(
+        "(the provider asked to wait 3600s before trying again; gc waits at most 60s)"
+    )
+    assert (route.call_count, clock.slept) == (1, [])
 
 
 @pytest.mark.parametrize(

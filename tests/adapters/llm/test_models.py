@@ -12,10 +12,11 @@ from axe.adapters.llm import LLMProviders
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import ModelRef
+from axe.testing import FakeClock
 
 UNSUPPORTED = (
     'unsupported provider "mystery" (supported: anthropic, atlascloud, bedrock, builtin, '
-    "google, minimax, ollama, openai, opencode, openrouter)"
+    "edenai, google, minimax, ollama, openai, opencode, openrouter, requesty)"
 )
 UNKNOWN_BUILTIN = 'unknown builtin model "wizard" (available: heuristic)'
 
@@ -39,7 +40,7 @@ def test_a_model_no_row_serves_is_refused_alike_up_front_and_when_used(
 ) -> None:
     """An unknown provider, or a model the offline analyst does not have, is exit 1 in the
     same words whether it is checked before any agent runs or met in an agent's file."""
-    llm = LLMProviders({}, config_dir=tmp_path)
+    llm = LLMProviders({}, config_dir=tmp_path, clock=FakeClock())
     with pytest.raises(AgentError) as checked:
         llm.check(ModelRef(provider, name))
     with pytest.raises(AgentError) as used:
@@ -51,7 +52,7 @@ def test_checking_a_model_reads_no_configuration(tmp_path: Path) -> None:
     """A --model is checked before config.toml is read: a broken file is said by the run
     that needs it, not by the check."""
     (tmp_path / "config.toml").write_text("[providers.anthropic\n")
-    llm = LLMProviders({}, config_dir=tmp_path)
+    llm = LLMProviders({}, config_dir=tmp_path, clock=FakeClock())
     llm.check(ModelRef("builtin", "heuristic"))
     llm.check(ModelRef("openai", "gpt-4o"))
 
@@ -61,13 +62,15 @@ def test_a_broken_config_toml_is_said_before_an_unknown_builtin_model(tmp_path: 
     about the file first (exit 2), as for every other row."""
     (tmp_path / "config.toml").write_text("[providers.anthropic\n")
     with pytest.raises(ConfigError, match=r"config\.toml"):
-        LLMProviders({}, config_dir=tmp_path).complete(request("builtin", "wizard"))
+        LLMProviders({}, config_dir=tmp_path, clock=FakeClock()).complete(
+            request("builtin", "wizard")
+        )
 
 
 def test_the_offline_row_answers_without_a_request_or_a_window(tmp_path: Path) -> None:
     """builtin/heuristic writes its report with no transport built, counts no request
     (--json says 0) and has no window, so no log is split for it."""
-    llm = LLMProviders({}, config_dir=tmp_path)
+    llm = LLMProviders({}, config_dir=tmp_path, clock=FakeClock())
     completion = llm.complete(request("builtin", "heuristic"))
     assert completion.text.startswith("## Patterns Found")
     assert (completion.sent, completion.usage) == (0, None)

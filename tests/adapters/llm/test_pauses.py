@@ -15,6 +15,7 @@ from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef
+from axe.testing import FakeClock
 from tests.adapters.llm.http_clients import client as http_client
 
 ANTHROPIC = "https://api.anthropic.com/v1/messages"
@@ -22,24 +23,6 @@ OPENAI = "https://api.openai.com/v1/chat/completions"
 OK = {"content": [{"type": "text", "text": "r"}]}
 OPENAI_OK = {"choices": [{"message": {"content": "r"}}]}
 SETTINGS = ProviderSettings(api_key="k", base_url="", key_variable="K")
-
-
-class Clock:
-    """Time that moves only when someone sleeps; ``during_first_sleep`` runs, once, at the
-    moment the first sleeper starts waiting: another worker's turn."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.during_first_sleep: Callable[[], None] | None = None
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        other, self.during_first_sleep = self.during_first_sleep, None
-        if other is not None:
-            other()
-        self.now = max(self.now, self.now + seconds)
 
 
 def request(provider: str) -> AnalysisRequest:
@@ -53,31 +36,45 @@ def request(provider: str) -> AnalysisRequest:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> FakeClock:
+    return FakeClock()
 
 
 @pytest.fixture
-def transport(clock: Clock) -> Iterator[HttpTransport]:
-    http = HttpTransport(clock=clock, sleep=clock.sleep, retry=RetryPolicy(jitter=lambda: 0.0))
+def transport(clock: FakeClock) -> Iterator[HttpTransport]:
+    http = HttpTransport(clock=clock, retry=RetryPolicy(jitter=lambda: 0.0))
     yield http
     http.close()
+
+
+def when_first_waiting(clock: FakeClock, other: Callable[[], None]) -> None:
+    """Run ``other`` once, at the moment the first sleeper starts waiting: another worker's
+    turn. A FakeClock has moved on when it calls back, so it is set back first."""
+
+    def turn(_: float) -> None:
+        clock.on_sleep = None
+        clock.time -= clock.slept[-1]
+        other()
+
+    clock.on_sleep = turn
 
 
 def send(client: LLMClient, provider: str) -> None:
     client.complete(request(provider))
 
 
-def recording(clock: Clock, times: list[float], replies: list[httpx.Response]):
+def recording(
+    clock: FakeClock, times: list[float], replies: list[httpx.Response]
+) -> Callable[[httpx.Request], httpx.Response]:
     def answer(_: httpx.Request) -> httpx.Response:
-        times.append(clock.now)
+        times.append(clock.time)
         return replies.pop(0)
 
     return answer
 
 
 def test_a_retry_after_holds_back_the_other_workers_of_that_provider(
-    clock: Clock, transport: HttpTransport
+    clock: FakeClock, transport: HttpTransport
 ) -> None:
     """Worker B, starting while worker A waits out a 429's retry-after, waits too instead
     of spending a request on a limit the provider has already announced."""
@@ -85,20 +82,21 @@ def test_a_retry_after_holds_back_the_other_workers_of_that_provider(
     replies = [httpx.Response(429, headers={"retry-after": "2"}), httpx.Response(200, json=OK)]
     replies.append(httpx.Response(200, json=OK))
     client: LLMClient = http_client("anthropic", transport, SETTINGS)
-    clock.during_first_sleep = lambda: send(client, "anthropic")
+    when_first_waiting(clock, lambda: send(client, "anthropic"))
     with respx.mock() as mock:
         mock.post(ANTHROPIC).mock(side_effect=recording(clock, times, replies))
         client.complete(request("anthropic"))
-    assert times == [0.0, 2.0, 4.0]  # A refused; B after the pause; A's own retry
+    assert times == [0.0, 2.0, 2.0]  # A refused; B after the pause; A's own retry
+    assert clock.slept == [2.0, 2.0]  # A's wait, and B's for the same pause
 
 
-def test_another_provider_is_not_held_back(clock: Clock, transport: HttpTransport) -> None:
+def test_another_provider_is_not_held_back(clock: FakeClock, transport: HttpTransport) -> None:
     """One provider's rate limit does not delay requests to another."""
     times: list[float] = []
     openai_times: list[float] = []
     replies = [httpx.Response(429, headers={"retry-after": "2"}), httpx.Response(200, json=OK)]
     other: LLMClient = http_client("openai", transport, SETTINGS)
-    clock.during_first_sleep = lambda: send(other, "openai")
+    when_first_waiting(clock, lambda: send(other, "openai"))
     with respx.mock() as mock:
         mock.post(ANTHROPIC).mock(side_effect=recording(clock, times, replies))
         mock.post(OPENAI).mock(
@@ -110,11 +108,11 @@ def test_another_provider_is_not_held_back(clock: Clock, transport: HttpTranspor
 
 def test_a_pause_longer_than_the_deadline_is_reported_not_slept() -> None:
     """A pause that outlasts the request's time limit fails at once, saying why."""
-    clock = Clock()
-    pauses = SharedPauses(clock=clock, sleep=clock.sleep)
+    clock = FakeClock()
+    pauses = SharedPauses(clock)
     pauses.hold("anthropic api.anthropic.com", 50)
     assert not pauses.wait("anthropic api.anthropic.com", deadline=30)
-    assert clock.now == 0.0
+    assert clock.slept == []
     assert pauses.wait("openai api.openai.com", deadline=30)
 
 

@@ -20,6 +20,7 @@ from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
+from axe.testing import FakeClock
 from tests.adapters.llm.http_clients import client as http_client
 
 KEY = "sk-test-0123456789abcdef"
@@ -29,29 +30,14 @@ OPENAI_URL = "https://api.openai.com/v1/chat/completions"
 OLLAMA_URL = "http://localhost:11434/api/chat"
 
 
-class FakeClock:
-    """Time that moves only when the code under test sleeps (or a test says so)."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-
 @pytest.fixture
 def clock() -> FakeClock:
-    return FakeClock()
+    return FakeClock(start=1000.0)
 
 
 @pytest.fixture
 def transport(clock: FakeClock) -> Iterator[HttpTransport]:
-    http = HttpTransport(sleep=clock.sleep, clock=clock, retry=RetryPolicy(jitter=lambda: 0.0))
+    http = HttpTransport(clock=clock, retry=RetryPolicy(jitter=lambda: 0.0))
     yield http
     http.close()
 
@@ -359,7 +345,7 @@ def test_auth_error_is_not_retried(
         == "anthropic API error (HTTP 401 authentication_error): invalid x-api-key"
     )
     assert route.call_count == 1
-    assert clock.sleeps == []
+    assert clock.slept == []
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
@@ -384,7 +370,7 @@ def test_transient_errors_are_retried_twice_with_backoff(
     with pytest.raises(ApiError, match=f"HTTP {status} overloaded_error"):
         http_client("anthropic", transport, settings()).complete(request())
     assert route.call_count == 3
-    assert clock.sleeps == [0.5, 1.0]
+    assert clock.slept == [0.5, 1.0]
 
 
 def test_retry_succeeds_after_a_transient_error(
@@ -400,7 +386,12 @@ def test_retry_succeeds_after_a_transient_error(
 
 @pytest.mark.parametrize(
     ("headers", "expected"),
-    [({"retry-after": "3"}, 3.0), ({"retry-after-ms": "1500"}, 1.5), ({"retry-after": "60"}, 60.0)],
+    [
+        ({"retry-after": "3"}, 3.0),
+        ({"retry-after-ms": "1500"}, 1.5),
+        ({"retry-after": "60"}, 60.0),
+        ({"retry-after": "Thu, 01 Jan 1970 00:16:43 GMT"}, 3.0),  # the clock says 1000 s
+    ],
 )
 def test_server_retry_delays_are_honoured_up_to_a_minute(
     mock: respx.MockRouter,
@@ -409,13 +400,13 @@ def test_server_retry_delays_are_honoured_up_to_a_minute(
     headers: dict[str, str],
     expected: float,
 ) -> None:
-    """retry-after and retry-after-ms are obeyed up to a minute (a longer wait is given up
-    at once: see the next test)."""
+    """retry-after (seconds, or an HTTP date on the run's clock) and retry-after-ms are
+    obeyed up to a minute (a longer wait is given up at once: see the next test)."""
     mock.post(ANTHROPIC_URL).mock(
         side_effect=[httpx.Response(429, headers=headers), httpx.Response(200, json=ANTHROPIC_OK)]
     )
     http_client("anthropic", transport, settings()).complete(request())
-    assert clock.sleeps == [expected]
+    assert clock.slept == [expected]
 
 
 def test_giving_up_on_a_long_retry_after_says_how_long_was_asked(
@@ -435,7 +426,7 @@ def test_giving_up_on_a_long_retry_after_says_how_long_was_asked(
         "anthropic API error (HTTP 429 rate_limit_error): slow down (the provider asked to "
         "wait 3600s before trying again; gc waits at most 60s)"
     )
-    assert (clock.sleeps, route.call_count, caught.value.sent) == ([], 1, 1)
+    assert (clock.slept, route.call_count, caught.value.sent) == ([], 1, 1)
 
 
 def test_a_refusal_with_a_retry_after_is_still_a_refusal(
@@ -506,14 +497,14 @@ def test_no_retry_once_the_deadline_would_pass(
     """No retry starts that the 120 s deadline would cut short; the last error is reported."""
 
     def slow_failure(_: httpx.Request) -> httpx.Response:
-        clock.now += 119.8
+        clock.time += 119.8
         return httpx.Response(503)
 
     route = mock.post(ANTHROPIC_URL).mock(side_effect=slow_failure)
     with pytest.raises(ApiError, match="HTTP 503"):
         http_client("anthropic", transport, settings()).complete(request())
     assert route.call_count == 1
-    assert clock.sleeps == []
+    assert clock.slept == []
 
 
 def test_redirects_are_not_followed(mock: respx.MockRouter, transport: HttpTransport) -> None:
@@ -691,16 +682,25 @@ def test_credentials_in_the_base_url_are_not_printed(
     assert "http://proxy.example/api/chat" in str(caught.value)
 
 
-@pytest.mark.parametrize("base_url", ["ftp://proxy.example", "localhost:11434"])
+@pytest.mark.parametrize(
+    ("provider", "base_url"),
+    [
+        ("ollama", "ftp://proxy.example"),
+        ("ollama", "localhost:11434"),
+        ("ollama", "http://[::1"),
+        ("openai", "http://[::1"),
+    ],
+)
 def test_unusable_base_url_is_a_config_error_without_retries(
-    transport: HttpTransport, clock: FakeClock, base_url: str
+    transport: HttpTransport, clock: FakeClock, provider: str, base_url: str
 ) -> None:
-    """A base URL without an http(s) scheme is a config error at once, with no retries."""
-    with pytest.raises(ConfigError, match="invalid base URL for ollama"):
-        http_client("ollama", transport, settings(key="", base_url=base_url)).complete(
-            request("m", "ollama")
+    """A base URL without an http(s) scheme, or that is no URL at all (an unclosed IPv6
+    bracket), is a config error at once, with no retries, never an internal error."""
+    with pytest.raises(ConfigError, match=f"invalid base URL for {provider}"):
+        http_client(provider, transport, settings(base_url=base_url)).complete(
+            request("m", provider)
         )
-    assert clock.sleeps == []
+    assert clock.slept == []
 
 
 # what can be a secret, where it stands as a token

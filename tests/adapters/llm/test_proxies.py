@@ -23,7 +23,9 @@ from hypothesis import strategies as st
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.proxies import ProxyRoutes
 from axe.adapters.llm.transport import HttpTransport
+from axe.adapters.shared.clock import SystemClock
 from axe.domain.errors import ApiError, ConfigError
+from axe.testing import FakeClock
 from tests.e2e.loopback import LoopbackLLM
 from tests.e2e.loopback_proxy import (
     LLM_HOST,
@@ -45,7 +47,7 @@ UNKNOWN_ISSUER = (
 
 @pytest.fixture
 def transport() -> Iterator[HttpTransport]:
-    http = HttpTransport(timeout=10, sleep=lambda _: None)
+    http = HttpTransport(clock=FakeClock(), timeout=10)
     yield http
     http.close()
 
@@ -485,7 +487,7 @@ def test_a_provider_that_never_answers_behind_a_proxy_times_out_naming_both(
     """The timeout line says the request went through the proxy."""
     plain_llm.hang.set()
     monkeypatch.setenv("HTTP_PROXY", proxy.url)
-    transport = HttpTransport(timeout=1, sleep=lambda _: None)
+    transport = HttpTransport(clock=SystemClock(), timeout=1)  # the deadline must pass
     url = f"http://{LLM_HOST}:{plain_llm.port}/api/chat"
     try:
         assert failure(transport, url) == (

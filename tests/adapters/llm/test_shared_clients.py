@@ -22,7 +22,7 @@ from axe.application.ports import AnalysisRequest
 from axe.composition import production_ports
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
-from axe.testing import RecordingOutput
+from axe.testing import FakeClock, RecordingOutput
 from tests.adapters.llm.http_clients import client as http_client
 
 WORKERS = 8
@@ -87,7 +87,7 @@ def test_workers_asking_at_once_get_one_client_over_one_transport(
 
 def test_ollama_asks_for_a_models_window_once_however_many_ask_at_once() -> None:
     """Eight parts measuring the same model at once: /api/show is asked once."""
-    transport = HttpTransport()
+    transport = HttpTransport(clock=FakeClock())
     client = http_client(
         "ollama", transport, ProviderSettings(api_key="", base_url="", key_variable="")
     )
@@ -108,7 +108,7 @@ def test_an_ollama_compatible_server_without_api_show_is_sent_the_log_as_before(
 ) -> None:
     """A server that has no /api/show leaves the window unknown (no cap), rather than
     failing a gc that worked before gc asked."""
-    transport = HttpTransport()
+    transport = HttpTransport(clock=FakeClock())
     client = http_client(
         "ollama", transport, ProviderSettings(api_key="", base_url="", key_variable="")
     )
@@ -126,7 +126,7 @@ def test_an_ollama_compatible_server_without_api_show_is_sent_the_log_as_before(
 def test_first_requests_at_once_share_one_httpx_client() -> None:
     """Workers whose first requests start together build one httpx client between them, so
     none is left unclosed and connections are reused."""
-    transport = HttpTransport()
+    transport = HttpTransport(clock=FakeClock())
     clients = at_once(transport._shared_client)
     transport.close()
     assert len({id(client) for client in clients}) == 1
@@ -143,7 +143,7 @@ def test_a_slow_answer_about_one_model_holds_up_no_other_model() -> None:
             release.wait(10)
         return httpx.Response(200, json={"model_info": info})
 
-    transport = HttpTransport()
+    transport = HttpTransport(clock=FakeClock())
     client = http_client(
         "ollama", transport, ProviderSettings(api_key="", base_url="", key_variable="")
     )

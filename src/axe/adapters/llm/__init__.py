@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from axe.adapters.llm.catalogue import Provider
     from axe.adapters.llm.config import TomlGlobalConfig
     from axe.adapters.llm.transport import HttpTransport
-    from axe.application.ports import AnalysisRequest, LLMClient
+    from axe.application.ports import AnalysisRequest, Clock, LLMClient
     from axe.domain.model import ModelRef
     from axe.domain.results import Completion
 
@@ -36,13 +36,16 @@ class LLMProviders:
         environ: Mapping[str, str],
         *,
         config_dir: Path,
+        clock: Clock,
         http_timeout: float | None = None,
         max_input_tokens: int | None = None,
         user_agent: str = "axe",
     ) -> None:
-        """``http_timeout``: seconds for one request, retries included (default: the
+        """``clock``: the run's one clock, for every HTTP deadline and retry pause;
+        ``http_timeout``: seconds for one request, retries included (default: the
         transport's); ``max_input_tokens``: a cap on every request (``--max-input-tokens``)."""
         self._environ = environ
+        self._clock = clock
         self._config_path = config_dir / "config.toml"
         self._http_timeout = http_timeout
         self._max_input_tokens = max_input_tokens
@@ -111,7 +114,9 @@ class LLMProviders:
         from axe.adapters.llm.transport import HttpTransport  # noqa: PLC0415
 
         if self._transport is None:
-            self._transport = HttpTransport(timeout=self._http_timeout, user_agent=self._user_agent)
+            self._transport = HttpTransport(
+                clock=self._clock, timeout=self._http_timeout, user_agent=self._user_agent
+            )
         return HttpLLMClient(self._transport, row, settings)
 
     def _global_config(self) -> TomlGlobalConfig:

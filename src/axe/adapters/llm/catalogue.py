@@ -16,8 +16,9 @@ estimated above either is split before it is sent, whatever the model. Sources:
 - OpenAI: 1,047,576 tokens (GPT-4.1; platform.openai.com/docs/models/gpt-4.1).
 - Google: 2,097,152 tokens (Gemini 1.5 Pro and 2.0 Pro; ai.google.dev/gemini-api/docs/
   long-context); 2.5 Pro refuses above 1,048,576 in the message gemini.py reads.
-- Gateways (OpenRouter, Atlas Cloud, OpenCode Zen), Bedrock and MiniMax publish no bound
-  over every model they serve, and Ollama's window is asked of the server: none here.
+- Gateways (OpenRouter, Atlas Cloud, Requesty, Eden AI, OpenCode Zen), Bedrock and MiniMax
+  publish no bound over every model they serve, and Ollama's window is asked of the
+  server: none here.
 """
 
 from __future__ import annotations
@@ -163,6 +164,21 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             auth=Auth.BEARER,
             key_variable="ATLASCLOUD_API_KEY",
             versioned_base=True,
+        ),
+        Provider(
+            name="requesty",
+            base_url="https://router.requesty.ai/v1",
+            routes=_one(openai_chat.FORMAT),
+            auth=Auth.BEARER,
+            key_variable="REQUESTY_API_KEY",
+            optional_headers=(("HTTP-Referer", "referer"), ("X-Title", "title")),
+        ),
+        Provider(
+            name="edenai",
+            base_url="https://api.edenai.run/v3",
+            routes=_one(openai_chat.FORMAT),
+            auth=Auth.BEARER,
+            key_variable="EDENAI_API_KEY",
         ),
         Provider(
             name="minimax",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Generator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -27,7 +27,6 @@ from axe.domain.tokens import certainly_under
 
 _FITS_EVERY_MODEL = 2048  # tokens: a prompt estimated below this fits any model's window
 _NO_SUCH_ENDPOINT = frozenset({404, 405, 501})  # answers of a server without /api/show
-_REJECTED_KEY = frozenset({401, 403})
 # The most bytes one estimated token can come to in a request body: a control character
 # counts one token and is escaped as six bytes (\\u0001); everything else is less.
 _BYTES_PER_TOKEN_AT_MOST = 6
@@ -99,7 +98,7 @@ class HttpLLMClient:
         model = sent.request.model.name
         try:
             return self._transport.exchange(
-                self._base + (route.path or route.wire.path(model)),
+                endpoint(self._base, route.path or route.wire.path(model)),
                 headers={**route.wire.headers, **self._settings.headers},
                 body=route.wire.body(sent),
                 provider=self._provider.name,
@@ -109,7 +108,7 @@ class HttpLLMClient:
             )
         except HttpStatusError as error:
             source = self._key_source()
-            if error.status in _REJECTED_KEY and source:
+            if error.rejected_key and source:
                 error.args = (f"{error} ({source})",)
             raise
 
@@ -136,7 +135,7 @@ class HttpLLMClient:
             if model not in self._windows:
                 try:
                     reply: Any = self._transport.exchange(
-                        self._base + route.wire.window_path,
+                        endpoint(self._base, route.wire.window_path),
                         headers={**self._settings.headers},
                         body=JsonBody({"model": model}),
                         provider=self._provider.name,
@@ -155,10 +154,20 @@ def base_url(provider: Provider, settings: ProviderSettings) -> str:
     """The configured base URL or the row's default, without a trailing slash; an
     OpenAI-style base that is only a server root gets ``/v1``; Bedrock's default names
     the region."""
-    base = (settings.base_url or provider.base_url.format(region=settings.region)).rstrip("/")
-    if provider.versioned_base and urlsplit(base).path in ("", "/"):
-        base += "/v1"
-    return base
+    base = settings.base_url or provider.base_url.format(region=settings.region)
+    return endpoint(base, "", root="/v1" if provider.versioned_base else "")
+
+
+def endpoint(base: str, path: str, *, root: str = "") -> str:
+    """``path`` appended to the path of ``base``, before its query (a gateway's
+    ``https://gw.example/v1?tenant=t``), its trailing slash dropped; ``root`` stands in for
+    a base that names no path. A base that does not parse is joined as written, for the
+    request to refuse as an invalid base URL."""
+    try:
+        parts = urlsplit(base)
+    except ValueError:
+        return base.rstrip("/") + path
+    return urlunsplit(parts._replace(path=(parts.path.rstrip("/") or root) + path))
 
 
 class HeaderAuth(httpx.Auth):

@@ -3,15 +3,15 @@
 Follows what the official Anthropic and OpenAI SDKs do, so axe is neither more nor less
 persistent than the tools people already know: connection errors, timeouts, 408, 409, 429
 and 5xx are retried at most twice with capped exponential backoff and jitter; the server's
-``retry-after-ms`` / ``retry-after`` (up to 60 s) and ``x-should-retry`` are obeyed. Unlike
-the SDKs, a longer ``retry-after`` ends the tries at once (the transport's rule), rather
-than sending more requests into a limit the provider said will last.
+``retry-after-ms`` / ``retry-after`` (or the wait its error body names, as Gemini's
+``RetryInfo`` does; up to 60 s) and ``x-should-retry`` are obeyed. Unlike the SDKs, a longer
+wait ends the tries at once (the transport's rule), rather than sending more requests into
+a limit the provider said will last.
 """
 
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 
@@ -38,25 +38,25 @@ class RetryPolicy:
             return False
         return status in _RETRYABLE_STATUS or status >= 500
 
-    def delay(self, retry: int, headers: Mapping[str, str], *, now: float | None = None) -> float:
-        """Seconds to wait before retry number ``retry`` (0-based)."""
-        server = self.server_delay(headers, now=now)
-        if server is not None:
+    def delay(self, retry: int, asked: float | None) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based): the wait the provider
+        ``asked`` for when it is one worth obeying, else capped exponential backoff."""
+        if (server := obeyed(asked)) is not None:
             return server
         base = min(self.initial_delay * 2.0**retry, self.max_delay)
         return base * (1 - 0.25 * self.jitter())
 
-    @staticmethod
-    def server_delay(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-        """The wait the server asked for (``retry-after-ms`` / ``retry-after``), if it is
-        one worth obeying (up to a minute)."""
-        server = requested_delay(headers, now=now)
-        return server if server is not None and server <= MAX_SERVER_DELAY else None
+
+def obeyed(asked: float | None) -> float | None:
+    """The wait a provider asked for if gc waits that long (up to a minute), else None."""
+    return asked if asked is not None and asked <= MAX_SERVER_DELAY else None
 
 
-def requested_delay(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-    """The wait the server asked for, however long, or None if it named none."""
-    server = _server_delay(headers, time.time() if now is None else now)
+def requested_delay(headers: Mapping[str, str], *, now: float) -> float | None:
+    """The wait the headers ask for (``retry-after-ms``, ``retry-after`` in seconds or as
+    an HTTP date, measured from ``now``, the wall clock), however long, or None if they
+    name none."""
+    server = _server_delay(headers, now)
     return server if server is not None and server >= 0 else None
 
 

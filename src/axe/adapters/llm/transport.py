@@ -15,20 +15,20 @@ import re
 import socket
 import ssl
 import threading
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
-from attrs import define, field, frozen
+from attrs import define, frozen
 
 from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.pauses import SharedPauses
 from axe.adapters.llm.pools import RoutingTransport
 from axe.adapters.llm.proxies import EnvironmentProxy, ProxyRoutes
-from axe.adapters.llm.retry import MAX_SERVER_DELAY, RetryPolicy, requested_delay
+from axe.adapters.llm.retry import MAX_SERVER_DELAY, RetryPolicy, obeyed, requested_delay
 from axe.adapters.llm.wire.base import WireError, one_line, plain, snippet
+from axe.application.ports import Clock
 from axe.domain.errors import ApiError, ConfigError, ModelNotFoundError, PromptTooLargeError
 
 Explain = Callable[[int, Mapping[str, str], bytes], WireError]
@@ -36,6 +36,7 @@ Explain = Callable[[int, Mapping[str, str], bytes], WireError]
 DEFAULT_TIMEOUT_SECONDS = 120.0
 _MAX_REPLY_BYTES = 32 * 1024 * 1024
 _RATE_LIMITED = 429
+_REJECTED_KEY = frozenset({401, 403})
 # OpenSSL's "unable to get issuer certificate" (2), "self-signed certificate" (18),
 # "self-signed certificate in certificate chain" (19), "unable to get local issuer
 # certificate" (20) and "unable to verify the first certificate" (21).
@@ -44,11 +45,13 @@ _UNKNOWN_ISSUER = frozenset({2, 18, 19, 20, 21})
 
 class HttpStatusError(ApiError):
     """The server answered, with an HTTP error status: a caller may decide by ``status``
-    (an Ollama-compatible server without ``/api/show`` answers 404 or 405)."""
+    (an Ollama-compatible server without ``/api/show`` answers 404 or 405), and say where
+    the key came from when ``rejected_key`` (a 401 or 403, or a body that says so)."""
 
-    def __init__(self, message: str, *, status: int) -> None:
+    def __init__(self, message: str, *, status: int, rejected_key: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.rejected_key = rejected_key
 
 
 class _NotFoundError(HttpStatusError, ModelNotFoundError):
@@ -59,25 +62,24 @@ class HttpTransport:
     """Posts JSON to providers over a lazily created, shared ``httpx.Client``.
 
     Safe to share between threads: the client and the proxy routes are built once, under a
-    lock, however many workers send their first request at the same moment.
+    lock, however many workers send their first request at the same moment. Deadlines,
+    retry pauses and a rate limit's shared pause all go by the run's one ``clock``.
     """
 
     def __init__(
         self,
         *,
+        clock: Clock,
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
-        sleep: Callable[[float], None] | None = None,
-        clock: Callable[[], float] | None = None,
         user_agent: str = "axe",
     ) -> None:
         self._timeout = timeout or DEFAULT_TIMEOUT_SECONDS
         self._retry = retry or RetryPolicy()
-        self._sleep = sleep or time.sleep
-        self._clock = clock or time.monotonic
+        self._clock = clock
         self._user_agent = user_agent
         self._client: httpx.Client | None = None
-        self._pauses = SharedPauses(clock=self._clock, sleep=self._sleep)
+        self._pauses = SharedPauses(clock)
         self._closed = False
         self._proxies: ProxyRoutes | None = None
         self._building = threading.RLock()
@@ -131,7 +133,7 @@ class HttpTransport:
             raise
 
     def _post_with_retries(self, call: _Call, headers: Mapping[str, str], body: JsonBody) -> Reply:
-        deadline = self._clock() + self._timeout
+        deadline = self._clock.monotonic() + self._timeout
         call.proxy = self._proxy_routes().proxy_for(call.url)
         call.where = _where(call.provider, call.url, call.proxy)
         retry = 0
@@ -143,17 +145,17 @@ class HttpTransport:
                 return Reply(outcome, call.sent)
             if not outcome.retryable or retry >= self._retry.max_retries or self._closed:
                 raise _given_up(outcome, retry)
-            pause = self._retry.delay(retry, outcome.headers)
-            if self._clock() + pause >= deadline:
+            pause = self._retry.delay(retry, outcome.asked)
+            if self._clock.monotonic() + pause >= deadline:
                 raise _given_up(outcome, retry)
-            self._sleep(pause)
+            self._clock.sleep(pause)
             retry += 1
 
     def _try_once(
         self, call: _Call, headers: Mapping[str, str], body: JsonBody, deadline: float
     ) -> Any:
         """One attempt: the decoded reply, or a :class:`_Failed` saying whether to retry."""
-        remaining = deadline - self._clock()
+        remaining = deadline - self._clock.monotonic()
         counted = call.sent
         try:
             status, reply_headers, raw = self._attempt(call, headers, body, remaining, deadline)
@@ -186,18 +188,20 @@ class HttpTransport:
     def _refused(self, call: _Call, status: int, headers: Mapping[str, str], raw: bytes) -> _Failed:
         """An error reply as a failure: retried when the wire format or the status says it
         may pass, never when it is a "too long" refusal or the server asked for a wait
-        longer than gc waits. A 429's server-given pause holds every worker of the provider."""
-        server_pause = self._retry.server_delay(headers)
-        if status == _RATE_LIMITED and server_pause is not None:
-            self._pauses.hold(call.paused_as, server_pause)
+        longer than gc waits. The wait asked for is the headers' (``retry-after``), else the
+        body's as the wire format reads it (Gemini's ``RetryInfo``); a 429's holds every
+        worker of the provider."""
         failure, said = _http_failure(status, headers, raw, call)
+        asked = requested_delay(headers, now=self._clock.now())
+        asked = said.retry_delay if asked is None else asked
+        if status == _RATE_LIMITED and (pause := obeyed(asked)) is not None:
+            self._pauses.hold(call.paused_as, pause)
         retryable = said.transient
         if retryable is None or "x-should-retry" in headers:
             retryable = self._retry.should_retry(status, headers, raw.decode("utf-8", "replace"))
-        asked = requested_delay(headers)
-        longer_than_waited = asked is not None and asked > MAX_SERVER_DELAY  # given up at once
+        longer_than_waited = asked is not None and obeyed(asked) is None  # given up at once
         retryable = retryable and not longer_than_waited and said.refusal is None
-        return _Failed(failure, status >= 400 and retryable, headers)
+        return _Failed(failure, status >= 400 and retryable, asked)
 
     def _attempt(
         self,
@@ -236,7 +240,7 @@ class HttpTransport:
                         f"reply from {display_url(url)} is larger than {_MAX_REPLY_BYTES} bytes"
                     )
                 chunks.append(chunk)
-                if self._clock() > deadline:
+                if self._clock.monotonic() > deadline:
                     raise _DeadlineError(sent=False)  # counted above
             raw = b"".join(chunks)
         except httpx.TimeoutException as error:
@@ -287,7 +291,11 @@ class _Call:
 
     @property
     def paused_as(self) -> str:
-        return f"{self.provider} {urlsplit(self.url).netloc}"
+        try:
+            host = urlsplit(self.url).netloc
+        except ValueError:  # no URL at all ("http://[::1"): sending it says so, exit 2
+            host = self.url
+        return f"{self.provider} {host}"
 
 
 @frozen
@@ -300,11 +308,12 @@ class Reply:
 
 @frozen
 class _Failed:
-    """An attempt that failed: the error to raise, and whether another try may pass."""
+    """An attempt that failed: the error to raise, whether another try may pass, and the
+    wait the provider asked for (however long), if it named one."""
 
     error: ApiError
     retryable: bool = True
-    headers: Mapping[str, str] = field(factory=dict)
+    asked: float | None = None
 
 
 def _given_up(failed: _Failed, retries: int) -> ApiError:
@@ -314,7 +323,7 @@ def _given_up(failed: _Failed, retries: int) -> ApiError:
     notes = []
     if retries:
         notes.append(f"after {retries} {'retry' if retries == 1 else 'retries'}")
-    asked = requested_delay(failed.headers)
+    asked = failed.asked
     if asked is not None and asked >= 1:
         notes.append(f"the provider asked to wait {asked:.0f}s before trying again")
         if asked > MAX_SERVER_DELAY:
@@ -411,7 +420,11 @@ def _http_failure(
     if said.refusal is not None:
         refusal = said.refusal
         return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit), said
-    return (_NotFoundError if status == 404 else HttpStatusError)(text, status=status), said
+    rejected_key = status in _REJECTED_KEY or said.rejected_key
+    error = (_NotFoundError if status == 404 else HttpStatusError)(
+        text, status=status, rejected_key=rejected_key
+    )
+    return error, said
 
 
 def _unexplained(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:

@@ -52,13 +52,18 @@ class WireError:
     ``kind`` is the provider's name for the error (``authentication_error``,
     ``INVALID_ARGUMENT``, ``ThrottlingException``), shown beside the status; ``refusal`` is
     set when the prompt did not fit; ``transient`` overrides the status-based retry rule
-    when the format knows better (None: the status decides).
+    when the format knows better (None: the status decides). ``rejected_key``: the body
+    says the key was refused where the status does not (401 and 403 say it for every
+    format); ``retry_delay``: seconds the body asks to wait before trying again, for a
+    provider that says so there rather than in ``retry-after``.
     """
 
     message: str
     kind: str = ""
     refusal: Refusal | None = None
     transient: bool | None = None
+    rejected_key: bool = False
+    retry_delay: float | None = None
 
 
 class ShapeError(Exception):

@@ -1,10 +1,18 @@
 """Google Gemini: ``POST {base}/v1beta/models/{model}:generateContent``.
 
-Errors are ``{"error": {"code", "message", "status"}}``. A prompt that does not fit is
-HTTP 400 ``INVALID_ARGUMENT`` worded "The input token count (1200293) exceeds the maximum
-number of tokens allowed (1048576)." (as gemini-cli users report it, e.g.
+Errors are ``{"error": {"code", "message", "status", "details"}}``, each detail a
+``google.rpc`` message named by its ``@type``. A prompt that does not fit is HTTP 400
+``INVALID_ARGUMENT`` worded "The input token count (1200293) exceeds the maximum number of
+tokens allowed (1048576)." (as gemini-cli users report it, e.g.
 github.com/google-gemini/gemini-cli/issues/6678); ``RESOURCE_EXHAUSTED`` (429) and
 ``UNAVAILABLE`` (503) are transient, the former even when it speaks of quota.
+
+A wrong or expired key is no 401 but HTTP 400 ``INVALID_ARGUMENT`` ("API key not valid.
+Please pass a valid API key." or "API key expired. Please renew the API key.") with an
+``ErrorInfo`` detail whose ``reason`` is ``API_KEY_INVALID`` (the bodies quoted in
+github.com/cequence-io/openai-scala-client/issues/109 and continuedev/continue#11336). A 429
+says how long to wait in a ``RetryInfo`` detail, ``"retryDelay": "37s"`` (a protobuf
+Duration: seconds, fractions allowed), never in ``retry-after``.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ _TOO_LONG = re.compile(
     r"input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)"
 )
 _TRANSIENT = frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE"})
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)s")
 
 
 class Gemini:
@@ -83,8 +92,14 @@ class Gemini:
         refusal = request_too_large(status)
         if found := _TOO_LONG.search(message.lower()):
             refusal = Refusal(int(found[1]), int(found[2]))
+        details = _details(inner)
         return WireError(
-            message, kind=kind, refusal=refusal, transient=True if kind in _TRANSIENT else None
+            message,
+            kind=kind,
+            refusal=refusal,
+            transient=True if kind in _TRANSIENT else None,
+            rejected_key=details.get("ErrorInfo", {}).get("reason") == "API_KEY_INVALID",
+            retry_delay=_seconds(details.get("RetryInfo", {}).get("retryDelay")),
         )
 
     def cut_short(self, document: Any) -> bool:
@@ -92,6 +107,23 @@ class Gemini:
 
     def window(self, document: Any) -> int | None:
         return None
+
+
+def _details(error: dict[str, Any]) -> dict[str, Any]:
+    """``error.details`` by the last word of each item's ``@type``
+    (``type.googleapis.com/google.rpc.ErrorInfo``: ``ErrorInfo``)."""
+    items = error.get("details")
+    return {
+        item["@type"].rpartition(".")[2]: item
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict) and isinstance(item.get("@type"), str)
+    }
+
+
+def _seconds(duration: Any) -> float | None:
+    """A protobuf Duration as JSON writes it (``"37s"``, ``"1.5s"``), in seconds."""
+    found = _DURATION.fullmatch(duration) if isinstance(duration, str) else None
+    return float(found[1]) if found else None
 
 
 FORMAT = Gemini()
