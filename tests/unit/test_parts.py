@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from hypothesis import given
+from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
 from axe.domain.entries import count_entries, entry_starts
 from axe.domain.parts import LogLayout, Part, halve, plan_parts
 from axe.domain.tokens import estimate_tokens
+from tests.logs import planner_logs
 from tests.support import entries, entry
 
 # Logs shaped like real ones, with the awkward cases: pre-header text, huge entries, CRLF,
@@ -50,19 +51,129 @@ def test_parts_cover_the_log_once_in_order_at_entry_boundaries(log: bytes, room:
     assert sum(p.entries for p in parts) == count_entries(log)
 
 
-@given(logs, st.integers(min_value=1, max_value=400))
-def test_every_part_is_within_its_room_unless_cut_to_its_header(log: bytes, room: int) -> None:
-    """What is sent for each part is estimated within the room; only an entry too large
-    even for that is cut, with the marker, down to what fits."""
+def _units(log: bytes) -> list[int]:
+    """Where a part may begin or end: every entry's start, the file's start and end."""
+    return sorted({0, *entry_starts(log), len(log)}) if log else [0]
+
+
+def _marker_for(log: bytes, part: Part) -> bytes:
+    """The marker a cut of ``part`` is planned with (all of it left out)."""
+    return Part(part.start, part.end, part.first_entry, part.entries, sent_bytes=0).content(log)
+
+
+def _check_within_room(log: bytes, room: int) -> None:
     layout = LogLayout(log)
     for part in plan_parts(layout, room):
         sent = part.content(log)
-        if part.sent_bytes is not None:
-            assert b"axe gc left out the last" in sent
-            assert part.entries <= 1
-            assert estimate_tokens(sent) <= room or (part.sent_bytes or 0) <= 64
-        else:
+        if part.sent_bytes is None:
             assert estimate_tokens(sent) <= room
+            continue
+        # Cut: one unit that alone exceeds the room, its head sent with the marker.
+        assert part.start in _units(log)
+        assert _units(log)[_units(log).index(part.start) + 1] == part.end
+        assert layout.cost(part.start, part.end) > room
+        assert 0 < part.sent_bytes <= part.end - part.start
+        assert sent.startswith(log[part.start : part.start + part.sent_bytes])
+        omitted = part.end - part.start - part.sent_bytes
+        assert sent.endswith(
+            f"axe gc left out the last {omitted:,} bytes of this entry here: "
+            "the entry alone is larger than the model's context window "
+            "allows ...]\n".encode()
+        )
+        if estimate_tokens(sent) > room:  # only when even the first 64 bytes do not fit
+            floor = log[part.start : part.start + min(64, part.end - part.start)]
+            assert part.sent_bytes <= len(floor)
+            assert estimate_tokens(floor) + estimate_tokens(_marker_for(log, part)) > room
+            event("cut to its first 64 bytes, over the room")
+        else:
+            event("cut within the room")
+
+
+@given(logs, st.integers(min_value=1, max_value=400))
+def test_every_part_is_within_its_room_unless_cut_to_its_header(log: bytes, room: int) -> None:
+    """What is sent for each part is estimated within the room; only an entry too large
+    even for that is cut, with the marker, down to what fits; only when even its first 64
+    bytes and the marker exceed the room is more sent than the room."""
+    _check_within_room(log, room)
+
+
+_ROOMS = st.sampled_from([1, 40, 300, 2000, 9000]) | st.integers(min_value=1, max_value=30_000)
+
+
+@given(planner_logs(), _ROOMS)
+def test_large_and_unequal_logs_are_split_within_the_room(log: bytes, room: int) -> None:
+    """Entries of very unequal size, spans over 32 KiB and multi-byte text: every part
+    within its room, every cut one entry too large for it, cut down to what fits."""
+    _check_within_room(log, room)
+    event(f"log over 32 KiB: {len(log) > 1 << 15}")
+
+
+@given(planner_logs(), _ROOMS)
+def test_each_part_holds_as_many_entries_as_fit(log: bytes, room: int) -> None:
+    """Greedy filling: a part ends where the next entry would not fit, so no more parts are
+    sent than a fill from the start needs, and they cover the log once, in order."""
+    layout = LogLayout(log)
+    parts = plan_parts(layout, room)
+    units = _units(log)
+    assert [p.start for p in parts[1:]] == [p.end for p in parts[:-1]]
+    if parts:
+        assert (parts[0].start, parts[-1].end) == (0, len(log))
+    else:
+        assert log == b""
+    assert sum(p.entries for p in parts) == count_entries(log)
+    for part, following in pairwise(parts):
+        assert layout.cost(part.start, units[units.index(following.start) + 1]) > room
+    event(f"parts: {min(len(parts), 3)}")
+
+
+@given(planner_logs(), _ROOMS)
+def test_a_cut_entry_is_sent_up_to_a_whole_character(log: bytes, room: int) -> None:
+    """An entry cut for size is cut between characters, never inside one: the head sent
+    is valid UTF-8 when the entry is."""
+    for part in plan_parts(LogLayout(log), room):
+        if part.sent_bytes is not None:
+            head = log[part.start : part.start + part.sent_bytes]
+            head.decode("utf-8")  # raises inside a character
+            event(f"cut after a multi-byte character: {head[-1] >= 0x80}")
+
+
+@given(planner_logs(), _ROOMS)
+def test_halving_splits_near_the_middle_or_sends_half_of_one_entry(log: bytes, room: int) -> None:
+    """A refusal without numbers halves a part: at the entry boundary nearest its middle,
+    or, for a single entry, by sending half of what it sent, cut between characters."""
+    layout = LogLayout(log)
+    for part in plan_parts(layout, room):
+        inside = [unit for unit in _units(log) if part.start < unit < part.end]
+        halves = halve(layout, part)
+        if inside:
+            first, second = halves
+            middle = (part.start + part.end) / 2
+            assert (first.start, first.end, second.end) == (part.start, second.start, part.end)
+            assert all(abs(first.end - middle) <= abs(unit - middle) for unit in inside)
+            assert first.entries + second.entries == part.entries
+            assert second.first_entry == part.first_entry + first.entries
+        else:
+            (only,) = halves
+            assert (only.start, only.end, only.entries) == (part.start, part.end, part.entries)
+            half = max(part.sent_size // 2, 1)
+            assert only.sent_bytes is not None
+            assert half - 4 < only.sent_bytes <= half
+            log[part.start : part.start + only.sent_bytes].decode("utf-8")
+
+
+def test_most_planner_logs_hold_several_entries_and_some_are_large() -> None:
+    """The planner's properties meet logs worth splitting: at least half hold two entries
+    or more, and some are larger than the planner's 32 KiB blocks."""
+    sizes: list[tuple[int, int]] = []
+
+    @settings(max_examples=200, database=None, phases=[Phase.generate])
+    @given(planner_logs())
+    def draw(log: bytes) -> None:
+        sizes.append((count_entries(log), len(log)))
+
+    draw()
+    assert sum(count >= 2 for count, _ in sizes) >= len(sizes) / 2
+    assert sum(length > 1 << 15 for _, length in sizes) >= len(sizes) / 10
 
 
 def test_a_part_holds_as_many_entries_as_fit() -> None:
