@@ -10,13 +10,18 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
+from axe.application.ports import AnalysisRequest
 from axe.domain.entries import MemorySnapshot
 from axe.domain.errors import AgentError, ApiError
-from axe.domain.events import AnalysisReady, AnalysisStarted, MemoryRead
+from axe.domain.events import AnalysisReady, AnalysisStarted, Event, MemoryRead, SweepProgress
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.results import AgentStatus, Completion, Usage
@@ -27,6 +32,7 @@ from axe.testing import (
     ScriptedLLM,
     make_agent,
 )
+from tests.logs import Log, logs
 from tests.rendering import rendered
 from tests.support import entries
 
@@ -164,6 +170,58 @@ def test_falls_back_to_max_entries() -> None:
     assert stdout(p)[-1] == "Trimmed: 5 entries removed, 5 entries kept."
     assert (result.limit, result.kept) == (5, 5)
     assert store(p).files["a"] == entries(5, start=5)
+
+
+def test_max_entries_of_one_keeps_the_newest_entry() -> None:
+    """last_n = 0 and max_entries = 1 keeps exactly the newest entry, as any other bound."""
+    p = ports(make_agent("a", max_entries=1), files={"a": entries(3)})
+    result = collect_garbage("a", GcOptions(), p)
+    assert stdout(p)[-1] == "Trimmed: 2 entries removed, 1 entries kept."
+    assert (result.status, result.removed, result.kept, result.limit) == (
+        AgentStatus.TRIMMED,
+        2,
+        1,
+        1,
+    )
+    assert store(p).files["a"] == entries(1, start=2)
+
+
+def test_one_entry_over_the_limit_is_trimmed() -> None:
+    """A log one entry over its limit loses exactly its oldest entry; it is not reported as
+    within its limit."""
+    p = ports(make_agent("a", last_n=2), files={"a": entries(3)})
+    result = collect_garbage("a", GcOptions(), p)
+    assert stdout(p)[-1] == "Trimmed: 1 entries removed, 2 entries kept."
+    assert (result.status, result.removed, result.kept) == (AgentStatus.TRIMMED, 1, 2)
+    assert store(p).files["a"] == entries(2, start=1)
+
+
+@given(logs(), st.integers(min_value=0, max_value=60), st.integers(min_value=0, max_value=60))
+def test_the_file_keeps_the_newest_entries_the_settings_ask_for(
+    log: Log, last_n: int, max_entries: int
+) -> None:
+    """Whatever the log and the settings, gc leaves the file holding exactly the newest
+    `last_n` (else `max_entries`) entries, byte for byte, and says so in its last line; a
+    log within its limit, or with no limit, is left exactly as it was."""
+    p = ports(make_agent("a", last_n=last_n, max_entries=max_entries), files={"a": log.data})
+    result = collect_garbage("a", GcOptions(), p)
+    count = len(log.entries)
+    target = last_n or max_entries
+    if not log.data:
+        assert (result.status, store(p).files["a"]) == (AgentStatus.EMPTY, b"")
+    elif not target:
+        assert (result.status, store(p).files["a"]) == (AgentStatus.NO_TARGET, log.data)
+    elif count <= target:
+        assert (result.status, store(p).files["a"]) == (AgentStatus.WITHIN_LIMIT, log.data)
+        assert stdout(p)[-1] == f"No trimming needed: {count} entries within limit ({target})."
+        assert store(p).trims == []
+    else:
+        assert result.status is AgentStatus.TRIMMED
+        assert store(p).files["a"] == b"".join(log.entries[-target:])
+        assert (result.entries, result.removed, result.kept) == (count, count - target, target)
+        assert stdout(p)[-1] == (
+            f"Trimmed: {count - target} entries removed, {target} entries kept."
+        )
 
 
 def test_nothing_to_trim_reports_count_and_limit() -> None:
@@ -411,3 +469,74 @@ def test_waiting_for_another_gc_is_an_event_before_the_read() -> None:
     collect_garbage("a", GcOptions(), p)
     kinds = [type(e).__name__ for e in recorded(p).events]
     assert kinds.index("WaitingForLock") < kinds.index("MemoryRead")
+
+
+# interrupted runs
+
+
+class GatedStore(FakeMemoryStore):
+    """A store whose lock on ``busy`` agents is held by another gc until ``gate`` is set,
+    and that counts every lock given back (``ended``), however the agent's flow ended."""
+
+    def __init__(self, files: dict[str, bytes], busy: set[str]) -> None:
+        super().__init__(files)
+        self.busy = busy
+        self.gate = threading.Event()
+        self.waiting_for_gate = threading.Event()
+        self.ended = threading.Semaphore(0)
+
+    @contextmanager
+    def lock(self, agent: AgentConfig, *, waiting: Callable[[int | None], None]) -> Iterator[None]:
+        try:
+            if agent.name in self.busy:
+                waiting(4242)
+                self.waiting_for_gate.set()
+                self.gate.wait(10)
+            with super().lock(agent, waiting=waiting):
+                yield
+        finally:
+            self.ended.release()
+
+
+class CtrlCOutput(RecordingOutput):
+    """The coordinating thread's output: Ctrl-C arrives while it reports progress, once
+    ``ready`` says the workers are where the test wants them."""
+
+    def __init__(self, ready: Callable[[], bool]) -> None:
+        super().__init__()
+        self.ready = ready
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, SweepProgress) and self.ready():
+            raise KeyboardInterrupt
+        super().emit(event)
+
+
+def test_ctrl_c_after_an_analysis_trims_nothing_and_sends_nothing_more() -> None:
+    """Ctrl-C during `--all --jobs`: an agent whose analysis comes back afterwards trims
+    nothing, and an agent still waiting for its file afterwards sends no request; every
+    file is left exactly as it was (an interrupted run changes no file it has not started
+    on)."""
+    agents = [make_agent("a", last_n=1), make_agent("b", last_n=1)]
+    files = {"a": entries(4), "b": entries(5)}
+    memory = GatedStore(files, busy={"b"})
+    asked = threading.Event()
+    answer = threading.Event()
+
+    def analyse(request: AnalysisRequest) -> str:
+        asked.set()
+        answer.wait(10)
+        return "the analysis"
+
+    llm = ScriptedLLM(script=analyse)
+    output = CtrlCOutput(ready=lambda: asked.wait(10) and memory.waiting_for_gate.wait(10))
+    p = GcPorts(agents=FakeAgentRepository(*agents), memory=memory, llm=llm, output=output)
+    with pytest.raises(KeyboardInterrupt):
+        collect_all_garbage(GcOptions(jobs=2), p)
+    answer.set()  # a's analysis comes back after the interrupt
+    memory.gate.set()  # the other gc lets go of b's file after the interrupt
+    assert memory.ended.acquire(timeout=10)
+    assert memory.ended.acquire(timeout=10)
+    assert [request.content for request in llm.requests] == [files["a"]]
+    assert memory.files == files
+    assert memory.trims == []
