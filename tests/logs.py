@@ -63,7 +63,9 @@ _ENTRIES = {
     "crlf": st.sampled_from(_SHAPES["crlf"]),
     "mixed": st.sampled_from([shape for shapes in _SHAPES.values() for shape in shapes]),
 }
-_PRE = st.sampled_from([b"", b"", b"notes before the first entry\n", b"a\r\nb\r\n\r\n", b"#\n"])
+_PRE = st.sampled_from(
+    [b"", b"", b"notes before the first entry\n", b"a\r\nb\r\n\r\n", b"\n", b"#\n"]
+)
 
 
 @frozen

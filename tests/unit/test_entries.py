@@ -89,8 +89,9 @@ def test_plan_leaves_file_alone_when_within_limit(count: int, keep: int) -> None
 
 def test_negative_keep_is_refused() -> None:
     """A negative keep is the spec's error, never a silent trim."""
-    with pytest.raises(AgentError, match="keepN must be non-negative"):
+    with pytest.raises(AgentError) as caught:
         plan_trim(entries(3), -1)
+    assert str(caught.value) == "keepN must be non-negative"
 
 
 def test_header_lines_inside_results_are_entry_boundaries() -> None:
@@ -111,15 +112,12 @@ def test_entries_are_found_where_a_line_by_line_reading_finds_them(data: bytes) 
     assert [data[a:b] for a, b in pairwise(bounds)] == found
 
 
-def _keep(count: int) -> st.SearchStrategy[int]:
-    """How many entries to keep of a log of ``count``: about a quarter of the time one of the edges
-    (none, one, one fewer than the log holds, exactly as many, one more), else fewer than
-    the log holds, so that most draws trim."""
-    edges = st.sampled_from(sorted({0, 1, max(count - 1, 0), count, count + 1}))
-    if count <= 2:
-        return edges
-    fewer = st.integers(min_value=1, max_value=count - 1)
-    return st.integers(0, 3).flatmap(lambda pick: fewer if pick else edges)
+def _keeps(count: int, data: st.DataObject) -> list[int]:
+    """How many entries to keep of a log of ``count``: every edge (none, one, one fewer than
+    the log holds, exactly as many, one more) and one drawn below the count, so that every
+    example checks a trim and each way of leaving the file whole."""
+    drawn = data.draw(st.integers(min_value=1, max_value=max(count - 1, 1)), label="keep")
+    return sorted({0, 1, max(count - 1, 0), count, count + 1, drawn})
 
 
 def _trimmed(data: bytes, keep: int) -> bytes:
@@ -143,28 +141,27 @@ def test_trim_keeps_exactly_the_last_n_entries(log: Log, data: st.DataObject) ->
     """A trim keeps exactly the last N entries, byte for byte, and says how many it removed;
     keep = 0 or a log within its limit is left whole, text before the first entry included."""
     count = len(log.entries)
-    keep = data.draw(_keep(count), label="keep")
-    plan = plan_trim(log.data, keep)
-    if 0 < keep < count:
-        event("trimmed")
-        assert plan.changes_file
-        assert log.data[plan.keep_from :] == b"".join(log.entries[-keep:])
-        assert (plan.removed, plan.kept) == (count - keep, keep)
-    else:
-        event("left whole")
-        assert not plan.changes_file
-        assert (plan.keep_from, plan.removed, plan.kept) == (0, 0, count)
+    for keep in _keeps(count, data):
+        plan = plan_trim(log.data, keep)
+        if 0 < keep < count:
+            event("trimmed")
+            assert plan.changes_file
+            assert log.data[plan.keep_from :] == b"".join(log.entries[-keep:])
+            assert (plan.removed, plan.kept) == (count - keep, keep)
+        else:
+            assert not plan.changes_file
+            assert (plan.keep_from, plan.removed, plan.kept) == (0, 0, count)
 
 
 @given(logs(), st.data())
 def test_trimming_twice_changes_nothing_more(log: Log, data: st.DataObject) -> None:
     """gc run twice in a row trims nothing the second time, and the file keeps what the first
     trim kept."""
-    keep = data.draw(_keep(len(log.entries)), label="keep")
-    once = _trimmed(log.data, keep)
-    again = plan_trim(once, keep)
-    assert not again.changes_file
-    assert again.kept == count_entries(once)
+    for keep in _keeps(len(log.entries), data):
+        once = _trimmed(log.data, keep)
+        again = plan_trim(once, keep)
+        assert not again.changes_file
+        assert again.kept == count_entries(once)
 
 
 @given(logs())
