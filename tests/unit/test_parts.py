@@ -156,7 +156,12 @@ def test_halving_splits_near_the_middle_or_sends_half_of_one_entry(log: bytes, r
             assert second.first_entry == part.first_entry + first.entries
         else:
             (only,) = halves
-            assert (only.start, only.end, only.entries) == (part.start, part.end, part.entries)
+            assert (only.start, only.end, only.first_entry, only.entries) == (
+                part.start,
+                part.end,
+                part.first_entry,
+                part.entries,
+            )
             half = max(part.sent_size // 2, 1)
             assert only.sent_bytes is not None
             assert half - 4 < only.sent_bytes <= half
@@ -225,3 +230,52 @@ def test_labels_name_the_entries_and_their_timestamps() -> None:
     first, second = plan_parts(layout, estimate_tokens(b"notes\n" + entries(2)))[:2]
     assert first.label(log) == "entries 1-2, 2026-01-01T00:00:00Z to 2026-01-01T00:01:00Z"
     assert second.label(log).startswith("entries 3-4, 2026-01-01T00:02:00Z to")
+
+
+def _label(log: bytes, start: int, end: int) -> str:
+    return LogLayout(log).part(start, end).label(log)
+
+
+def test_a_label_names_one_entry_or_a_range_and_their_headings() -> None:
+    """The merge request names each report's entries by number and by heading: one entry
+    by its own, a range by its first and last (once when they are the same); headings are
+    trimmed, invalid UTF-8 replaced, and a heading line longer than 200 bytes cut."""
+    log = entries(4)
+    starts = entry_starts(log)
+    assert _label(log, starts[2], starts[3]) == "entry 3, 2026-01-01T00:02:00Z"
+    assert _label(log, starts[1], len(log)) == (
+        "entries 2-4, 2026-01-01T00:01:00Z to 2026-01-01T00:03:00Z"
+    )
+    same = b"## t1\na\n## t1\nb\n"
+    assert _label(same, 0, len(same)) == "entries 1-2, t1"
+    empty_first = b"## \na\n## t2\nb\n"
+    assert _label(empty_first, 0, len(empty_first)) == "entries 1-2"
+    empty_last = b"## t1\na\n##   \r\nb\n"
+    assert _label(empty_last, 0, len(empty_last)) == "entries 1-2, t1"
+    odd = b"##  \xff t\xc3 \r\n"
+    assert _label(odd, 0, len(odd)) == "entry 1, \ufffd t\ufffd"
+    long = b"## " + b"x" * 300 + b"\nbody\n"
+    assert _label(long, 0, len(long)) == "entry 1, " + "x" * 197
+
+
+def test_a_label_finds_the_headings_at_the_ends_of_its_part() -> None:
+    """Text before the first entry is not a heading; a last heading without a line end is
+    read whole; a bare `## ` at the very end names no time."""
+    after_text = b"x\n## t1\na\n## t2"
+    assert _label(after_text, 0, len(after_text)) == "entries 1-2, t1 to t2"
+    short_last = b"## t1\na\n## x"
+    assert _label(short_last, 0, len(short_last)) == "entries 1-2, t1 to x"
+    bare_last = b"## t1\na\n## t2\nb\n## "
+    assert _label(bare_last, 0, len(bare_last)) == "entries 1-3, t1 to t2"
+    pre = b"notes\n" + entries(1)
+    assert _label(pre, 0, 6) == "entries 1-0"  # only the text before the first entry
+
+
+def test_halving_a_tie_goes_to_the_earlier_boundary() -> None:
+    """Halving is deterministic: of two boundaries equally near the middle (rounded down
+    to a byte), the earlier one splits the part."""
+    log = "é\r\n".encode() + b"## 2026-02-27T03:15:00Z\n\n\n## \n\n"
+    layout = LogLayout(log)
+    first, second = halve(layout, layout.part(0, len(log)))
+    assert (first.start, first.end, second.start, second.end) == (0, 4, 4, len(log))
+    assert (first.first_entry, first.entries, second.first_entry, second.entries) == (1, 0, 1, 2)
