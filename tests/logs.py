@@ -103,11 +103,16 @@ def logs(draw: st.DrawFn, *, most: int = MOST_ENTRIES) -> Log:
 
 
 # Logs for the part planner: entries of very unequal size (a heading alone, a few bytes, a
-# few hundred, tens of KiB, so a span often crosses the planner's 32 KiB blocks), bodies of
+# few hundred, up to 40 KiB, so a span often crosses the planner's 32 KiB blocks), bodies of
 # words, numbers, lines or multi-byte characters, so a cut often lands inside a character.
 _FILLS = [b"word ", "é".encode(), "€".encode(), "🙂".encode(), b"x", b"12345 ", b"a line\n"]
 _FILLS += ["ab\ncd €\n".encode(), "日本語のテキスト ".encode()]
-_SIZES = [0, 0, 2, 30, 300, 3000, 12000]  # times the fill: up to 48 KiB in one entry
+_SIZES = [0, 0, 2, 30, 300, 3000, 40_000]  # bytes of fill: up to 40 KiB in one entry
+
+
+def _filled(fill: bytes, size: int) -> bytes:
+    """About ``size`` bytes of ``fill`` repeated, whole fills only."""
+    return fill * -(-size // len(fill))
 
 
 @st.composite
@@ -120,7 +125,7 @@ def planner_logs(draw: st.DrawFn) -> bytes:
         b"## "
         + draw(st.sampled_from(_HEADINGS[:3]))
         + b"\n"
-        + draw(st.sampled_from(_FILLS)) * draw(st.sampled_from(_SIZES))
+        + _filled(draw(st.sampled_from(_FILLS)), draw(st.sampled_from(_SIZES)))
         + draw(st.sampled_from([b"\n\n", b"\n"]))
         for _ in range(count)
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from axe.domain.tokens import estimate_tokens, token_classes
+from axe.domain.tokens import certainly_under, estimate_tokens, token_classes
 
 
 @pytest.mark.parametrize(
@@ -32,3 +32,10 @@ def test_each_kind_of_byte_costs_what_the_estimate_promises(text: bytes, tokens:
     cost what the module's rule says, so no kind of text is underestimated."""
     assert sum(token_classes(text)) == pytest.approx(tokens)
     assert estimate_tokens(text) == -(-tokens // 1)
+
+
+def test_certainly_under_means_strictly_under() -> None:
+    """A request estimated at exactly the limit is not under it; one token more room is."""
+    assert estimate_tokens(b"abcdefgh") == 4
+    assert not certainly_under(b"abcdefgh", 4)
+    assert certainly_under(b"abcdefgh", 5)

@@ -18,7 +18,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
+from axe.application.gc import (
+    BelowOneError,
+    GcOptions,
+    GcPorts,
+    collect_all_garbage,
+    collect_garbage,
+)
 from axe.application.ports import AnalysisRequest
 from axe.domain.entries import MemorySnapshot
 from axe.domain.errors import AgentError, ApiError, ModelNotFoundError, ModelOrigin
@@ -131,6 +137,13 @@ def test_model_override_replaces_the_agents_model() -> None:
     result = collect_garbage("a", GcOptions(model_override="ollama/llama3"), p)
     assert llm(p).requests[0].model == ModelRef("ollama", "llama3")
     assert result.model == ModelRef("ollama", "llama3")
+
+
+def test_a_count_below_one_says_which_and_what_in_its_message() -> None:
+    """An embedder that shows the error as it is reads which option and which value."""
+    with pytest.raises(BelowOneError) as caught:
+        GcOptions(jobs=0)
+    assert str(caught.value) == "jobs must be at least 1, not 0"
 
 
 def test_an_invalid_model_override_is_refused_before_any_agent_runs() -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 from itertools import pairwise
 
+import pytest
 from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
@@ -61,9 +63,27 @@ def _marker_for(log: bytes, part: Part) -> bytes:
     return Part(part.start, part.end, part.first_entry, part.entries, sent_bytes=0).content(log)
 
 
-def _check_within_room(log: bytes, room: int) -> None:
-    layout = LogLayout(log)
-    for part in plan_parts(layout, room):
+def _longest_head(layout: LogLayout, part: Part, room: int) -> int:
+    """What a cut part should send: the longest head (at least its first 64 bytes) whose
+    cost with the marker fits the room, then ended at its last line end when that lies in
+    its second half, else moved back off the middle of a character (to its lead byte)."""
+    log, start, size = layout.log, part.start, part.end - part.start
+    budget = max(room - layout.cost_of(_marker_for(log, part)), 1)
+    floor = min(64, size)
+    lengths = range(floor, size + 1)  # the cost of a head never falls as it grows
+    fitting = bisect.bisect_right(lengths, budget, key=lambda n: layout.cost(start, start + n))
+    longest = lengths[max(fitting - 1, 0)]
+    newline = log.rfind(b"\n", start, start + longest)
+    if newline > start + longest // 2:
+        return newline + 1 - start
+    while longest > 1 and start + longest < len(log) and 0x80 <= log[start + longest] < 0xC0:
+        longest -= 1
+    return longest
+
+
+def _check_within_room(layout: LogLayout, parts: list[Part], room: int) -> None:
+    log = layout.log
+    for part in parts:
         sent = part.content(log)
         if part.sent_bytes is None:
             assert estimate_tokens(sent) <= room
@@ -73,6 +93,7 @@ def _check_within_room(log: bytes, room: int) -> None:
         assert _units(log)[_units(log).index(part.start) + 1] == part.end
         assert layout.cost(part.start, part.end) > room
         assert 0 < part.sent_bytes <= part.end - part.start
+        assert part.sent_bytes == _longest_head(layout, part, room)
         assert sent.startswith(log[part.start : part.start + part.sent_bytes])
         omitted = part.end - part.start - part.sent_bytes
         assert sent.endswith(
@@ -94,26 +115,22 @@ def test_every_part_is_within_its_room_unless_cut_to_its_header(log: bytes, room
     """What is sent for each part is estimated within the room; only an entry too large
     even for that is cut, with the marker, down to what fits; only when even its first 64
     bytes and the marker exceed the room is more sent than the room."""
-    _check_within_room(log, room)
+    layout = LogLayout(log)
+    _check_within_room(layout, plan_parts(layout, room), room)
 
 
 _ROOMS = st.sampled_from([1, 40, 300, 2000, 9000]) | st.integers(min_value=1, max_value=30_000)
 
 
 @given(planner_logs(), _ROOMS)
-def test_large_and_unequal_logs_are_split_within_the_room(log: bytes, room: int) -> None:
-    """Entries of very unequal size, spans over 32 KiB and multi-byte text: every part
-    within its room, every cut one entry too large for it, cut down to what fits."""
-    _check_within_room(log, room)
-    event(f"log over 32 KiB: {len(log) > 1 << 15}")
-
-
-@given(planner_logs(), _ROOMS)
-def test_each_part_holds_as_many_entries_as_fit(log: bytes, room: int) -> None:
-    """Greedy filling: a part ends where the next entry would not fit, so no more parts are
-    sent than a fill from the start needs, and they cover the log once, in order."""
+def test_large_and_unequal_logs_are_split_into_as_few_parts_as_fit(log: bytes, room: int) -> None:
+    """Entries of very unequal size, spans over 32 KiB, multi-byte text: the parts cover the
+    log once, in order; each is within its room, or one entry too large for it cut down
+    to what fits, between two characters; and a part ends only where the next entry would
+    not fit (greedy filling: no more parts than a fill from the start needs)."""
     layout = LogLayout(log)
     parts = plan_parts(layout, room)
+    _check_within_room(layout, parts, room)
     units = _units(log)
     assert [p.start for p in parts[1:]] == [p.end for p in parts[:-1]]
     if parts:
@@ -123,18 +140,13 @@ def test_each_part_holds_as_many_entries_as_fit(log: bytes, room: int) -> None:
     assert sum(p.entries for p in parts) == count_entries(log)
     for part, following in pairwise(parts):
         assert layout.cost(part.start, units[units.index(following.start) + 1]) > room
-    event(f"parts: {min(len(parts), 3)}")
-
-
-@given(planner_logs(), _ROOMS)
-def test_a_cut_entry_is_sent_up_to_a_whole_character(log: bytes, room: int) -> None:
-    """An entry cut for size is cut between characters, never inside one: the head sent
-    is valid UTF-8 when the entry is."""
-    for part in plan_parts(LogLayout(log), room):
+    for part in parts:
         if part.sent_bytes is not None:
             head = log[part.start : part.start + part.sent_bytes]
-            head.decode("utf-8")  # raises inside a character
+            head.decode("utf-8")  # raises when cut inside a character
             event(f"cut after a multi-byte character: {head[-1] >= 0x80}")
+    event(f"log over 32 KiB: {len(log) > 1 << 15}")
+    event(f"parts: {min(len(parts), 3)}")
 
 
 @given(planner_logs(), _ROOMS)
@@ -279,3 +291,58 @@ def test_halving_a_tie_goes_to_the_earlier_boundary() -> None:
     first, second = halve(layout, layout.part(0, len(log)))
     assert (first.start, first.end, second.start, second.end) == (0, 4, 4, len(log))
     assert (first.first_entry, first.entries, second.first_entry, second.entries) == (1, 0, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("log", "sent"),
+    [
+        ("é\n".encode(), 1),  # half of 3 bytes is 1: the lead byte, never nothing
+        ("€\n".encode(), 1),  # half of 4 is 2, inside "€": back to its lead byte
+        ("ĀĀĀĀĀ\n".encode(), 4),  # half of 11 is 5, on a continuation byte 0x80
+        (b"\xc0" * 9 + b"\n", 5),  # not UTF-8: 0xC0 is no continuation, cut where it falls
+    ],
+)
+def test_halving_one_unit_sends_half_of_it_between_characters(log: bytes, sent: int) -> None:
+    """A unit that cannot be split is halved by sending the first half of its bytes, moved
+    back to the start of the character it would cut, and at least one byte."""
+    layout = LogLayout(log)
+    (only,) = halve(layout, layout.part(0, len(log)))
+    assert only.sent_bytes == sent
+
+
+def test_a_plan_needs_room_for_at_least_one_token() -> None:
+    """Planning parts with no room at all is a programming error, said at once, not a loop."""
+    for room in (0, -5):
+        with pytest.raises(ValueError, match=r"^a part must have room for at least one token$"):
+            plan_parts(LogLayout(entries(3)), room)
+
+
+def test_an_entry_too_large_for_any_room_still_sends_its_first_64_bytes() -> None:
+    """However small the room, a cut entry sends its first 64 bytes (its heading line, in
+    practice) with the marker: the model learns which entry it was."""
+    huge = b"## " + b"x" * 1000
+    (cut,) = plan_parts(LogLayout(huge), 1)
+    assert cut.sent_bytes == 64
+    assert cut.content(huge).startswith(huge[:64] + b"\n[... axe gc left out the last 939 bytes")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [entries(12), (b"## b\n" + b"x" * 2000 + b"\n") * 5 + b"## a\n" * 40],
+    ids=["equal entries", "large entries then small ones"],
+)
+def test_a_part_that_exactly_fills_its_room_is_kept_whole(log: bytes) -> None:
+    """A span whose estimate equals the room fits, whatever the entries before its end
+    look like: the first part holds exactly the entries that cost the room, not one
+    fewer; a token less and it holds one fewer (a single entry is then cut)."""
+    layout = LogLayout(log)
+    starts = entry_starts(log)
+    for held in range(1, len(starts)):
+        room = layout.cost(0, starts[held])
+        first = plan_parts(layout, room)[0]
+        assert (first.entries, first.end, first.sent_bytes) == (held, starts[held], None)
+        fewer = plan_parts(layout, room - 1)[0]
+        if held == 1:
+            assert (fewer.entries, fewer.sent_bytes is not None) == (1, True)
+        else:
+            assert (fewer.entries, fewer.sent_bytes) == (held - 1, None)
