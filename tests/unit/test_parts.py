@@ -248,39 +248,37 @@ def _label(log: bytes, start: int, end: int) -> str:
     return LogLayout(log).part(start, end).label(log)
 
 
-def test_a_label_names_one_entry_or_a_range_and_their_headings() -> None:
+def test_a_label_names_one_entry_or_a_range_by_its_first_and_last_headings() -> None:
     """The merge request names each report's entries by number and by heading: one entry
-    by its own, a range by its first and last (once when they are the same); headings are
-    trimmed, invalid UTF-8 replaced, and a heading line longer than 200 bytes cut."""
+    by its own heading, a range by its first and last; text before the first entry names
+    no entry and no heading."""
     log = entries(4)
     starts = entry_starts(log)
     assert _label(log, starts[2], starts[3]) == "entry 3, 2026-01-01T00:02:00Z"
     assert _label(log, starts[1], len(log)) == (
         "entries 2-4, 2026-01-01T00:01:00Z to 2026-01-01T00:03:00Z"
     )
-    same = b"## t1\na\n## t1\nb\n"
-    assert _label(same, 0, len(same)) == "entries 1-2, t1"
-    empty_first = b"## \na\n## t2\nb\n"
-    assert _label(empty_first, 0, len(empty_first)) == "entries 1-2"
-    empty_last = b"## t1\na\n##   \r\nb\n"
-    assert _label(empty_last, 0, len(empty_last)) == "entries 1-2, t1"
-    odd = b"##  \xff t\xc3 \r\n"
-    assert _label(odd, 0, len(odd)) == "entry 1, \ufffd t\ufffd"
-    long = b"## " + b"x" * 300 + b"\nbody\n"
-    assert _label(long, 0, len(long)) == "entry 1, " + "x" * 197
-
-
-def test_a_label_finds_the_headings_at_the_ends_of_its_part() -> None:
-    """Text before the first entry is not a heading; a last heading without a line end is
-    read whole; a bare `## ` at the very end names no time."""
-    after_text = b"x\n## t1\na\n## t2"
-    assert _label(after_text, 0, len(after_text)) == "entries 1-2, t1 to t2"
-    short_last = b"## t1\na\n## x"
-    assert _label(short_last, 0, len(short_last)) == "entries 1-2, t1 to x"
-    bare_last = b"## t1\na\n## t2\nb\n## "
-    assert _label(bare_last, 0, len(bare_last)) == "entries 1-3, t1 to t2"
     pre = b"notes\n" + entries(1)
     assert _label(pre, 0, 6) == "entries 1-0"  # only the text before the first entry
+
+
+@pytest.mark.parametrize(
+    ("log", "label"),
+    [
+        (b"## t1\na\n## t1\nb\n", "entries 1-2, t1"),  # the same heading is said once
+        (b"## \na\n## t2\nb\n", "entries 1-2"),  # no first heading: none said
+        (b"## t1\na\n##   \r\nb\n", "entries 1-2, t1"),  # trimmed to nothing
+        (b"##  \xff t\xc3 \r\n", "entry 1, \ufffd t\ufffd"),  # not UTF-8: replaced
+        (b"## " + b"x" * 300 + b"\nbody\n", "entry 1, " + "x" * 197),  # a line cut at 200
+        (b"x\n## t1\na\n## t2", "entries 1-2, t1 to t2"),  # after text; no line end
+        (b"## t1\na\n## x", "entries 1-2, t1 to x"),  # a short last heading, read whole
+        (b"## t1\na\n## t2\nb\n## ", "entries 1-3, t1 to t2"),  # a bare `## ` at the end
+    ],
+)
+def test_a_label_reads_its_headings_as_written(log: bytes, label: str) -> None:
+    """Headings in a label are trimmed, invalid UTF-8 replaced, a heading line longer than
+    200 bytes cut, and found at the very ends of the part."""
+    assert _label(log, 0, len(log)) == label
 
 
 def test_halving_a_tie_goes_to_the_earlier_boundary() -> None:
