@@ -25,6 +25,8 @@ from axe.domain.tokens import certainly_under, estimate_tokens, token_classes
         (b"\x80\xc3\xa9\xff", 4 + 1),  # every byte of and above 0x80
         (b"a\t\tb", 2 + 0.5 + 1 + 0.5 + 1),  # tabs are spaces; a run of two costs one more
         (b"    ", 1 + 2 + 1),  # four spaces: a token, one more per pair, and the end
+        (b"x", 1 + 0.25 + 1),  # a single byte ends the text too
+        (b"a1 b22", 2 + 0.5 + 2 + 1 + 0.25 + 1),  # numbers right after letters start anew
     ],
 )
 def test_each_kind_of_byte_costs_what_the_estimate_promises(text: bytes, tokens: float) -> None:
@@ -39,3 +41,9 @@ def test_certainly_under_means_strictly_under() -> None:
     assert estimate_tokens(b"abcdefgh") == 4
     assert not certainly_under(b"abcdefgh", 4)
     assert certainly_under(b"abcdefgh", 5)
+
+
+def test_the_estimate_is_kept_by_kind_of_text() -> None:
+    """What calibration works on: word starts, letters, number starts, digits, spaces, runs
+    of spaces, one-token bytes, each in its own place (the text's end among the last)."""
+    assert token_classes(b"ab 12,  c") == (2, 0.75, 1, 2 / 3, 0.75, 1, 2)

@@ -122,24 +122,40 @@ def test_every_part_is_within_its_room_unless_cut_to_its_header(log: bytes, room
 _ROOMS = st.sampled_from([1, 40, 300, 2000, 9000]) | st.integers(min_value=1, max_value=30_000)
 
 
-@given(planner_logs(), _ROOMS)
-def test_large_and_unequal_logs_are_split_into_as_few_parts_as_fit(log: bytes, room: int) -> None:
-    """Entries of very unequal size, spans over 32 KiB, multi-byte text: the parts cover the
-    log once, in order; each is within its room, or one entry too large for it cut down
-    to what fits, between two characters; and a part ends only where the next entry would
-    not fit (greedy filling: no more parts than a fill from the start needs)."""
-    layout = LogLayout(log)
-    parts = plan_parts(layout, room)
+def _check_plan(layout: LogLayout, room: int, start: int, end: int) -> list[Part]:
+    """The parts of ``start:end`` (two unit boundaries): they cover it once, in order, each
+    within its room or cut down to what fits, and each ends only where the next entry
+    would not fit."""
+    parts = plan_parts(layout, room, start, end)
     _check_within_room(layout, parts, room)
-    units = _units(log)
+    units = _units(layout.log)
     assert [p.start for p in parts[1:]] == [p.end for p in parts[:-1]]
     if parts:
-        assert (parts[0].start, parts[-1].end) == (0, len(log))
+        assert (parts[0].start, parts[-1].end) == (start, end)
     else:
-        assert log == b""
-    assert sum(p.entries for p in parts) == count_entries(log)
+        assert start == end
+    assert sum(p.entries for p in parts) == LogLayout(layout.log).entries_between(start, end)
     for part, following in pairwise(parts):
         assert layout.cost(part.start, units[units.index(following.start) + 1]) > room
+    return parts
+
+
+@given(planner_logs(), _ROOMS, st.data())
+def test_large_and_unequal_logs_are_split_into_as_few_parts_as_fit(
+    log: bytes, room: int, data: st.DataObject
+) -> None:
+    """Entries of very unequal size, spans over 32 KiB, multi-byte text: the parts of the
+    log, or of any run of its entries, cover it once, in order; each is within its room,
+    or one entry too large for it cut down to what fits, between two characters; and a
+    part ends only where the next entry would not fit (greedy filling: no more parts than
+    a fill from the start needs)."""
+    layout = LogLayout(log)
+    parts = _check_plan(layout, room, 0, len(log))
+    assert sum(p.entries for p in parts) == count_entries(log)
+    units = _units(log)
+    first = data.draw(st.integers(0, len(units) - 1), label="first unit")
+    last = data.draw(st.integers(first, len(units) - 1), label="last unit")
+    _check_plan(layout, room, units[first], units[last])
     for part in parts:
         if part.sent_bytes is not None:
             head = log[part.start : part.start + part.sent_bytes]
@@ -147,6 +163,25 @@ def test_large_and_unequal_logs_are_split_into_as_few_parts_as_fit(log: bytes, r
             event(f"cut after a multi-byte character: {head[-1] >= 0x80}")
     event(f"log over 32 KiB: {len(log) > 1 << 15}")
     event(f"parts: {min(len(parts), 3)}")
+
+
+_BLOCK = 1 << 15  # the planner keeps running estimates at every 32 KiB
+
+
+@given(planner_logs(), st.lists(st.integers(0, 1000), min_size=2, max_size=2))
+def test_a_span_costs_what_it_costs_in_one_piece(log: bytes, ends: list[int]) -> None:
+    """The planner's estimate of any span of a log: exactly the estimate of its bytes in one
+    piece when it crosses at most one 32 KiB boundary; over more, at most two tokens more
+    per boundary it crosses (a word cut in two, the end of a piece), never less."""
+    start, end = sorted(len(log) * end // 1000 for end in ends)
+    cost = LogLayout(log).cost(start, end)
+    alone = estimate_tokens(log[start:end])
+    crossed = end // _BLOCK - -(-start // _BLOCK)
+    if crossed <= 0:
+        assert cost == alone
+    else:
+        assert alone <= cost <= alone + 2 * (crossed + 2)
+    event(f"32 KiB boundaries crossed: {min(max(crossed + 1, 0), 3)}")
 
 
 @given(planner_logs(), _ROOMS)
@@ -344,3 +379,37 @@ def test_a_part_that_exactly_fills_its_room_is_kept_whole(log: bytes) -> None:
             assert (fewer.entries, fewer.sent_bytes is not None) == (1, True)
         else:
             assert (fewer.entries, fewer.sent_bytes) == (held - 1, None)
+
+
+def test_the_marker_of_a_cut_is_costed_with_the_number_it_states() -> None:
+    """The room a cut entry's head gets is what is left beside its marker, costed with the
+    number of bytes it really says were left out."""
+    huge = b"## huge\n" + b"word " * 70
+    log = entries(5) + huge
+    layout = LogLayout(log)
+    cut = plan_parts(layout, 103)[-1]
+    assert (cut.start, cut.sent_bytes) == (len(entries(5)), 73)
+    assert cut.sent_bytes == _longest_head(layout, cut, 103)
+
+
+def test_a_line_end_in_the_middle_of_a_cut_head_does_not_end_it() -> None:
+    """A cut head ends on a line only when its last line end lies in its second half: one
+    exactly at the middle would throw half of it away, so the head is cut by bytes."""
+    huge = b"## h\n" + b"a" * 27 + b"\n" + b"b" * 600  # its line end is byte 32 of 64
+    (cut,) = plan_parts(LogLayout(huge), 20)
+    assert cut.sent_bytes == 64
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "most_above"),
+    [(_BLOCK - 10, _BLOCK + 10, 0), (5, 3 * _BLOCK, 6), (_BLOCK + 5, 4 * _BLOCK + 5, 8)],
+    ids=["across one boundary", "from the start", "from inside a block"],
+)
+def test_a_span_of_a_large_log_costs_about_what_it_costs_in_one_piece(
+    start: int, end: int, most_above: int
+) -> None:
+    """Across one 32 KiB boundary, a span is estimated exactly as in one piece; across more,
+    at most two tokens more per boundary, wherever it starts."""
+    log = b"## a\n" + b"word " * 30_000
+    alone = estimate_tokens(log[start:end])
+    assert alone <= LogLayout(log).cost(start, end) <= alone + most_above
