@@ -5,9 +5,10 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 RUNTIME := $(VENV)/.runtime
+MUTMUT  := $(VENV)/.mutmut
 PIP     := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: test demo bench stress bench-smoke lint typecheck architecture unit clean
+.PHONY: test demo bench stress mutate bench-smoke lint typecheck architecture unit clean
 
 test: $(STAMP) lint typecheck architecture unit bench-smoke  ## everything CI checks
 
@@ -36,6 +37,11 @@ bench: $(STAMP)  ## figures, not assertions
 stress: $(STAMP)  ## durability figures: racing appends, random SIGKILLs (also during --archive), overlapping runs
 	$(BIN)/python scripts/stress.py
 
+mutate: $(STAMP) $(MUTMUT)  ## mutation score of domain/ and the gc use case, fast tests only (docs/testing.md); not in CI
+	rm -rf mutants
+	$(BIN)/mutmut run
+	$(BIN)/python scripts/mutation_scores.py
+
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "axe needs Python 3.11 or newer (set PYTHON=...)")'
 	$(PYTHON) -m venv $(VENV)
@@ -49,5 +55,9 @@ $(STAMP): pyproject.toml | $(BIN)/python  ## the package and the dev tools (ruff
 	$(PIP) -e '.[dev]'
 	touch $(RUNTIME) $(STAMP)
 
+$(MUTMUT): pyproject.toml | $(STAMP)  ## mutmut, for `make mutate` only
+	$(PIP) -e '.[dev,mutation]'
+	touch $(MUTMUT)
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build src/*.egg-info
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build src/*.egg-info mutants

@@ -5,10 +5,7 @@ from __future__ import annotations
 import io
 import typing
 
-import pytest
-
 from axe.adapters.console import ConsoleOutput
-from axe.application.ports import Output
 from axe.domain.errors import ApiError
 from axe.domain.events import (
     AgentFinished,
@@ -117,36 +114,72 @@ def test_the_list_holds_every_kind_of_event() -> None:
     """A new kind of event fails here until it is added above, with what it prints."""
     kinds = {type(event) for event in EVERY_KIND_OF_EVENT}
     assert kinds == set(typing.get_args(Event))
-    assert len(TEXT_LINES) == len(EVERY_KIND_OF_EVENT)
+    assert len(TEXT_LINES) == len(JSON_LINES) == len(EVERY_KIND_OF_EVENT)
 
 
-def test_the_console_prints_exactly_these_lines_for_each_event() -> None:
-    """Each event's exact bytes on each stream, progress events printing nothing."""
+# What the console prints with --json for each event above, in order: (stdout, stderr).
+# stderr is the text console's, word for word; stdout has one object per agent gc ran or
+# skipped, and nothing else.
+_SUCCEEDED_OBJECT = (
+    '{{"agent": "{status}", "status": "{status}", "entries": 1, "removed": 0, "kept": 1, '
+    '"limit": 1, "model": null, "analysis": null, "usage": null, "parts": null, '
+    '"requests": null, "error": null, "exit_code": 0}}\n'
+)
+JSON_LINES = [
+    *TEXT_LINES[:6],
+    (
+        '{"agent": "broken", "status": "failed", "entries": null, "removed": 0, "kept": null, '
+        '"limit": null, "model": null, "analysis": null, "usage": null, "parts": null, '
+        '"requests": null, "error": "x", "exit_code": 3}\n',
+        'Warning: skipping agent "broken": x\n',
+    ),
+    *[("", err) for _out, err in TEXT_LINES[7:17]],
+    *[
+        (_SUCCEEDED_OBJECT.format(status=status), "")
+        for status in ("trimmed", "within_limit", "no_target", "dry_run", "empty")
+    ],
+    (
+        _SUCCEEDED_OBJECT.format(status="disabled"),
+        'Warning: agent "disabled" does not have memory enabled. Skipping.\n',
+    ),
+    (
+        '{"agent": "failed", "status": "failed", "entries": null, "removed": 0, "kept": null, '
+        '"limit": null, "model": null, "analysis": null, "usage": null, "parts": null, '
+        '"requests": null, "error": "down", "exit_code": 3}\n',
+        'Error: gc failed for agent "failed": down\n',
+    ),
+    ("", ""),
+    ("", "gc completed with errors: 1 of 7 agents failed\n"),
+]
+
+
+def _console_prints(*, json_lines: bool) -> list[tuple[str, str]]:
+    """What the console adds to stdout and stderr for each event, one event at a time."""
     out, err = io.BytesIO(), io.BytesIO()
-    console = ConsoleOutput(out, err)
+    console = ConsoleOutput(out, err, json_lines=json_lines)
     printed = []
     for event in EVERY_KIND_OF_EVENT:
         before = (len(out.getvalue()), len(err.getvalue()))
         console.emit(event)
         printed.append((out.getvalue()[before[0] :].decode(), err.getvalue()[before[1] :].decode()))
-    assert printed == TEXT_LINES
+    return printed
 
 
-@pytest.fixture(params=["console", "console-json", "recording"])
-def output(request: pytest.FixtureRequest) -> Output:
-    if request.param == "recording":
-        return RecordingOutput()
-    return ConsoleOutput(io.BytesIO(), io.BytesIO(), json_lines=request.param == "console-json")
+def test_the_console_prints_exactly_these_lines_for_each_event() -> None:
+    """Each event's exact bytes on each stream, progress events printing nothing."""
+    assert _console_prints(json_lines=False) == TEXT_LINES
 
 
-def test_every_kind_of_event_and_outcome_is_taken(output: Output) -> None:
-    """No event or agent status makes an Output raise: a new one must be rendered somewhere."""
-    for event in EVERY_KIND_OF_EVENT:
-        output.emit(event)
+def test_with_json_each_agent_is_one_object_and_stderr_is_unchanged() -> None:
+    """--json: each event's exact bytes; one JSON object per agent gc ran or skipped on
+    stdout, keys in the documented order, and stderr exactly as without --json."""
+    assert _console_prints(json_lines=True) == JSON_LINES
+    assert [err for _out, err in JSON_LINES] == [err for _out, err in TEXT_LINES]
 
 
 def test_the_recording_keeps_events_in_order() -> None:
-    """A frontend's test sees the events exactly as the use case emitted them."""
+    """A frontend's test sees the events exactly as the use case emitted them, each once,
+    none rendered or left out."""
     recording = RecordingOutput()
     for event in EVERY_KIND_OF_EVENT:
         recording.emit(event)

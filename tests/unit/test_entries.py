@@ -5,11 +5,12 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from hypothesis import given
+from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
 from axe.domain.entries import count_entries, entry_starts, plan_trim, start_of_last
 from axe.domain.errors import AgentError
+from tests.logs import Log, logs
 from tests.support import entries, entry
 
 # Bytes that look like memory logs often enough to hit every boundary case: headers at the
@@ -88,8 +89,9 @@ def test_plan_leaves_file_alone_when_within_limit(count: int, keep: int) -> None
 
 def test_negative_keep_is_refused() -> None:
     """A negative keep is the spec's error, never a silent trim."""
-    with pytest.raises(AgentError, match="keepN must be non-negative"):
+    with pytest.raises(AgentError) as caught:
         plan_trim(entries(3), -1)
+    assert str(caught.value) == "keepN must be non-negative"
 
 
 def test_header_lines_inside_results_are_entry_boundaries() -> None:
@@ -110,32 +112,130 @@ def test_entries_are_found_where_a_line_by_line_reading_finds_them(data: bytes) 
     assert [data[a:b] for a, b in pairwise(bounds)] == found
 
 
-@given(memory_bytes, st.integers(min_value=0, max_value=12))
-def test_trim_keeps_exactly_the_last_n_entries(data: bytes, keep: int) -> None:
-    """A trim keeps exactly the last N entries, byte for byte, or leaves the file whole."""
-    _pre, found = split_by_lines(data)
+def _keeps(count: int, data: st.DataObject) -> list[int]:
+    """How many entries to keep of a log of ``count``: every edge (none, one, one fewer than
+    the log holds, exactly as many, one more) and one drawn below the count, so that every
+    example checks a trim and each way of leaving the file whole."""
+    drawn = data.draw(st.integers(min_value=1, max_value=max(count - 1, 1)), label="keep")
+    return sorted({0, 1, max(count - 1, 0), count, count + 1, drawn})
+
+
+def _trimmed(data: bytes, keep: int) -> bytes:
     plan = plan_trim(data, keep)
-    result = data[plan.keep_from :] if plan.changes_file else data
+    return data[plan.keep_from :] if plan.changes_file else data
+
+
+@given(logs())
+def test_entries_are_found_exactly_where_they_were_written(log: Log) -> None:
+    """Every entry a log was written with is found, byte for byte, and nothing else is."""
+    data = log.data
+    starts = entry_starts(data)
+    assert count_entries(data) == len(starts) == len(log.entries)
+    assert [data[a:b] for a, b in pairwise([*starts, len(data)])] == list(log.entries)
+    assert split_by_lines(data) == (log.pre, list(log.entries))
+    event(f"entries: {min(len(log.entries), 2)}{'+' * (len(log.entries) > 2)}")
+
+
+@given(logs(), st.data())
+def test_trim_keeps_exactly_the_last_n_entries(log: Log, data: st.DataObject) -> None:
+    """A trim keeps exactly the last N entries, byte for byte, and says how many it removed;
+    keep = 0 or a log within its limit is left whole, text before the first entry included."""
+    count = len(log.entries)
+    for keep in _keeps(count, data):
+        plan = plan_trim(log.data, keep)
+        if 0 < keep < count:
+            event("trimmed")
+            assert plan.changes_file
+            assert log.data[plan.keep_from :] == b"".join(log.entries[-keep:])
+            assert (plan.removed, plan.kept) == (count - keep, keep)
+        else:
+            assert not plan.changes_file
+            assert (plan.keep_from, plan.removed, plan.kept) == (0, 0, count)
+
+
+@given(logs(), st.data())
+def test_trimming_twice_changes_nothing_more(log: Log, data: st.DataObject) -> None:
+    """gc run twice in a row trims nothing the second time, and the file keeps what the first
+    trim kept."""
+    for keep in _keeps(len(log.entries), data):
+        once = _trimmed(log.data, keep)
+        again = plan_trim(once, keep)
+        assert not again.changes_file
+        assert again.kept == count_entries(once)
+
+
+@given(logs())
+def test_start_of_last_agrees_with_a_forward_scan(log: Log) -> None:
+    """Scanning back from the end finds, for every N, where the last N entries begin, the
+    same boundary a forward scan finds; more entries than the log holds is None."""
+    data = log.data
+    starts = entry_starts(data)
+    for keep in range(len(starts) + 2):
+        expected = None if keep > len(starts) else (starts[-keep] if keep else len(data))
+        assert start_of_last(data, keep) == expected, keep
+
+
+@given(memory_bytes, st.integers(min_value=0, max_value=12))
+def test_trim_keeps_exactly_the_last_n_entries_of_any_bytes(data: bytes, keep: int) -> None:
+    """Even on bytes no one would write, a trim keeps exactly the last N entries a line by
+    line reading finds, or leaves the file whole."""
+    _pre, found = split_by_lines(data)
+    result = _trimmed(data, keep)
     if keep == 0 or len(found) <= keep:
         assert result == data
     else:
         assert result == b"".join(found[-keep:])
-        assert plan.removed == len(found) - keep
-    assert data.endswith(result)
-    assert count_entries(result) == (len(found) if keep == 0 else min(len(found), keep))
+        assert plan_trim(data, keep).removed == len(found) - keep
 
 
 @given(memory_bytes, st.integers(min_value=0, max_value=12))
-def test_trimming_twice_changes_nothing_more(data: bytes, keep: int) -> None:
-    """gc run twice in a row trims nothing the second time."""
-    plan = plan_trim(data, keep)
-    once = data[plan.keep_from :] if plan.changes_file else data
-    assert not plan_trim(once, keep).changes_file
-
-
-@given(memory_bytes, st.integers(min_value=0, max_value=12))
-def test_start_of_last_agrees_with_a_forward_scan(data: bytes, keep: int) -> None:
-    """Scanning back from the end finds the same boundary as scanning forward."""
+def test_start_of_last_agrees_with_a_forward_scan_on_any_bytes(data: bytes, keep: int) -> None:
+    """Even on bytes no one would write, scanning back finds the forward scan's boundary."""
     starts = entry_starts(data)
     expected = None if keep > len(starts) else (starts[-keep] if keep else len(data))
     assert start_of_last(data, keep) == expected
+
+
+def test_most_generated_logs_hold_several_entries() -> None:
+    """The trim properties above meet logs with entries to trim: at least half the logs the
+    strategy draws hold two entries or more (and some hold none, some one)."""
+    counts: list[int] = []
+
+    @settings(max_examples=200, database=None, phases=[Phase.generate])
+    @given(logs())
+    def draw(log: Log) -> None:
+        counts.append(len(log.entries))
+
+    draw()
+    several = sum(count >= 2 for count in counts)
+    assert several >= len(counts) / 2, counts
+    assert 0 in counts
+    assert 1 in counts
+    assert max(counts) >= 30
+
+
+def test_removing_exactly_one_entry_is_a_trim() -> None:
+    """A log one entry over its limit loses that one entry; it is not "within limit"."""
+    plan = plan_trim(entries(3), 2)
+    assert plan.changes_file
+    assert (plan.removed, plan.kept) == (1, 2)
+    assert entries(3)[plan.keep_from :] == entries(2, start=1)
+
+
+@pytest.mark.parametrize(
+    ("data", "keep", "kept"),
+    [
+        (b"## a\n## ", 1, b"## "),
+        (b"## a\n## \n", 1, b"## \n"),
+        (b"## a\n## b", 1, b"## b"),
+        (b"## \n## \n## \n", 2, b"## \n## \n"),
+        (b"pre\n## \r\n## x\r\n## ", 2, b"## x\r\n## "),
+    ],
+)
+def test_short_and_empty_headings_are_entries_like_any_other(
+    data: bytes, keep: int, kept: bytes
+) -> None:
+    """An empty `## ` heading, even as the last line without a line end, is one entry: the
+    trim keeps exactly N of them, never one too many."""
+    assert start_of_last(data, keep) == len(data) - len(kept)
+    assert data[plan_trim(data, keep).keep_from :] == kept

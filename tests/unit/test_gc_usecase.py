@@ -10,16 +10,45 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
+import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
+from axe.application.gc import (
+    BelowOneError,
+    GcOptions,
+    GcPorts,
+    collect_all_garbage,
+    collect_garbage,
+)
+from axe.application.ports import AnalysisRequest
 from axe.domain.entries import MemorySnapshot
-from axe.domain.errors import AgentError, ApiError
-from axe.domain.events import AnalysisReady, AnalysisStarted, MemoryRead
+from axe.domain.errors import AgentError, ApiError, ModelNotFoundError, ModelOrigin
+from axe.domain.events import (
+    AgentFinished,
+    AgentSkipped,
+    AgentStarted,
+    AnalysisReady,
+    AnalysisSplit,
+    AnalysisStarted,
+    Event,
+    MemoryRead,
+    MergeStarted,
+    NoEntryHeadings,
+    PartAnalysed,
+    SweepFinished,
+    SweepProgress,
+    SweepStarted,
+    WaitingForLock,
+)
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
-from axe.domain.results import AgentStatus, Completion, Usage
+from axe.domain.results import AgentResult, AgentStatus, Analysis, Completion, Usage
+from axe.domain.spending import Spent
 from axe.testing import (
     FakeAgentRepository,
     FakeMemoryStore,
@@ -27,6 +56,7 @@ from axe.testing import (
     ScriptedLLM,
     make_agent,
 )
+from tests.logs import Log, logs
 from tests.rendering import rendered
 from tests.support import entries
 
@@ -109,6 +139,13 @@ def test_model_override_replaces_the_agents_model() -> None:
     assert result.model == ModelRef("ollama", "llama3")
 
 
+def test_a_count_below_one_says_which_and_what_in_its_message() -> None:
+    """An embedder that shows the error as it is reads which option and which value."""
+    with pytest.raises(BelowOneError) as caught:
+        GcOptions(jobs=0)
+    assert str(caught.value) == "jobs must be at least 1, not 0"
+
+
 def test_an_invalid_model_override_is_refused_before_any_agent_runs() -> None:
     """A bad --model is one AgentError when the options are built, not one per agent."""
     with pytest.raises(AgentError) as caught:
@@ -164,6 +201,58 @@ def test_falls_back_to_max_entries() -> None:
     assert stdout(p)[-1] == "Trimmed: 5 entries removed, 5 entries kept."
     assert (result.limit, result.kept) == (5, 5)
     assert store(p).files["a"] == entries(5, start=5)
+
+
+def test_max_entries_of_one_keeps_the_newest_entry() -> None:
+    """last_n = 0 and max_entries = 1 keeps exactly the newest entry, as any other bound."""
+    p = ports(make_agent("a", max_entries=1), files={"a": entries(3)})
+    result = collect_garbage("a", GcOptions(), p)
+    assert stdout(p)[-1] == "Trimmed: 2 entries removed, 1 entries kept."
+    assert (result.status, result.removed, result.kept, result.limit) == (
+        AgentStatus.TRIMMED,
+        2,
+        1,
+        1,
+    )
+    assert store(p).files["a"] == entries(1, start=2)
+
+
+def test_one_entry_over_the_limit_is_trimmed() -> None:
+    """A log one entry over its limit loses exactly its oldest entry; it is not reported as
+    within its limit."""
+    p = ports(make_agent("a", last_n=2), files={"a": entries(3)})
+    result = collect_garbage("a", GcOptions(), p)
+    assert stdout(p)[-1] == "Trimmed: 1 entries removed, 2 entries kept."
+    assert (result.status, result.removed, result.kept) == (AgentStatus.TRIMMED, 1, 2)
+    assert store(p).files["a"] == entries(2, start=1)
+
+
+@given(logs(), st.integers(min_value=0, max_value=60), st.integers(min_value=0, max_value=60))
+def test_the_file_keeps_the_newest_entries_the_settings_ask_for(
+    log: Log, last_n: int, max_entries: int
+) -> None:
+    """Whatever the log and the settings, gc leaves the file holding exactly the newest
+    `last_n` (else `max_entries`) entries, byte for byte, and says so in its last line; a
+    log within its limit, or with no limit, is left exactly as it was."""
+    p = ports(make_agent("a", last_n=last_n, max_entries=max_entries), files={"a": log.data})
+    result = collect_garbage("a", GcOptions(), p)
+    count = len(log.entries)
+    target = last_n or max_entries
+    if not log.data:
+        assert (result.status, store(p).files["a"]) == (AgentStatus.EMPTY, b"")
+    elif not target:
+        assert (result.status, store(p).files["a"]) == (AgentStatus.NO_TARGET, log.data)
+    elif count <= target:
+        assert (result.status, store(p).files["a"]) == (AgentStatus.WITHIN_LIMIT, log.data)
+        assert stdout(p)[-1] == f"No trimming needed: {count} entries within limit ({target})."
+        assert store(p).trims == []
+    else:
+        assert result.status is AgentStatus.TRIMMED
+        assert store(p).files["a"] == b"".join(log.entries[-target:])
+        assert (result.entries, result.removed, result.kept) == (count, count - target, target)
+        assert stdout(p)[-1] == (
+            f"Trimmed: {count - target} entries removed, {target} entries kept."
+        )
 
 
 def test_nothing_to_trim_reports_count_and_limit() -> None:
@@ -411,3 +500,304 @@ def test_waiting_for_another_gc_is_an_event_before_the_read() -> None:
     collect_garbage("a", GcOptions(), p)
     kinds = [type(e).__name__ for e in recorded(p).events]
     assert kinds.index("WaitingForLock") < kinds.index("MemoryRead")
+
+
+# interrupted runs
+
+
+class GatedStore(FakeMemoryStore):
+    """A store whose lock on ``busy`` agents is held by another gc until ``gate`` is set,
+    and that counts every lock given back (``ended``), however the agent's flow ended."""
+
+    def __init__(self, files: dict[str, bytes], busy: set[str]) -> None:
+        super().__init__(files)
+        self.busy = busy
+        self.gate = threading.Event()
+        self.waiting_for_gate = threading.Event()
+        self.ended = threading.Semaphore(0)
+
+    @contextmanager
+    def lock(self, agent: AgentConfig, *, waiting: Callable[[int | None], None]) -> Iterator[None]:
+        try:
+            if agent.name in self.busy:
+                waiting(4242)
+                self.waiting_for_gate.set()
+                self.gate.wait(10)
+            with super().lock(agent, waiting=waiting):
+                yield
+        finally:
+            self.ended.release()
+
+
+class CtrlCOutput(RecordingOutput):
+    """The coordinating thread's output: Ctrl-C arrives while it reports progress, once
+    ``ready`` says the workers are where the test wants them."""
+
+    def __init__(self, ready: Callable[[], bool]) -> None:
+        super().__init__()
+        self.ready = ready
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, SweepProgress) and self.ready():
+            raise KeyboardInterrupt
+        super().emit(event)
+
+
+def test_ctrl_c_after_an_analysis_trims_nothing_and_sends_nothing_more() -> None:
+    """Ctrl-C during `--all --jobs`: an agent whose analysis comes back afterwards trims
+    nothing, and an agent still waiting for its file afterwards sends no request; every
+    file is left exactly as it was (an interrupted run changes no file it has not started
+    on)."""
+    agents = [make_agent("a", last_n=1), make_agent("b", last_n=1)]
+    files = {"a": entries(4), "b": entries(5)}
+    memory = GatedStore(files, busy={"b"})
+    asked = threading.Event()
+    answer = threading.Event()
+
+    def analyse(request: AnalysisRequest) -> str:
+        asked.set()
+        answer.wait(10)
+        return "the analysis"
+
+    llm = ScriptedLLM(script=analyse)
+    output = CtrlCOutput(ready=lambda: asked.wait(10) and memory.waiting_for_gate.wait(10))
+    p = GcPorts(agents=FakeAgentRepository(*agents), memory=memory, llm=llm, output=output)
+    with pytest.raises(KeyboardInterrupt):
+        collect_all_garbage(GcOptions(jobs=2), p)
+    answer.set()  # a's analysis comes back after the interrupt
+    memory.gate.set()  # the other gc lets go of b's file after the interrupt
+    assert memory.ended.acquire(timeout=10)
+    assert memory.ended.acquire(timeout=10)
+    assert [request.content for request in llm.requests] == [files["a"]]
+    assert memory.files == files
+    assert memory.trims == []
+
+
+# every fact, exactly
+
+
+CLAUDE = ModelRef("anthropic", "claude-3")
+
+
+def _done(
+    agent: str, status: AgentStatus, *, entries: int, removed: int = 0, kept: int, limit: int | None
+) -> AgentResult:
+    """A result as a run that got through its analysis gives it (one request, no error)."""
+    return AgentResult(
+        agent=agent,
+        status=status,
+        entries=entries,
+        removed=removed,
+        kept=kept,
+        limit=limit,
+        model=CLAUDE,
+        analysis=Analysis(text="the analysis"),
+        spent=Spent(requests=1),
+    )
+
+
+def test_one_run_emits_exactly_these_facts_in_this_order() -> None:
+    """An embedder's frontend sees, for `axe gc a`, exactly: started, read (count and size),
+    analysis started (model, count), analysis ready, finished with every fact filled in."""
+    p = ports(make_agent("a", last_n=1), files={"a": entries(3)})
+    result = collect_garbage("a", GcOptions(), p)
+    expected = _done("a", AgentStatus.TRIMMED, entries=3, removed=2, kept=1, limit=1)
+    assert result == expected
+    assert recorded(p).events == [
+        AgentStarted("a", in_sweep=False),
+        MemoryRead("a", 3, len(entries(3))),
+        AnalysisStarted("a", CLAUDE, 3),
+        AnalysisReady("a", Analysis(text="the analysis")),
+        AgentFinished(expected),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("last_n", "status", "limit"),
+    [(0, AgentStatus.NO_TARGET, None), (5, AgentStatus.WITHIN_LIMIT, 5)],
+)
+def test_an_untrimmed_file_is_reported_with_every_entry_kept(
+    last_n: int, status: AgentStatus, limit: int | None
+) -> None:
+    """No target, or a log within its limit: the result says every entry is kept."""
+    p = ports(make_agent("a", last_n=last_n), files={"a": entries(3)})
+    assert collect_garbage("a", GcOptions(), p) == _done(
+        "a", status, entries=3, removed=0, kept=3, limit=limit
+    )
+
+
+def test_a_sweep_emits_exactly_these_facts_in_this_order() -> None:
+    """`--all` (one at a time): the skipped file, the agents it will run, then each agent's
+    own facts marked as part of the sweep, then the sweep's outcome; no progress events."""
+    p = ports(
+        make_agent("a", last_n=1),
+        make_agent("b", last_n=5),
+        make_agent("c", enabled=False),
+        files={"a": entries(3), "b": entries(2)},
+        broken={"bad": "cannot parse bad.toml"},
+    )
+    sweep = collect_all_garbage(GcOptions(), p)
+    a = _done("a", AgentStatus.TRIMMED, entries=3, removed=2, kept=1, limit=1)
+    b = _done("b", AgentStatus.WITHIN_LIMIT, entries=2, kept=2, limit=5)
+    assert sweep.agents == (a, b)
+    skipped, *events = recorded(p).events
+    assert isinstance(skipped, AgentSkipped)
+    assert (skipped.agent, str(skipped.error)) == ("bad", "cannot parse bad.toml")
+    assert events == [
+        SweepStarted(("a", "b")),
+        AgentStarted("a", in_sweep=True),
+        MemoryRead("a", 3, len(entries(3))),
+        AnalysisStarted("a", CLAUDE, 3),
+        AnalysisReady("a", Analysis(text="the analysis")),
+        AgentFinished(a),
+        AgentStarted("b", in_sweep=True),
+        MemoryRead("b", 2, len(entries(2))),
+        AnalysisStarted("b", CLAUDE, 2),
+        AnalysisReady("b", Analysis(text="the analysis")),
+        AgentFinished(b),
+        SweepFinished(sweep),
+    ]
+
+
+def test_progress_names_the_agents_under_way() -> None:
+    """`--all --jobs 2`: each progress event counts the agents done out of all, and names
+    the ones still running; the agents' own facts are those of a run one at a time."""
+    p = ports(
+        make_agent("a", last_n=1),
+        make_agent("b", last_n=1),
+        make_agent("c", last_n=1),
+        files={name: entries(2) for name in "abc"},
+    )
+    sweep = collect_all_garbage(GcOptions(jobs=2), p)
+    progress = recorded(p).of_type(SweepProgress)
+    assert progress[0].done == 0
+    assert set(progress[0].running) <= {"a", "b"}
+    for event in progress:
+        assert event.total == 3
+        assert 0 <= event.done < 3
+        assert set(event.running) <= {"a", "b", "c"}
+    assert [type(e) for e in recorded(p).events if not isinstance(e, SweepProgress)][:2] == [
+        SweepStarted,
+        AgentStarted,
+    ]
+    assert recorded(p).of_type(SweepStarted) == [SweepStarted(("a", "b", "c"))]
+    assert sweep.agents == tuple(
+        _done(name, AgentStatus.TRIMMED, entries=2, removed=1, kept=1, limit=1) for name in "abc"
+    )
+
+
+def test_a_failure_before_the_read_knows_only_the_limit() -> None:
+    """A memory file that cannot be read: the result says nothing of entries, model or
+    spending, since gc learnt none of them; only the limit the settings give."""
+    p = ports(make_agent("a", last_n=1), files={"a": entries(3)})
+    store(p).unreadable.add("a")
+    result = collect_garbage("a", GcOptions(), p)
+    assert result.error is not None
+    assert result == AgentResult(agent="a", status=AgentStatus.FAILED, limit=1, error=result.error)
+    assert not hasattr(result.error, "origin")
+
+
+def test_an_unknown_agent_fails_under_its_own_name() -> None:
+    """`axe gc ghost`: the failed result and its events carry the name asked for."""
+    p = ports()
+    result = collect_garbage("ghost", GcOptions(), p)
+    assert (result.agent, result.status, result.entries, result.limit) == (
+        "ghost",
+        AgentStatus.FAILED,
+        None,
+        None,
+    )
+    assert recorded(p).events[0] == AgentStarted("ghost", in_sweep=False)
+
+
+def test_a_model_the_provider_does_not_know_is_traced_to_where_it_was_named() -> None:
+    """A 404 for the model: the error says it came from the agent's file, and which file,
+    so the user knows what to fix; --model is named as the origin when it was given."""
+    agent = attrs.evolve(make_agent("a", last_n=1), source="/home/u/agents/a.toml")
+    p = ports(agent, files={"a": entries(3)}, llm=ScriptedLLM(ModelNotFoundError("no model")))
+    result = collect_garbage("a", GcOptions(), p)
+    assert isinstance(result.error, ModelNotFoundError)
+    assert result.error.origin == ModelOrigin(
+        "anthropic/claude-3", False, "a", "/home/u/agents/a.toml"
+    )
+    q = ports(agent, files={"a": entries(3)}, llm=ScriptedLLM(ModelNotFoundError("no model")))
+    overridden = collect_garbage("a", GcOptions(model_override="ollama/llama3"), q)
+    assert isinstance(overridden.error, ModelNotFoundError)
+    assert overridden.error.origin == ModelOrigin(
+        "ollama/llama3", True, "a", "/home/u/agents/a.toml"
+    )
+
+
+def test_other_provider_failures_carry_no_model_origin() -> None:
+    """Only a model the provider does not know is traced to its origin; a provider that is
+    down is not blamed on the model."""
+    p = ports(make_agent("a", last_n=1), files={"a": entries(3)}, llm=ScriptedLLM(ApiError("x")))
+    result = collect_garbage("a", GcOptions(), p)
+    assert result.error is not None
+    assert not hasattr(result.error, "origin")
+    assert result.spent == Spent(requests=0)
+
+
+def test_a_log_without_headings_is_analysed_as_zero_entries() -> None:
+    """Text with no `## ` line: the analysis is announced for 0 entries, not 1."""
+    p = ports(make_agent("a", last_n=1), files={"a": b"just notes\n"})
+    collect_garbage("a", GcOptions(), p)
+    assert recorded(p).of_type(AnalysisStarted) == [AnalysisStarted("a", CLAUDE, 0)]
+    assert recorded(p).of_type(NoEntryHeadings) == [NoEntryHeadings("a", 11)]
+
+
+def test_a_split_analysis_reports_its_progress_under_the_agents_name() -> None:
+    """A log larger than the window: every split, part and merge event names the agent, and
+    each request carries the agent's memory settings."""
+    agent = make_agent("a", last_n=1)
+    llm = ScriptedLLM("report", window=3000)
+    p = ports(agent, files={"a": entries(200)}, llm=llm)
+    result = collect_garbage("a", GcOptions(), p)
+    assert result.analysis is not None
+    assert result.analysis.parts > 1
+    progress = [
+        e for e in recorded(p).events if isinstance(e, AnalysisSplit | PartAnalysed | MergeStarted)
+    ]
+    assert progress
+    assert {e.agent for e in progress} == {"a"}
+    assert {request.memory_config for request in llm.requests} == {agent.memory}
+
+
+def test_waiting_for_another_gc_names_the_agent_and_the_holder() -> None:
+    """The lock-wait event says which agent waits and which process holds its file."""
+    memory = GatedStore({"a": entries(3)}, busy={"a"})
+    p = GcPorts(
+        agents=FakeAgentRepository(make_agent("a", last_n=1)),
+        memory=memory,
+        llm=ScriptedLLM("the analysis"),
+        output=RecordingOutput(),
+    )
+    memory.gate.set()
+    collect_garbage("a", GcOptions(), p)
+    assert recorded(p).of_type(WaitingForLock) == [WaitingForLock("a", 4242)]
+
+
+def test_ctrl_c_during_a_split_analysis_sends_no_further_part() -> None:
+    """Ctrl-C while the first part of a large log is being analysed: no other part is sent
+    afterwards, and the file is left as it was."""
+    agents = [make_agent("a", last_n=1), make_agent("b", last_n=1)]
+    files = {"a": entries(200), "b": entries(3)}
+    memory = GatedStore(files, busy=set())
+    in_flight = {"a": threading.Event(), "b": threading.Event()}
+    answer = threading.Event()
+
+    def analyse(request: AnalysisRequest) -> str:
+        in_flight["b" if request.content == files["b"] else "a"].set()
+        answer.wait(10)
+        return "report"
+
+    llm = ScriptedLLM(script=analyse, window=3000)
+    output = CtrlCOutput(ready=lambda: all(event.wait(10) for event in in_flight.values()))
+    p = GcPorts(agents=FakeAgentRepository(*agents), memory=memory, llm=llm, output=output)
+    with pytest.raises(KeyboardInterrupt):
+        collect_all_garbage(GcOptions(jobs=2, part_concurrency=1), p)
+    answer.set()
+    assert memory.ended.acquire(timeout=10)
+    assert memory.ended.acquire(timeout=10)
+    assert len([r for r in llm.requests if r.content != files["b"]]) == 1
+    assert memory.files == files

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import bisect
 from itertools import pairwise
 
-from hypothesis import given
+import pytest
+from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
 from axe.domain.entries import count_entries, entry_starts
 from axe.domain.parts import LogLayout, Part, halve, plan_parts
 from axe.domain.tokens import estimate_tokens
+from tests.logs import planner_logs
 from tests.support import entries, entry
 
 # Logs shaped like real ones, with the awkward cases: pre-header text, huge entries, CRLF,
@@ -50,19 +53,181 @@ def test_parts_cover_the_log_once_in_order_at_entry_boundaries(log: bytes, room:
     assert sum(p.entries for p in parts) == count_entries(log)
 
 
+def _units(log: bytes) -> list[int]:
+    """Where a part may begin or end: every entry's start, the file's start and end."""
+    return sorted({0, *entry_starts(log), len(log)}) if log else [0]
+
+
+def _marker_for(log: bytes, part: Part) -> bytes:
+    """The marker a cut of ``part`` is planned with (all of it left out)."""
+    return Part(part.start, part.end, part.first_entry, part.entries, sent_bytes=0).content(log)
+
+
+def _longest_head(layout: LogLayout, part: Part, room: int) -> int:
+    """What a cut part should send: the longest head (at least its first 64 bytes) whose
+    cost with the marker fits the room, then ended at its last line end when that lies in
+    its second half, else moved back off the middle of a character (to its lead byte)."""
+    log, start, size = layout.log, part.start, part.end - part.start
+    budget = max(room - layout.cost_of(_marker_for(log, part)), 1)
+    floor = min(64, size)
+    lengths = range(floor, size + 1)  # the cost of a head never falls as it grows
+    fitting = bisect.bisect_right(lengths, budget, key=lambda n: layout.cost(start, start + n))
+    longest = lengths[max(fitting - 1, 0)]
+    newline = log.rfind(b"\n", start, start + longest)
+    if newline > start + longest // 2:
+        return newline + 1 - start
+    while longest > 1 and start + longest < len(log) and 0x80 <= log[start + longest] < 0xC0:
+        longest -= 1
+    return longest
+
+
+def _check_within_room(layout: LogLayout, parts: list[Part], room: int) -> None:
+    log = layout.log
+    for part in parts:
+        sent = part.content(log)
+        if part.sent_bytes is None:
+            assert estimate_tokens(sent) <= room
+            continue
+        # Cut: one unit that alone exceeds the room, its head sent with the marker.
+        assert part.start in _units(log)
+        assert _units(log)[_units(log).index(part.start) + 1] == part.end
+        assert layout.cost(part.start, part.end) > room
+        assert 0 < part.sent_bytes <= part.end - part.start
+        assert part.sent_bytes == _longest_head(layout, part, room)
+        assert sent.startswith(log[part.start : part.start + part.sent_bytes])
+        omitted = part.end - part.start - part.sent_bytes
+        assert sent.endswith(
+            f"axe gc left out the last {omitted:,} bytes of this entry here: "
+            "the entry alone is larger than the model's context window "
+            "allows ...]\n".encode()
+        )
+        if estimate_tokens(sent) > room:  # only when even the first 64 bytes do not fit
+            floor = log[part.start : part.start + min(64, part.end - part.start)]
+            assert part.sent_bytes <= len(floor)
+            assert estimate_tokens(floor) + estimate_tokens(_marker_for(log, part)) > room
+            event("cut to its first 64 bytes, over the room")
+        else:
+            event("cut within the room")
+
+
 @given(logs, st.integers(min_value=1, max_value=400))
 def test_every_part_is_within_its_room_unless_cut_to_its_header(log: bytes, room: int) -> None:
     """What is sent for each part is estimated within the room; only an entry too large
-    even for that is cut, with the marker, down to what fits."""
+    even for that is cut, with the marker, down to what fits; only when even its first 64
+    bytes and the marker exceed the room is more sent than the room."""
+    layout = LogLayout(log)
+    _check_within_room(layout, plan_parts(layout, room), room)
+
+
+_ROOMS = st.sampled_from([1, 40, 300, 2000, 9000]) | st.integers(min_value=1, max_value=30_000)
+
+
+def _check_plan(layout: LogLayout, room: int, start: int, end: int) -> list[Part]:
+    """The parts of ``start:end`` (two unit boundaries): they cover it once, in order, each
+    within its room or cut down to what fits, and each ends only where the next entry
+    would not fit."""
+    parts = plan_parts(layout, room, start, end)
+    _check_within_room(layout, parts, room)
+    units = _units(layout.log)
+    assert [p.start for p in parts[1:]] == [p.end for p in parts[:-1]]
+    if parts:
+        assert (parts[0].start, parts[-1].end) == (start, end)
+    else:
+        assert start == end
+    assert sum(p.entries for p in parts) == LogLayout(layout.log).entries_between(start, end)
+    for part, following in pairwise(parts):
+        assert layout.cost(part.start, units[units.index(following.start) + 1]) > room
+    return parts
+
+
+@given(planner_logs(), _ROOMS, st.data())
+def test_large_and_unequal_logs_are_split_into_as_few_parts_as_fit(
+    log: bytes, room: int, data: st.DataObject
+) -> None:
+    """Entries of very unequal size, spans over 32 KiB, multi-byte text: the parts of the
+    log, or of any run of its entries, cover it once, in order; each is within its room,
+    or one entry too large for it cut down to what fits, between two characters; and a
+    part ends only where the next entry would not fit (greedy filling: no more parts than
+    a fill from the start needs)."""
+    layout = LogLayout(log)
+    parts = _check_plan(layout, room, 0, len(log))
+    assert sum(p.entries for p in parts) == count_entries(log)
+    units = _units(log)
+    first = data.draw(st.integers(0, len(units) - 1), label="first unit")
+    last = data.draw(st.integers(first, len(units) - 1), label="last unit")
+    _check_plan(layout, room, units[first], units[last])
+    for part in parts:
+        if part.sent_bytes is not None:
+            head = log[part.start : part.start + part.sent_bytes]
+            head.decode("utf-8")  # raises when cut inside a character
+            event(f"cut after a multi-byte character: {head[-1] >= 0x80}")
+    event(f"log over 32 KiB: {len(log) > 1 << 15}")
+    event(f"parts: {min(len(parts), 3)}")
+
+
+_BLOCK = 1 << 15  # the planner keeps running estimates at every 32 KiB
+
+
+@given(planner_logs(), st.lists(st.integers(0, 1000), min_size=2, max_size=2))
+def test_a_span_costs_what_it_costs_in_one_piece(log: bytes, ends: list[int]) -> None:
+    """The planner's estimate of any span of a log: exactly the estimate of its bytes in one
+    piece when it crosses at most one 32 KiB boundary; over more, at most two tokens more
+    per boundary it crosses (a word cut in two, the end of a piece), never less."""
+    start, end = sorted(len(log) * end // 1000 for end in ends)
+    cost = LogLayout(log).cost(start, end)
+    alone = estimate_tokens(log[start:end])
+    crossed = end // _BLOCK - -(-start // _BLOCK)
+    if crossed <= 0:
+        assert cost == alone
+    else:
+        assert alone <= cost <= alone + 2 * (crossed + 2)
+    event(f"32 KiB boundaries crossed: {min(max(crossed + 1, 0), 3)}")
+
+
+@given(planner_logs(), _ROOMS)
+def test_halving_splits_near_the_middle_or_sends_half_of_one_entry(log: bytes, room: int) -> None:
+    """A refusal without numbers halves a part: at the entry boundary nearest its middle,
+    or, for a single entry, by sending half of what it sent, cut between characters."""
     layout = LogLayout(log)
     for part in plan_parts(layout, room):
-        sent = part.content(log)
-        if part.sent_bytes is not None:
-            assert b"axe gc left out the last" in sent
-            assert part.entries <= 1
-            assert estimate_tokens(sent) <= room or (part.sent_bytes or 0) <= 64
+        inside = [unit for unit in _units(log) if part.start < unit < part.end]
+        halves = halve(layout, part)
+        if inside:
+            first, second = halves
+            middle = (part.start + part.end) / 2
+            assert (first.start, first.end, second.end) == (part.start, second.start, part.end)
+            # the nearest, within a byte (the middle is rounded down to a byte; a tie goes to
+            # the earlier boundary)
+            assert all(abs(first.end - middle) <= abs(unit - middle) + 1 for unit in inside)
+            assert first.entries + second.entries == part.entries
+            assert second.first_entry == part.first_entry + first.entries
         else:
-            assert estimate_tokens(sent) <= room
+            (only,) = halves
+            assert (only.start, only.end, only.first_entry, only.entries) == (
+                part.start,
+                part.end,
+                part.first_entry,
+                part.entries,
+            )
+            half = max(part.sent_size // 2, 1)
+            assert only.sent_bytes is not None
+            assert half - 4 < only.sent_bytes <= half
+            log[part.start : part.start + only.sent_bytes].decode("utf-8")
+
+
+def test_most_planner_logs_hold_several_entries_and_some_are_large() -> None:
+    """The planner's properties meet logs worth splitting: at least half hold two entries
+    or more, and some are larger than the planner's 32 KiB blocks."""
+    sizes: list[tuple[int, int]] = []
+
+    @settings(max_examples=200, database=None, phases=[Phase.generate])
+    @given(planner_logs())
+    def draw(log: bytes) -> None:
+        sizes.append((count_entries(log), len(log)))
+
+    draw()
+    assert sum(count >= 2 for count, _ in sizes) >= len(sizes) / 2
+    assert sum(length > 1 << 15 for _, length in sizes) >= len(sizes) / 10
 
 
 def test_a_part_holds_as_many_entries_as_fit() -> None:
@@ -112,3 +277,139 @@ def test_labels_name_the_entries_and_their_timestamps() -> None:
     first, second = plan_parts(layout, estimate_tokens(b"notes\n" + entries(2)))[:2]
     assert first.label(log) == "entries 1-2, 2026-01-01T00:00:00Z to 2026-01-01T00:01:00Z"
     assert second.label(log).startswith("entries 3-4, 2026-01-01T00:02:00Z to")
+
+
+def _label(log: bytes, start: int, end: int) -> str:
+    return LogLayout(log).part(start, end).label(log)
+
+
+def test_a_label_names_one_entry_or_a_range_by_its_first_and_last_headings() -> None:
+    """The merge request names each report's entries by number and by heading: one entry
+    by its own heading, a range by its first and last; text before the first entry names
+    no entry and no heading."""
+    log = entries(4)
+    starts = entry_starts(log)
+    assert _label(log, starts[2], starts[3]) == "entry 3, 2026-01-01T00:02:00Z"
+    assert _label(log, starts[1], len(log)) == (
+        "entries 2-4, 2026-01-01T00:01:00Z to 2026-01-01T00:03:00Z"
+    )
+    pre = b"notes\n" + entries(1)
+    assert _label(pre, 0, 6) == "entries 1-0"  # only the text before the first entry
+
+
+@pytest.mark.parametrize(
+    ("log", "label"),
+    [
+        (b"## t1\na\n## t1\nb\n", "entries 1-2, t1"),  # the same heading is said once
+        (b"## \na\n## t2\nb\n", "entries 1-2"),  # no first heading: none said
+        (b"## t1\na\n##   \r\nb\n", "entries 1-2, t1"),  # trimmed to nothing
+        (b"##  \xff t\xc3 \r\n", "entry 1, \ufffd t\ufffd"),  # not UTF-8: replaced
+        (b"## " + b"x" * 300 + b"\nbody\n", "entry 1, " + "x" * 197),  # a line cut at 200
+        (b"x\n## t1\na\n## t2", "entries 1-2, t1 to t2"),  # after text; no line end
+        (b"## t1\na\n## x", "entries 1-2, t1 to x"),  # a short last heading, read whole
+        (b"## t1\na\n## t2\nb\n## ", "entries 1-3, t1 to t2"),  # a bare `## ` at the end
+    ],
+)
+def test_a_label_reads_its_headings_as_written(log: bytes, label: str) -> None:
+    """Headings in a label are trimmed, invalid UTF-8 replaced, a heading line longer than
+    200 bytes cut, and found at the very ends of the part."""
+    assert _label(log, 0, len(log)) == label
+
+
+def test_halving_a_tie_goes_to_the_earlier_boundary() -> None:
+    """Halving is deterministic: of two boundaries equally near the middle (rounded down
+    to a byte), the earlier one splits the part."""
+    log = "é\r\n".encode() + b"## 2026-02-27T03:15:00Z\n\n\n## \n\n"
+    layout = LogLayout(log)
+    first, second = halve(layout, layout.part(0, len(log)))
+    assert (first.start, first.end, second.start, second.end) == (0, 4, 4, len(log))
+    assert (first.first_entry, first.entries, second.first_entry, second.entries) == (1, 0, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("log", "sent"),
+    [
+        ("é\n".encode(), 1),  # half of 3 bytes is 1: the lead byte, never nothing
+        ("€\n".encode(), 1),  # half of 4 is 2, inside "€": back to its lead byte
+        ("ĀĀĀĀĀ\n".encode(), 4),  # half of 11 is 5, on a continuation byte 0x80
+        (b"\xc0" * 9 + b"\n", 5),  # not UTF-8: 0xC0 is no continuation, cut where it falls
+    ],
+)
+def test_halving_one_unit_sends_half_of_it_between_characters(log: bytes, sent: int) -> None:
+    """A unit that cannot be split is halved by sending the first half of its bytes, moved
+    back to the start of the character it would cut, and at least one byte."""
+    layout = LogLayout(log)
+    (only,) = halve(layout, layout.part(0, len(log)))
+    assert only.sent_bytes == sent
+
+
+def test_a_plan_needs_room_for_at_least_one_token() -> None:
+    """Planning parts with no room at all is a programming error, said at once, not a loop."""
+    for room in (0, -5):
+        with pytest.raises(ValueError, match=r"^a part must have room for at least one token$"):
+            plan_parts(LogLayout(entries(3)), room)
+
+
+def test_an_entry_too_large_for_any_room_still_sends_its_first_64_bytes() -> None:
+    """However small the room, a cut entry sends its first 64 bytes (its heading line, in
+    practice) with the marker: the model learns which entry it was."""
+    huge = b"## " + b"x" * 1000
+    (cut,) = plan_parts(LogLayout(huge), 1)
+    assert cut.sent_bytes == 64
+    assert cut.content(huge).startswith(huge[:64] + b"\n[... axe gc left out the last 939 bytes")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [entries(12), (b"## b\n" + b"x" * 2000 + b"\n") * 5 + b"## a\n" * 40],
+    ids=["equal entries", "large entries then small ones"],
+)
+def test_a_part_that_exactly_fills_its_room_is_kept_whole(log: bytes) -> None:
+    """A span whose estimate equals the room fits, whatever the entries before its end
+    look like: the first part holds exactly the entries that cost the room, not one
+    fewer; a token less and it holds one fewer (a single entry is then cut)."""
+    layout = LogLayout(log)
+    starts = entry_starts(log)
+    for held in range(1, len(starts)):
+        room = layout.cost(0, starts[held])
+        first = plan_parts(layout, room)[0]
+        assert (first.entries, first.end, first.sent_bytes) == (held, starts[held], None)
+        fewer = plan_parts(layout, room - 1)[0]
+        if held == 1:
+            assert (fewer.entries, fewer.sent_bytes is not None) == (1, True)
+        else:
+            assert (fewer.entries, fewer.sent_bytes) == (held - 1, None)
+
+
+def test_the_marker_of_a_cut_is_costed_with_the_number_it_states() -> None:
+    """The room a cut entry's head gets is what is left beside its marker, costed with the
+    number of bytes it really says were left out."""
+    huge = b"## huge\n" + b"word " * 70
+    log = entries(5) + huge
+    layout = LogLayout(log)
+    cut = plan_parts(layout, 103)[-1]
+    assert (cut.start, cut.sent_bytes) == (len(entries(5)), 73)
+    assert cut.sent_bytes == _longest_head(layout, cut, 103)
+
+
+def test_a_line_end_in_the_middle_of_a_cut_head_does_not_end_it() -> None:
+    """A cut head ends on a line only when its last line end lies in its second half: one
+    exactly at the middle would throw half of it away, so the head is cut by bytes."""
+    huge = b"## h\n" + b"a" * 27 + b"\n" + b"b" * 600  # its line end is byte 32 of 64
+    (cut,) = plan_parts(LogLayout(huge), 20)
+    assert cut.sent_bytes == 64
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "most_above"),
+    [(_BLOCK - 10, _BLOCK + 10, 0), (5, 3 * _BLOCK, 6), (_BLOCK + 5, 4 * _BLOCK + 5, 8)],
+    ids=["across one boundary", "from the start", "from inside a block"],
+)
+def test_a_span_of_a_large_log_costs_about_what_it_costs_in_one_piece(
+    start: int, end: int, most_above: int
+) -> None:
+    """Across one 32 KiB boundary, a span is estimated exactly as in one piece; across more,
+    at most two tokens more per boundary, wherever it starts."""
+    log = b"## a\n" + b"word " * 30_000
+    alone = estimate_tokens(log[start:end])
+    assert alone <= LogLayout(log).cost(start, end) <= alone + most_above
