@@ -13,10 +13,10 @@ from axe.domain.errors import (
     ConfigError,
     ModelNotFoundError,
     PromptTooLargeError,
+    WindowTooSmallError,
     detached,
     exit_code_for,
 )
-from axe.domain.window import WindowTooSmallError
 
 
 @pytest.mark.parametrize(
@@ -61,11 +61,11 @@ def test_a_refusal_for_size_carries_the_providers_counts() -> None:
 
 def test_a_window_too_small_states_its_numbers() -> None:
     """A window that cannot hold gc's instructions and a part says its three numbers."""
-    error = WindowTooSmallError(limit=1000, instructions=900, reply=4096, sent=2)
+    error = WindowTooSmallError(limit=1000, instructions=900, reply=4096)
     assert str(error) == (
         "context window too small: input limit 1000, instructions 900, reply 4096"
     )
-    assert (error.limit, error.instructions, error.reply, error.sent) == (1000, 900, 4096, 2)
+    assert (error.limit, error.instructions, error.reply, error.sent) == (1000, 900, 4096, 0)
     assert WindowTooSmallError(limit=None, instructions=None, reply=1).sent == 0
 
 

@@ -47,8 +47,7 @@ from axe.domain.events import (
 )
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
-from axe.domain.results import AgentResult, AgentStatus, Analysis, Completion, Usage
-from axe.domain.spending import Spent
+from axe.domain.results import AgentResult, AgentStatus, Analysis, Completion, Spent, Usage
 from axe.testing import (
     FakeAgentRepository,
     FakeMemoryStore,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from axe.domain.prompt import merge_content
-from axe.domain.results import Usage, total_usage
+from axe.domain.results import Completion, Spent, Usage
 
 
 @pytest.mark.parametrize(
@@ -26,7 +26,10 @@ def test_usage_of_a_split_analysis_is_the_sum_of_what_was_reported(
 ) -> None:
     """Tokens in and out add up over every reply that reported them; a cost is the sum of
     the costs stated, and absent when no reply stated one."""
-    assert total_usage(usages) == total
+    spent = Spent()
+    for usage in usages:
+        spent = spent.counting(Completion("report", usage), part=True)
+    assert spent.usage == total
 
 
 def test_the_merge_request_heads_each_report_with_what_it_covers() -> None:
