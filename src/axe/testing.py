@@ -1,27 +1,11 @@
-"""In-memory stand-ins for the four ports and the clock, for testing a frontend built on gc.
+"""In-memory stand-ins for the four ports and the clock, for testing a frontend built on gc
+without files, a network or a terminal (docs/embedding.md shows one such test).
 
-An embedding program (a scheduler, a web page, a chat bot) drives :func:`collect_garbage`
-with its own ``Output``; these fakes let its tests run the real use case without files, a
-network or a terminal::
-
-    from axe.application.gc import GcOptions, GcPorts, collect_garbage
-    from axe.testing import FakeAgentRepository, FakeMemoryStore, RecordingOutput, ScriptedLLM
-    from axe.testing import make_agent
-
-    ports = GcPorts(
-        agents=FakeAgentRepository(make_agent("reviewer", last_n=2)),
-        memory=FakeMemoryStore({"reviewer": b"## 1\\n\\n## 2\\n\\n## 3\\n\\n"}),
-        llm=ScriptedLLM("## Patterns Found\\n..."),
-        output=RecordingOutput(),
-    )
-    result = collect_garbage("reviewer", GcOptions(), ports)
-    assert result.removed == 1
-
-They behave like the production adapters as far as the use case can tell, and the
-contract tests in this project run each fake and its adapter through the same suite, so a
-fake that drifts from its adapter fails there: a store applies a trim plan to its bytes and
-keeps what was appended since the read, a repository lists names in order and raises
-``ConfigError`` for an unknown agent. Each also records what happened, for assertions.
+They behave like the production adapters as far as the use case can tell, and the contract
+tests run each fake and its adapter through the same suite, so a fake that drifts from its
+adapter fails there: a store applies a trim plan to its bytes and keeps what was appended
+since the read, a repository lists names in order and raises ``ConfigError`` for an unknown
+agent. Each also records what happened, for assertions.
 """
 
 from __future__ import annotations

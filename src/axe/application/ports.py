@@ -1,11 +1,5 @@
-"""The four ports the gc use case depends on, and the clock its adapters share.
-
-Each is a small ``typing.Protocol`` over domain values. The production adapters and the
-public fakes in :mod:`axe.testing` implement them structurally; mypy checks each against
-its port where the composition root or the kit binds it. Adapters translate their
-library's exceptions into :mod:`axe.domain.errors` at the boundary, so the use case only
-ever sees ``AgentError``, ``ConfigError`` or ``ApiError``.
-"""
+"""The four ports the gc use case depends on, and the clock its adapters share: each a small
+``typing.Protocol`` over domain values (architecture.md, "The ports")."""
 
 from __future__ import annotations
 
