@@ -121,10 +121,9 @@ class LLMClient(Protocol):
 
 
 class Clock(Protocol):
-    """Time, one instance per run, handed to every adapter that waits or measures: the
-    memory file (lock waits, late appends, temp-file ages), and the HTTP pauses and the
-    status line. Tests pass one :class:`axe.testing.FakeClock`, which moves only when slept
-    on, instead of sleeping for real."""
+    """Time, one instance per run, handed to the memory file (lock waits, late appends,
+    temp-file ages). Tests pass one :class:`axe.testing.FakeClock`, which moves only when
+    slept on, instead of sleeping for real."""
 
     def now(self) -> float:
         """Seconds since the epoch (wall time), to compare with file times."""

@@ -137,17 +137,10 @@ class LogLayout:
             at = (len(blocks) - 1) * _BLOCK
             blocks.append(classes_sum(blocks[-1], token_classes(self._view[at : at + _BLOCK])))
 
-    def entry_number(self, offset: int) -> int:
-        """1-based number of the first entry at or after ``offset``."""
-        return bisect.bisect_left(self._entry_starts, offset) + 1
-
-    def entries_between(self, start: int, end: int) -> int:
-        return bisect.bisect_left(self._entry_starts, end) - bisect.bisect_left(
-            self._entry_starts, start
-        )
-
     def part(self, start: int, end: int) -> Part:
-        return Part(start, end, self.entry_number(start), self.entries_between(start, end))
+        """Bytes ``start:end`` as a part, its entries numbered and counted."""
+        before = bisect.bisect_left(self._entry_starts, start)  # entries that start earlier
+        return Part(start, end, before + 1, bisect.bisect_left(self._entry_starts, end) - before)
 
     def bounds_between(self, start: int, end: int) -> list[int]:
         """The unit boundaries from ``start`` to ``end``, both included."""

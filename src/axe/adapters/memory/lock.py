@@ -32,7 +32,6 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
 
 from axe.adapters.memory.paths import sidecar
 from axe.adapters.shared.clock import SystemClock
@@ -57,24 +56,14 @@ def lock_path(memory_path: Path) -> Path:
     return sidecar(Path(os.path.realpath(memory_path)), ".lock")
 
 
-class Locker(Protocol):
-    """The operating system's advisory lock on an open file, taken without waiting."""
-
-    removes_sidecar: bool  # whether a holder may delete the sidecar before unlocking
-
-    def try_lock(self, fd: int) -> bool:
-        """Lock ``fd`` exclusively; False if another holder has it."""
-        ...
-
-    def unlock(self, fd: int) -> None: ...
-
-
 class FlockLocker:
-    """POSIX ``flock``: per open file, so two opens in one process exclude each other too."""
+    """POSIX ``flock``: per open file, so two opens in one process exclude each other too.
+    ``removes_sidecar``: a holder may delete the sidecar before unlocking."""
 
     removes_sidecar = True
 
     def try_lock(self, fd: int) -> bool:
+        """Lock ``fd`` exclusively, without waiting; False if another holder has it."""
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -114,7 +103,7 @@ class MemoryFileLocks:
         self,
         *,
         timeout: float = DEFAULT_LOCK_TIMEOUT,
-        locker: Locker | None = None,
+        locker: FlockLocker | MsvcrtLocker | None = None,
         clock: Clock | None = None,
     ) -> None:
         self.timeout = timeout
