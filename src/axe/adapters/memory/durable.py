@@ -140,7 +140,7 @@ def require_still_named(source: SourceFile) -> None:
 
 def require_same_file(status: os.stat_result, original: os.stat_result) -> None:
     """Raises ReplacedDuringTrimError unless ``status`` is of the file gc opened."""
-    if (status.st_dev, status.st_ino) != (original.st_dev, original.st_ino):
+    if not os.path.samestat(status, original):
         raise ReplacedDuringTrimError("replaced by another program during the trim")
 
 

@@ -251,8 +251,7 @@ def _still_named(fd: int, path: Path) -> bool:
         named = os.stat(path)
     except OSError:
         return False
-    held = os.fstat(fd)
-    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+    return os.path.samestat(named, os.fstat(fd))
 
 
 def _write_pid(fd: int) -> None:
