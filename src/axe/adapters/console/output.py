@@ -9,6 +9,7 @@ written, so it leaves no trace in what the user keeps.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import BinaryIO
 
@@ -55,6 +56,7 @@ class ConsoleOutput:
         json_lines: bool = False,
         interactive: bool = False,
         color: bool = False,
+        clock: Callable[[], float] = time.monotonic,
         refresh_seconds: float = 0.1,
         columns: Callable[[], int] | None = None,
     ) -> None:
@@ -69,6 +71,7 @@ class ConsoleOutput:
                 stderr,
                 self._lock,
                 color=color,
+                clock=clock,
                 refresh_seconds=refresh_seconds,
                 columns=columns,
             )

@@ -137,12 +137,14 @@ class StatusLine:
         lock: threading.Lock,
         *,
         color: bool,
+        clock: Callable[[], float] = time.monotonic,
         refresh_seconds: float = 0.1,
         columns: Callable[[], int] | None = None,
     ) -> None:
         self._stream = stream
         self._lock = lock
         self._color = color
+        self._clock = clock
         self._refresh = refresh_seconds
         self._columns = columns or (lambda: terminal_columns(stream, os.environ))
         self._text: str | None = None
@@ -157,7 +159,7 @@ class StatusLine:
         """Start showing ``text`` (caller holds the lock); the timer starts now. ``keep``
         is the part of it cut last on a narrow terminal (the agent's name)."""
         self._text, self._keep = one_row(text), one_row(keep)
-        self._started = time.monotonic()
+        self._started = self._clock()
         self._paint()
         if self._painter is None:
             self._stop.clear()
@@ -203,7 +205,7 @@ class StatusLine:
     def _paint(self) -> None:
         if self._text is None:
             return
-        elapsed = time.monotonic() - self._started
+        elapsed = self._clock() - self._started
         line = status_text(self._frame, self._text, elapsed, self._columns(), self._keep)
         if self._color:
             line = f"{_DIM}{line}{_RESET}"
