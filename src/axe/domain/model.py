@@ -114,25 +114,17 @@ def validate_agent(agent: AgentConfig) -> None:
     Raises:
         ConfigError: a rule is broken.
     """
-    memory, sub_agents = agent.memory, agent.sub_agents
+    memory, sub = agent.memory, agent.sub_agents
+    natural = "an integer >= 0"
+    depth = ("sub_agents_config.max_depth", f"an integer from 0 to {_MAX_SUB_AGENT_DEPTH}")
     rules: tuple[tuple[bool, str, str, object], ...] = (
         (not agent.display_name.strip(), "name", "a non-empty string", agent.display_name),
         (not agent.model.strip(), "model", "a non-empty string", agent.model),
-        (agent.timeout < 0, "timeout", "an integer >= 0", agent.timeout),
-        (memory.last_n < 0, "memory.last_n", "an integer >= 0", memory.last_n),
-        (memory.max_entries < 0, "memory.max_entries", "an integer >= 0", memory.max_entries),
-        (
-            not 0 <= sub_agents.max_depth <= _MAX_SUB_AGENT_DEPTH,
-            "sub_agents_config.max_depth",
-            f"an integer from 0 to {_MAX_SUB_AGENT_DEPTH}",
-            sub_agents.max_depth,
-        ),
-        (
-            sub_agents.timeout < 0,
-            "sub_agents_config.timeout",
-            "an integer >= 0",
-            sub_agents.timeout,
-        ),
+        (agent.timeout < 0, "timeout", natural, agent.timeout),
+        (memory.last_n < 0, "memory.last_n", natural, memory.last_n),
+        (memory.max_entries < 0, "memory.max_entries", natural, memory.max_entries),
+        (not 0 <= sub.max_depth <= _MAX_SUB_AGENT_DEPTH, *depth, sub.max_depth),
+        (sub.timeout < 0, "sub_agents_config.timeout", natural, sub.timeout),
     )
     problems = [
         f"{key}: expected {expected}, got {quoted(value) if isinstance(value, str) else value}"
