@@ -1,10 +1,6 @@
-"""The three kinds of failure axe reports, and the exit code of each.
-
-Each kind is a separate class so the one table below can map it to the exit code the spec
-documents (gc-spec §3.6). The table sits beside the kinds because two edges need it: the
-command line exits with it, and the JSON report gives every agent's ``exit_code``. The core
-only says *what* went wrong; messages are complete one-line sentences for the person at the
-terminal.
+"""The three kinds of failure axe reports, and the one table of their exit codes (gc-spec
+§3.6), beside them because two edges need it: the command line and the JSON report's
+``exit_code``. Messages are complete one-line sentences for the person at the terminal.
 """
 
 from __future__ import annotations

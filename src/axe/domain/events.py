@@ -1,9 +1,6 @@
-"""What happens during gc, as small frozen facts the use case emits through ``Output``.
-
-A listener decides what to make of them: the console renders the spec's exact lines, the
-JSON renderer one object per agent, an embedding program whatever its frontend needs. No
-event carries a sentence; each names its agent so listeners can follow several at once.
-"""
+"""What happens during gc, as small frozen facts the use case emits through ``Output``; a
+listener decides what to make of them. No event carries a sentence; each names its agent so
+listeners can follow several at once."""
 
 from __future__ import annotations
 

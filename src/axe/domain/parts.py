@@ -95,11 +95,10 @@ class LogLayout:
         self.log = log
         self._view = memoryview(log)
         self.measure = measure
-        starts = entry_starts(log)
-        self._entry_starts = starts
+        self._entry_starts = entry_starts(log)
         # Unit boundaries: each entry, and the pre-header text as a unit of its own.
-        self.bounds = [*sorted({0, *starts}), len(log)] if log else [0]
-        self._blocks: list[Classes] = []  # the estimate up to each block boundary
+        self.bounds = [*sorted({0, *self._entry_starts}), len(log)] if log else [0]
+        self._blocks: list[Classes] = [(0.0,) * 7]  # the estimate up to each block boundary
 
     def measured(self, measure: Measure) -> LogLayout:
         """The same log, entries and estimates, its spans costed by ``measure`` instead."""
@@ -131,8 +130,6 @@ class LogLayout:
 
     def _sum_blocks(self, upto: int) -> None:
         blocks = self._blocks
-        if not blocks:
-            blocks.append((0.0,) * 7)
         while len(blocks) <= upto:
             at = (len(blocks) - 1) * _BLOCK
             blocks.append(classes_sum(blocks[-1], token_classes(self._view[at : at + _BLOCK])))

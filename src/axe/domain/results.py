@@ -1,9 +1,6 @@
-"""What gc did to an agent, as facts a frontend can show, count or store.
-
-The use case returns one :class:`AgentResult` per agent (a :class:`SweepResult` for
-``--all``); renderers turn them into the spec's sentences or into JSON. Nothing here is
-worded for a reader.
-"""
+"""What gc did to an agent, as facts a frontend can show, count or store (the console words
+them); the use case returns one :class:`AgentResult` per agent, a :class:`SweepResult` for
+``--all``."""
 
 from __future__ import annotations
 
