@@ -48,17 +48,13 @@ def production_ports(
     model: ModelRef | None = None,
     clock: Clock | None = None,
 ) -> Iterator[GcPorts]:
-    """The real adapters, configured from ``environ``; the HTTP client closes on exit.
+    """The real adapters, configured from ``environ`` and the options of ``axe gc`` (None:
+    the adapter's default); the HTTP client closes on exit.
 
-    ``http_timeout`` (seconds for one analysis request, retries included) defaults to the
-    HTTP adapter's own default; ``max_input_tokens`` caps every request to a provider;
-    ``lock_timeout`` is how long gc waits for another gc holding the same memory file;
-    ``agents_dir`` (``--agents-dir``) is searched for agents before the usual places;
     ``check_config`` reads ``config.toml`` now, if it exists, so that ``--all`` says a
-    broken one once, like a bad ``--model``, instead of once per agent (a setup without
-    one starts as fast as before); ``model`` (``--model``) is checked now, so a model no
-    provider serves is refused before any agent runs; ``clock`` is the run's one clock (the
-    system's when None).
+    broken one once, like a bad ``--model``, instead of once per agent; ``model`` is checked
+    now, so a model no provider serves is refused before any agent runs; ``clock`` is the
+    run's one clock (the system's when None).
 
     Raises:
         ConfigError: ``agents_dir`` is not a directory, or ``check_config`` and
@@ -190,11 +186,8 @@ def run_gc(
     lock_timeout: float | None = None,
     agents_dir: Path | None = None,
 ) -> AgentResult | SweepResult:
-    """``axe gc`` for one agent, or every agent when ``agent`` is None.
-
-    ``max_input_tokens`` (``--max-input-tokens``) wins over ``AXE_MAX_INPUT_TOKENS``, and
-    ``lock_timeout`` (``--lock-timeout``) over ``AXE_LOCK_TIMEOUT``; ``agents_dir``
-    (``--agents-dir``) is searched first.
+    """``axe gc`` for one agent, or every agent when ``agent`` is None; an option given
+    (``--max-input-tokens``, ``--lock-timeout``) wins over its variable in ``environ``.
 
     Raises:
         ConfigError: an agents directory cannot be listed, ``agents_dir`` is not one, or a

@@ -1,9 +1,7 @@
 """The gc use case: analyse an agent's memory with its LLM, report, then trim.
 
-Plain functions over the four ports, so any frontend (the click CLI, a scheduler, a web
-hook) can run gc by passing its own adapters; nothing here knows about files, HTTP or the
-terminal. The steps follow gc-spec §3.3 and §3.5 in order; what the user reads is decided
-by whoever listens to the events, and every run ends in a result value.
+Plain functions over the four ports, so any frontend can run gc with its own adapters; the
+steps follow gc-spec §3.3 and §3.5 in order, and every run ends in a result value.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ an agent file chooses which file gc trims (``memory.path``), so that place is
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -90,6 +91,12 @@ class Guarded:
         if status.st_mode & _WRITABLE_BY_OTHERS:
             return AgentsIgnored(str(path), Exposure.WRITABLE, mode=stat.S_IMODE(status.st_mode))
         return None
+
+    def refuse(self, path: Path, status: os.stat_result) -> None:
+        """The check a file of this directory must pass as it is opened: raises
+        :class:`_Refused` when :meth:`exposure` says why not."""
+        if (ignored := self.exposure(path, status)) is not None:
+            raise _Refused(ignored)
 
 
 def _same(one: Path, other: Path) -> bool:
@@ -173,7 +180,8 @@ class TomlAgentRepository:
         for directory, guard in self._usable():
             path = directory / f"{name}.toml"
             try:
-                document = load_toml(path, check=_checking(guard, path))
+                check = None if guard is None else functools.partial(guard.refuse, path)
+                document = load_toml(path, check=check)
             except FileNotFoundError:
                 continue
             except _Refused as refused:
@@ -269,18 +277,6 @@ class TomlAgentRepository:
         shown = ", ".join(names[:_SHOWN_NAMES])
         more = len(names) - _SHOWN_NAMES
         return f"{message}; existing agents: {shown}" + (f" and {more} more" if more > 0 else "")
-
-
-def _checking(guard: Guarded | None, path: Path) -> Callable[[os.stat_result], None] | None:
-    """The check a file of ``guard``'s directory must pass as it is opened, if any."""
-    if guard is None:
-        return None
-
-    def check(status: os.stat_result) -> None:
-        if (ignored := guard.exposure(path, status)) is not None:
-            raise _Refused(ignored)
-
-    return check
 
 
 def _agent(name: str, path: Path, document: dict[str, Any]) -> AgentConfig:

@@ -55,8 +55,8 @@ class Line:
     text: str
 
 
-def _out(text: str) -> list[Line]:
-    return [Line(Stream.OUT, text)]
+def _out(*texts: str) -> list[Line]:
+    return [Line(Stream.OUT, text) for text in texts]
 
 
 def _err(text: str) -> list[Line]:
@@ -96,12 +96,9 @@ class TextLines:
             case AgentStarted(agent=agent, in_sweep=in_sweep):
                 return _out(f"=== GC: {agent} ===") if in_sweep else []
             case MemoryRead(agent=agent, entries=entries):
-                return [
-                    Line(Stream.OUT, f"Agent: {agent}"),
-                    Line(Stream.OUT, f"Entries: {entries}"),
-                ]
+                return _out(f"Agent: {agent}", f"Entries: {entries}")
             case AnalysisReady(analysis=analysis):
-                return [Line(Stream.OUT, "--- Analysis ---"), Line(Stream.OUT, analysis.text)]
+                return _out("--- Analysis ---", analysis.text)
             case AgentFinished(result=result):
                 return self._finished(result)
             case SweepFinished(result=sweep):
