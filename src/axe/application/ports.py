@@ -122,8 +122,8 @@ class LLMClient(Protocol):
 
 class Clock(Protocol):
     """Time, one instance per run, handed to the memory file (lock waits, late appends,
-    temp-file ages). Tests pass one :class:`axe.testing.FakeClock`, which moves only when
-    slept on, instead of sleeping for real."""
+    temp-file ages) and the HTTP side (deadlines, retry pauses). Tests pass one
+    :class:`axe.testing.FakeClock`, which moves only when slept on, instead of sleeping."""
 
     def now(self) -> float:
         """Seconds since the epoch (wall time), to compare with file times."""
