@@ -24,7 +24,6 @@ class AgentRepository(Protocol):
         Raises:
             ConfigError: not found, unreadable, unparsable, invalid, or a hostile name.
         """
-        ...
 
     def list_names(self) -> list[str]:
         """Every agent name, in name order; no agents directory means no agents.
@@ -32,7 +31,6 @@ class AgentRepository(Protocol):
         Raises:
             ConfigError: the agents directory exists but cannot be listed.
         """
-        ...
 
 
 class MemoryStore(Protocol):
@@ -50,7 +48,6 @@ class MemoryStore(Protocol):
             ConfigError: the memory path cannot be resolved.
             AgentError: the file stayed locked past the time limit.
         """
-        ...
 
     def read(self, agent: AgentConfig) -> MemorySnapshot:
         """The whole memory file; a missing file reads as empty.
@@ -59,7 +56,6 @@ class MemoryStore(Protocol):
             ConfigError: the memory path cannot be resolved.
             AgentError: the file exists but cannot be read.
         """
-        ...
 
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
@@ -73,7 +69,6 @@ class MemoryStore(Protocol):
         Raises:
             AgentError: the trim could not be carried out; nothing was changed.
         """
-        ...
 
 
 @frozen(kw_only=True)
@@ -107,7 +102,6 @@ class LLMClient(Protocol):
             AgentError: the provider is unknown.
             ApiError: asking the server failed.
         """
-        ...
 
     def complete(self, request: AnalysisRequest) -> Completion:
         """The reply text and, where the provider reports it, the tokens it used.
@@ -117,7 +111,6 @@ class LLMClient(Protocol):
             PromptTooLargeError: the request does not fit the model's context window.
             ApiError: no key, transport failure, HTTP error or an unusable reply.
         """
-        ...
 
 
 class Clock(Protocol):
@@ -127,15 +120,12 @@ class Clock(Protocol):
 
     def now(self) -> float:
         """Seconds since the epoch (wall time), to compare with file times."""
-        ...
 
     def monotonic(self) -> float:
         """Seconds on a clock that never goes back, for deadlines and elapsed time."""
-        ...
 
     def sleep(self, seconds: float) -> None:
         """Wait ``seconds``."""
-        ...
 
 
 class Output(Protocol):
@@ -143,4 +133,3 @@ class Output(Protocol):
 
     def emit(self, event: Event) -> None:
         """Take note of ``event``; called in the order things happen, never concurrently."""
-        ...
