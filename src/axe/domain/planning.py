@@ -152,17 +152,14 @@ class Sizing:
         """Whether a request of these estimated classes may be sent."""
         return all(measure(request) <= room for measure, room in self._rooms())
 
-    def content_cost(self, system_prompt: str) -> Measure | None:
+    def content_cost(self, system_prompt: str) -> Measure:
         """What a request of ``system_prompt`` and some content (given by its estimate by
-        kind of text) costs, in units of which one request may hold ``_UNIT``; None when
-        nothing is known (the content goes whole).
+        kind of text) costs, in units of which one request may hold ``_UNIT``.
 
         Raises:
             WindowTooSmallError: the instructions leave no room for a part of the log.
         """
         rooms = self._rooms()
-        if not rooms:
-            return None
         beside = _instructions(system_prompt)
         if any(measure(beside) > room - _SMALLEST_ROOM for measure, room in rooms):
             raise self.too_small()
@@ -415,9 +412,7 @@ def _plan(layout: LogLayout, span: Part, sizing: Sizing) -> list[Part]:
     """``span`` in parts that fit what is known; always progress, or the window is too
     small. With a stated window, as few parts as fit; with only refusals without numbers,
     halves (as even as the entries allow) until each fits."""
-    cost = sizing.content_cost(PATTERN_DETECTION_PROMPT)
-    if cost is None:
-        return [span]
+    cost = sizing.content_cost(PATTERN_DETECTION_PROMPT)  # a limit is known: a cap, or a refusal
     if sizing.window is not None:
         return plan_parts(layout.measured(cost), _UNIT, span.start, span.end)
     return _halves(layout, span, sizing)
