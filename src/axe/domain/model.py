@@ -12,13 +12,7 @@ from axe.domain.errors import AgentError, ConfigError
 
 _QUOTE_ESCAPES = {
     **{code: f"\\u{code:04x}" for code in (*range(0x20), *range(0x7F, 0xA0))},
-    ord("\b"): "\\b",
-    ord("\f"): "\\f",
-    ord("\n"): "\\n",
-    ord("\r"): "\\r",
-    ord("\t"): "\\t",
-    ord('"'): '\\"',
-    ord("\\"): "\\\\",
+    **{ord(char): f"\\{letter}" for char, letter in zip('\b\f\n\r\t"\\', 'bfnrt"\\', strict=True)},
 }
 
 
