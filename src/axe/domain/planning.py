@@ -87,11 +87,8 @@ class Ask:
 @frozen
 class Batch:
     """Requests to send together (a bounded few at a time; the first failure stops what
-    has not started), and what a frontend is told of them.
-
-    ``total`` is how many parts the log is planned in now (``PARTS``) or how many reports
-    this merge round combines (``MERGE``); ``done`` how many parts had their report before.
-    """
+    has not started), and what a frontend is told of them: ``total`` parts the log is planned
+    in now (``PARTS``) or reports this round merges (``MERGE``), ``done`` parts reported."""
 
     stage: Stage
     asks: tuple[Ask, ...]
@@ -153,8 +150,8 @@ class Sizing:
         return all(measure(request) <= room for measure, room in self._rooms())
 
     def content_cost(self, system_prompt: str) -> Measure:
-        """What a request of ``system_prompt`` and some content (given by its estimate by
-        kind of text) costs, in units of which one request may hold ``_UNIT``.
+        """What a request of ``system_prompt`` and some content (by its estimate by kind of
+        text) costs, in units of which one request may hold ``_UNIT``.
 
         Raises:
             WindowTooSmallError: the instructions leave no room for a part of the log.
@@ -202,11 +199,10 @@ class Sizing:
         return learnt
 
     def too_small(self) -> WindowTooSmallError:
-        """The failure for a window that holds no part of the log beside the instructions.
-
-        Both numbers are in the provider's tokens: an estimate beside a real limit could
-        claim instructions bigger than a window that in truth holds them, and only not a
-        part. The window is named only when a stated limit is what binds."""
+        """The failure for a window that holds no part of the log beside the instructions,
+        both numbers in the provider's tokens (an estimate beside a real limit could claim
+        instructions bigger than a window that holds them); the window named only when a
+        stated limit is what binds."""
         instructions = _instructions(PATTERN_DETECTION_PROMPT)
         window = self.window
         binding = window is not None and (
@@ -252,8 +248,7 @@ def start(log: bytes, cap: int | None) -> Plan | Finished:
     one request may carry (None: unknown, and the log goes whole, as the spec says).
 
     Raises:
-        WindowTooSmallError: the known window holds no part of the log beside gc's
-            instructions, or no merge of two part reports.
+        WindowTooSmallError: the window holds no part beside gc's instructions, or no merge.
     """
     sizing = Sizing(cap=cap)
     if sizing.window is None:  # not even estimated: a log that fits costs nothing more
@@ -370,11 +365,10 @@ def _planned(layout: LogLayout, sizing: Sizing, pieces: tuple[Piece, ...]) -> Pl
 
 def _can_merge(sizing: Sizing) -> bool:
     """Whether the merge prompt and two empty reports may fit, so that a window no merge
-    can fit is found before the parts are paid for, not after them all. Judged leniently
-    (refusing a log whose merges would have fitted is worse than paying for its parts):
-    within a ceiling (which only falls), and within the window at the lowest rate the
-    provider was seen to count (not before it counted: uncalibrated, the estimate errs
-    high)."""
+    fits is found before the parts are paid for. Judged leniently (refusing a log whose
+    merges would have fitted is worse than paying for its parts): within a ceiling (which
+    only falls), and within the window at the lowest rate the provider was seen to count
+    (not before it counted: uncalibrated, the estimate errs high)."""
     merge = request_classes(MERGE_PROMPT, _SMALLEST_MERGE)
     if sizing.ceiling is not None and sum(merge) > sizing.ceiling:
         return False
