@@ -136,8 +136,7 @@ def console_output(
 
 
 def seconds_from(environ: Mapping[str, str], variable: str) -> float | None:
-    """A time limit in seconds from ``variable`` (``AXE_HTTP_TIMEOUT``, ``AXE_LOCK_TIMEOUT``)
-    when it is set.
+    """A time limit in seconds from ``variable`` (``AXE_HTTP_TIMEOUT``, ...) when it is set.
 
     Raises:
         ConfigError: the variable is not a positive number of seconds, at most a day.

@@ -66,11 +66,9 @@ def _at_least_one(_instance: object, attribute: Attribute[int], value: int) -> N
 
 @frozen(kw_only=True)
 class GcOptions:
-    """The choices a user makes per run.
-
-    ``jobs`` is how many agents ``--all`` runs at once (1: one after another, as the spec
-    says); ``part_concurrency`` how many parts of one log too large for its model are
-    analysed at once.
+    """The choices a user makes per run: ``jobs``, how many agents ``--all`` runs at once
+    (1: one after another, as the spec says); ``part_concurrency``, how many parts of a log
+    too large for its model are analysed at once.
 
     Raises:
         AgentError: ``model_override`` is text that is not ``provider/model-name``.
@@ -119,10 +117,9 @@ def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
     """Run gc on every agent with memory enabled (``axe gc --all``), in name order.
 
     One after another, as the spec says; with ``options.jobs`` above 1, up to that many at
-    once, and the events still arrive exactly as the sequential run emits them (each
-    agent's whole, in name order), with :class:`SweepProgress` in between. A failing agent
-    does not stop the others. Agent files that do not load are skipped (an
-    :class:`AgentSkipped` event each), as listing agents never fails on one bad file.
+    once, the events still arriving exactly as the sequential run emits them (each agent's
+    whole, in name order), with :class:`SweepProgress` in between. A failing agent does not
+    stop the others; an agent file that does not load is skipped (:class:`AgentSkipped`).
 
     Raises:
         ConfigError: the agents directory cannot be listed.
@@ -172,11 +169,8 @@ def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
 
 @define
 class _AgentGc:
-    """gc of one memory-enabled agent, step by step.
-
-    It remembers what it has learnt (the entry count, the model, the report) so that a
-    failure at any step still yields a result that says how far gc got.
-    """
+    """gc of one memory-enabled agent, step by step, keeping what it learns (the entry
+    count, the model, the report) so that a failure at any step still says how far gc got."""
 
     agent: AgentConfig
     options: GcOptions

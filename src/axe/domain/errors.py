@@ -92,11 +92,9 @@ class WindowTooSmallError(ApiError):
 
 class RefusalMismatchError(ApiError):
     """The provider refused a request as too long in terms that cannot be true of what gc
-    sent (a count far above gc's estimate, which errs high; a window far above it; or, with
-    no numbers at all, a request already within the smallest window gc supports): a
-    gateway that counts differently, or a misconfigured model. Shrinking the log further
-    cannot help, so the analysis stops with the provider's own words (``refusal``) and what
-    was sent: ``content`` bytes beside the instructions, ``estimate`` tokens in all.
+    sent (a gateway that counts differently, a misconfigured model), so shrinking the log
+    cannot help: the provider's own words (``refusal``) and what was sent, ``content`` bytes
+    beside the instructions and ``estimate`` tokens in all.
     """
 
     def __init__(self, refusal: str, *, content: int, estimate: int) -> None:

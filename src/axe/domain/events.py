@@ -30,13 +30,9 @@ class Exposure(enum.Enum):
 
 @frozen
 class AgentsIgnored:
-    """``./axe/agents`` under the working directory, or one file in it, was left out: an
-    agent file chooses which file gc trims (``memory.path``), so only what no one but the
-    user (or root) can have written is used from a directory another user may control.
-
-    ``owner`` is the user id that owns it (``OWNER``), ``mode`` its permission bits
-    (``WRITABLE``).
-    """
+    """``./axe/agents`` under the working directory, or one file in it, was left out, as
+    another user may have written it: ``owner`` is the user id that owns it (``OWNER``),
+    ``mode`` its permission bits (``WRITABLE``)."""
 
     path: str
     why: Exposure
