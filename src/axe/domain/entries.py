@@ -45,10 +45,8 @@ def _entry_start_before(data: bytes, end: int) -> int:
 
 
 def start_of_last(data: bytes, n: int) -> int | None:
-    """Offset where the last ``n`` entries begin, or None if there are fewer than ``n``.
-
-    Scans back from the end of ``data``, so it reads only the bytes that would be kept.
-    """
+    """Offset where the last ``n`` entries begin, or None if there are fewer than ``n``;
+    scanning back from the end of ``data``, it reads only the bytes that would be kept."""
     start = len(data)
     for _ in range(n):
         start = _entry_start_before(data, start)

@@ -21,11 +21,9 @@ class ConfigError(AxeError):
 
 
 class ApiError(AxeError):
-    """The LLM provider could not be used: no key, HTTP error, timeout, bad reply (exit 3).
-
-    ``sent`` counts the HTTP requests that went out before it was given up (retries
-    included; 0 when none was sent, as for a missing key): each may have been billed.
-    """
+    """The LLM provider could not be used: no key, HTTP error, timeout, bad reply (exit 3);
+    ``sent`` counts the HTTP requests that went out before it was given up, retries
+    included (0 for a missing key): each may have been billed."""
 
     def __init__(self, message: str, *, sent: int = 0) -> None:
         super().__init__(message)
@@ -44,11 +42,9 @@ class ModelOrigin:
 
 
 class ModelNotFoundError(ApiError):
-    """The provider does not know the model, or the endpoint (HTTP 404).
-
-    ``origin`` is filled in by the use case, which alone knows whether the model came from
-    ``--model`` or from the agent's file; a frontend names it, so the user knows what to fix.
-    """
+    """The provider does not know the model, or the endpoint (HTTP 404); ``origin`` is
+    filled in by the use case, which alone knows whether the model came from ``--model`` or
+    the agent's file, so that a frontend can name what to fix."""
 
     def __init__(self, message: str, *, sent: int = 0) -> None:
         super().__init__(message, sent=sent)
@@ -56,12 +52,9 @@ class ModelNotFoundError(ApiError):
 
 
 class PromptTooLargeError(ApiError):
-    """The provider refused a request because its prompt does not fit the model's window.
-
-    ``tokens`` and ``limit`` are the provider's own counts when its message gives them
-    ("prompt is too long: 212230 tokens > 200000 maximum"); the analysis uses them to size
-    the parts it splits the log into, and halves the log when they are missing.
-    """
+    """The provider refused a request because its prompt does not fit the model's window;
+    ``tokens`` and ``limit`` are its own counts when its message gives them ("prompt is too
+    long: 212230 tokens > 200000 maximum"), for the planner to size parts by."""
 
     def __init__(
         self, message: str, *, tokens: int | None = None, limit: int | None = None, sent: int = 0

@@ -145,10 +145,8 @@ class AgentFinished:
 
 @frozen
 class SweepProgress:
-    """With ``--jobs``: ``done`` of ``total`` agents reported, these ones at work now.
-
-    Only a live display needs it; the agents' own events follow in name order.
-    """
+    """With ``--jobs``: ``done`` of ``total`` agents reported, these ones at work now (for
+    a live display; the agents' own events follow in name order)."""
 
     done: int
     total: int

@@ -1,8 +1,5 @@
-"""The values the use case works with: agents, their memory settings, model references.
-
-These are frozen attrs classes with no knowledge of TOML: the file adapters build them,
-validate them with :func:`validate_agent`, and the core only ever sees valid values.
-"""
+"""The values the use case works with: agents, their memory settings, model references,
+knowing no TOML: the agents adapter builds them and checks them with :func:`validate_agent`."""
 
 from __future__ import annotations
 
