@@ -1,10 +1,8 @@
-"""Agent definitions: ``<name>.toml`` in the agents directories, searched in order.
-
-The places are, first match wins (axe-formats.md "Places"): ``--agents-dir``, then
-``./axe/agents`` under the working directory, then ``<config dir>/agents``. The working
-directory is the one place another user may control (``cd /tmp``, a shared checkout), and
-an agent file chooses which file gc trims (``memory.path``), so that place is
-:class:`Guarded`: only what no one but the user can have written is used from it.
+"""Agent definitions: ``<name>.toml`` in the agents directories, searched in order, first
+match wins (axe-formats.md "Places"): ``--agents-dir``, then ``./axe/agents`` under the
+working directory, the one place another user may control (``cd /tmp``, a shared checkout)
+and so :class:`Guarded`, as an agent file chooses which file gc trims; then
+``<config dir>/agents``.
 """
 
 from __future__ import annotations
@@ -156,12 +154,10 @@ def agents_directories(
 
 
 class TomlAgentRepository:
-    """Reads agents from directories of TOML files; the file name is the agent's name, and
-    the first directory holding ``<name>.toml`` wins.
-
+    """Reads agents from directories of TOML files; the file name is the agent's name, the
+    first directory holding ``<name>.toml`` wins, and the last is where a new agent belongs.
     What it leaves out of a :class:`Guarded` directory, and finding no agents directory at
-    all when listing, it tells ``report`` (as facts; the caller decides what to say). The
-    last directory is where a new agent belongs.
+    all when listing, it tells ``report`` as facts; the caller decides what to say.
     """
 
     def __init__(self, directories: Sequence[Path | Guarded], *, report: Report = _nobody):

@@ -77,11 +77,8 @@ _OUTCOME: dict[AgentStatus, Callable[[AgentResult], str]] = {
 
 
 class TextLines:
-    """Turns events into the lines the Go axe prints, stream by stream.
-
-    Stateful only in one respect: inside ``--all`` (between :class:`SweepStarted` and
-    :class:`SweepFinished`) a failed agent is reported with its name, as spec 5.5 words it.
-    """
+    """Turns events into the lines the Go axe prints, stream by stream; stateful only in
+    that inside ``--all`` a failed agent is reported with its name, as spec 5.5 words it."""
 
     def __init__(self) -> None:
         self._in_sweep = False

@@ -3,9 +3,8 @@
 cattrs by default coerces (``int("10")``, ``int(True)``); a config with ``last_n = "ten"``
 or ``enabled = "yes"`` must instead be a config error that names the key, so the primitive
 hooks here accept only the TOML type that was meant, and integers only within TOML's
-64-bit range. Errors speak TOML, not Python: the full dotted key
-(``providers.openai.base_url``) and the value as it is written in the file (``true``,
-``"ten"``).
+64-bit range. Errors speak TOML: the full dotted key (``providers.openai.base_url``) and
+the value as it is written in the file (``true``, ``"ten"``).
 """
 
 from __future__ import annotations
