@@ -105,8 +105,7 @@ def _wait_for_one(futures: list[Future[R]]) -> None:
     """Until one of ``futures`` is done, if none is."""
     from concurrent.futures import FIRST_COMPLETED, wait  # noqa: PLC0415
 
-    pending = [future for future in futures if not future.done()]
-    if pending:
+    if pending := [future for future in futures if not future.done()]:
         wait(pending, return_when=FIRST_COMPLETED)
 
 

@@ -137,8 +137,7 @@ def validate_agent_name(name: str) -> None:
     Raises:
         ConfigError: the name is empty or could escape its directory (exit 2).
     """
-    reason = _why_not_a_name(name)
-    if reason:
+    if reason := _why_not_a_name(name):
         raise ConfigError(
             f"invalid agent name {quoted(name)}: {reason}; use the file name of an agent in "
             "the agents directory"

@@ -233,8 +233,7 @@ def _char_boundary(layout: LogLayout, start: int, length: int) -> int:
 def halve(layout: LogLayout, part: Part) -> list[Part]:
     """Two parts of about equal size, for a refusal that did not say by how much; a part
     that is a single entry (or pre-header text) is cut to half of what it sent instead."""
-    inside = layout.bounds_between(part.start, part.end)[1:-1]
-    if inside:
+    if inside := layout.bounds_between(part.start, part.end)[1:-1]:
         middle = (part.start + part.end) // 2
         split = min(inside, key=lambda bound: abs(bound - middle))
         return [layout.part(part.start, split), layout.part(split, part.end)]

@@ -263,8 +263,7 @@ class TomlAgentRepository:
         message = f"agent {quoted(name)} not found (looked in {looked})"
         names = self._names()
         stem = name.removesuffix(".toml")
-        meant = [stem] if stem in names else difflib.get_close_matches(name, names, 1, 0.75)
-        if meant:
+        if meant := ([stem] if stem in names else difflib.get_close_matches(name, names, 1, 0.75)):
             return f"{message}; did you mean {quoted(meant[0])}?"
         if not names:
             return f"{message}; there are no agents yet: write one to " + str(

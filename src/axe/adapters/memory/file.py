@@ -1,4 +1,4 @@
-"""One memory file, and everything a gc does to it: lock, read, trim (archive included), settle.
+"""One memory file, and everything a gc does to it: lock (and settle), read, trim (and archive).
 
 The sentences a user reads when one of these fails are written here; the steps themselves
 are in :mod:`.lock`, :mod:`.durable` (or :mod:`.closed_replace`, as the platform decides)

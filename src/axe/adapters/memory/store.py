@@ -70,19 +70,14 @@ class FileMemoryStore:
                 self._trims.notify_all()
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:
-        """``agent``'s memory file, with this run's platform and clock.
-
-        Raises:
-            ConfigError: as :meth:`path_for`.
-        """
+        """``agent``'s memory file, with this run's platform and clock (a ``ConfigError`` as
+        :meth:`path_for` says)."""
         return MemoryFile(self.path_for(agent), clock=self._clock)
 
     def path_for(self, agent: AgentConfig) -> Path:
-        """Where ``agent``'s memory lives.
-
-        ``memory.path`` is expanded as the Go axe does (``~``, then ``$VAR``/``${VAR}`` from
-        the environment given to the store), except that a variable that is not set is
-        refused rather than dropped: ``$AXE_MEM/x.md`` would otherwise trim ``/x.md``.
+        """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does
+        (:func:`.paths.expand_path`, with the store's environment), except that a variable
+        that is not set is refused rather than dropped: ``$AXE_MEM/x.md`` would trim ``/x.md``.
 
         Raises:
             ConfigError: a ``memory.path`` that is not absolute once expanded or uses a
