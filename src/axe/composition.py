@@ -82,12 +82,7 @@ def production_ports(
         environ=environ,
     )
     try:
-        yield GcPorts(
-            agents=agents,
-            memory=memory,
-            llm=llm,
-            output=output,
-        )
+        yield GcPorts(agents=agents, memory=memory, llm=llm, output=output)
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM: may end without joining threads
         memory.settle_interrupted()
         raise

@@ -84,10 +84,7 @@ def archiving(file: HandledFile, removed: bytes, memory_status: os.stat_result) 
     record = _record_intent(file, removed, memory_status)
     try:
         append_durably(
-            archive_path(file.path),
-            removed,
-            platform=file.platform,
-            new_file_like=memory_status,
+            archive_path(file.path), removed, platform=file.platform, new_file_like=memory_status
         )
         if not record.archive_existed:
             file.platform.fsync_directory(file.path.parent)
