@@ -83,6 +83,10 @@ class Ask:
     def content(self) -> bytes:
         return self.source if self.part is None else self.part.content(self.source)
 
+    def estimate(self) -> Classes:
+        """``classes``, or the estimate of a whole log sent with no window known, made now."""
+        return self.classes or request_classes(self.system_prompt, self.content())
+
 
 @frozen
 class Batch:
@@ -182,7 +186,7 @@ class Sizing:
                 the whole window).
             RefusalMismatchError: what the provider says cannot be true of ``ask``.
         """
-        request = _estimated(ask)
+        request = ask.estimate()
         if refusal.limit is not None and refusal.limit <= 0:
             raise WindowTooSmallError(limit=None, instructions=None, reply=ANALYSIS_MAX_TOKENS)
         _check_believable(refusal, ask, sum(request))
@@ -223,11 +227,6 @@ class Sizing:
         if self.ceiling is not None:
             rooms.append((sum, self.ceiling))
         return rooms
-
-
-def _estimated(ask: Ask) -> Classes:
-    """``ask``'s estimate (a whole log sent with no window known is estimated only now)."""
-    return ask.classes or request_classes(ask.system_prompt, ask.content())
 
 
 def _check_believable(refusal: PromptTooLargeError, ask: Ask, estimate: float) -> None:
@@ -455,7 +454,7 @@ class _Merge:
         for index, ask, outcome in zip(sent, self.asks, outcomes, strict=True):
             group = self.groups[index]
             if isinstance(outcome, Completion):
-                sizing = sizing.answered(_estimated(ask), outcome)
+                sizing = sizing.answered(ask.estimate(), outcome)
                 merged[index] = _Report(group[0].start, group[-1].end, outcome.text)
             elif isinstance(outcome, PromptTooLargeError):
                 sizing = sizing.refused(outcome, ask)
