@@ -38,9 +38,8 @@ class FcntlModule(Protocol):
 
 class HandledFile(Protocol):
     """What the replace protocols and the archive need of a memory file (a
-    :class:`~.file.MemoryFile`, which they may not import: it imports them): where it is,
-    the rules of its platform, and the run's clock.
-    ``real`` is ``path`` with every symlink resolved."""
+    :class:`~.file.MemoryFile`, which they may not import: it imports them): where it is
+    (``real``: every symlink resolved), the rules of its platform, and the run's clock."""
 
     @property
     def path(self) -> Path: ...
@@ -57,20 +56,13 @@ class HandledFile(Protocol):
 
 @frozen
 class FilePlatform:
-    """How one operating system's files behave, where replacing a memory file must care.
-
-    Attributes:
-        replace_needs_closed_files: renaming over a file that any handle holds open fails
-            (Windows), so the file is replaced by :mod:`.closed_replace`, not :mod:`.durable`.
-        probe_processes: ``kill(pid, 0)`` asks whether a pid lives (POSIX; on Windows
-            signal 0 is ``CTRL_C_EVENT`` and would interrupt a console process group).
-        fsync_directories: a directory can be opened and fsynced, which makes a rename
-            durable (POSIX).
-        fsync: flushes one descriptor to stable storage (see :func:`full_fsync`).
-        leases: Linux's read leases, which tell when the replaced file's last writer is gone.
-        replace, link: ``os.replace`` and ``os.link``, the seams the Windows shim takes.
-        write: ``os.write`` for appends (the archive's, late entries'), the seam a test
-            takes to fill the disk (ENOSPC) or fail it (EIO) in the middle of one.
+    """How one operating system's files behave, where replacing a memory file must care
+    (see the module docstring): whether renaming over an open file fails
+    (``replace_needs_closed_files``: then :mod:`.closed_replace` replaces it), whether
+    ``kill(pid, 0)`` may probe a pid (``probe_processes``) and a directory be fsynced
+    (``fsync_directories``); its flush (:func:`full_fsync`) and Linux's read ``leases``; and
+    the seams tests take: ``replace`` and ``link`` (the Windows shim), ``write`` for appends
+    (to fill the disk, ENOSPC, or fail it, EIO, in the middle of one).
     """
 
     name: str
