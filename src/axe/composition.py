@@ -213,12 +213,9 @@ def run_gc(
 
 
 def _ignore_sigio() -> None:
-    """Let any thread of this run take the read lease that carries late appends over.
-
-    A writer opening a leased file raises SIGIO, which would kill the process by default;
-    gc uses no signal-driven I/O, so ignoring it is safe, and only the main thread may
-    change it (an embedding program calling from another thread keeps its own setting).
-    """
+    """Let any thread of this run take the read lease that carries late appends over (see
+    ``ReadLeases``): gc uses no signal-driven I/O, so ignoring SIGIO is safe; only the main
+    thread may (an embedding program calling from another thread keeps its own setting)."""
     sigio = getattr(signal, "SIGIO", None)
     if sigio is not None and threading.current_thread() is threading.main_thread():
         signal.signal(sigio, signal.SIG_IGN)

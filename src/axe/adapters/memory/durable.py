@@ -77,12 +77,10 @@ def signals_deferred() -> Iterator[None]:
 
 
 class SourceFile:
-    """The memory file as a trim holds it open: its :class:`~.file.MemoryFile`, resolved ``path``
-    (a symlink's target), descriptor and status when opened.
-
-    Windows must close it before the rename, POSIX keeps it until the late appends are
-    collected; either way it is closed exactly once, so a descriptor number the system has
-    reused is never closed by mistake.
+    """The memory file as a trim holds it open: its :class:`~.file.MemoryFile`, resolved
+    ``path``, descriptor and status when opened. Windows must close it before the rename,
+    POSIX keeps it until the late appends are collected; either way it is closed exactly
+    once, so a descriptor number the system has reused is never closed by mistake.
     """
 
     def __init__(self, file: HandledFile, path: Path) -> None:
@@ -153,8 +151,7 @@ def new_temp(target: Path, kind: str = "") -> Path:
 def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
     """A new temp file beside ``source`` holding it from ``keep_from`` to its end (bytes
     appended meanwhile included), with its permissions (and, where allowed, its owner),
-    flushed to disk and closed; and the offset of ``source`` copied up to. Renamed over a
-    file, it replaces it atomically.
+    flushed to disk and closed; and the offset of ``source`` copied up to.
 
     Raises:
         OSError: nothing changed and the temp file is gone.

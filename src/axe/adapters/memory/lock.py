@@ -126,8 +126,8 @@ class MemoryFileLocks:
     def hold(
         self, memory_path: Path, *, agent: str, waiting: Callable[[int | None], None]
     ) -> Iterator[None]:
-        """Hold ``memory_path``'s lock for the block. ``waiting(pid)`` is called once if
-        another gc holds it (``pid`` when the sidecar says), before waiting for it.
+        """Hold ``memory_path``'s lock for the block, telling ``waiting`` as the port's
+        ``MemoryStore.lock`` says.
 
         Raises:
             AgentError: the lock was not free within the time limit, or the sidecar is

@@ -117,13 +117,11 @@ class ReadLeases:
     and is broken as soon as a writer opens it, so holding one unbroken proves the last
     writer of a replaced file is gone.
 
-    Breaking a lease sends its holder SIGIO, whose default action kills the process. On the
-    main thread SIGIO is ignored for the moment a lease is held; any other thread cannot
-    change signal handling, so it leases only if SIGIO is already ignored (``axe gc``
-    ignores it at start; an embedding program can do the same with
-    ``signal.signal(signal.SIGIO, signal.SIG_IGN)`` from its main thread). The platform
-    value is built once per process, so its one lock keeps the main thread from restoring
-    SIGIO while another thread holds a lease.
+    Breaking a lease sends its holder SIGIO, whose default action kills the process: the
+    main thread ignores SIGIO while it holds a lease; another thread cannot change signal
+    handling, so it leases only if SIGIO is ignored already (``axe gc`` ignores it at start,
+    as an embedding program can). The platform value is one per process, so its one lock
+    keeps the main thread from restoring SIGIO while another thread holds a lease.
     """
 
     def __init__(self) -> None:
