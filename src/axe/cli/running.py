@@ -27,10 +27,7 @@ _CLOSE_ENOUGH = 0.75
 
 class OneLineErrors:
     """Makes a click command's ``main`` end the process itself, with its outcome's exit code
-    or one stderr line per failure, the same for ``axe gc`` and ``axe-gc``.
-
-    No traceback reaches the user unless ``AXE_DEBUG`` is set.
-    """
+    or one stderr line per failure (no traceback unless ``AXE_DEBUG`` is set)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """click's parser raises some usage errors (an option without its value) without
@@ -101,11 +98,9 @@ def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOptio
 
 
 class Terminated(SystemExit):
-    """SIGTERM (a service manager stopping, a cron job's time limit) during a run.
-
-    A ``SystemExit``, so nothing that handles ordinary errors stops it on its way out, and
-    the composition root settles it as it does Ctrl-C.
-    """
+    """SIGTERM (a service manager stopping, a cron job's time limit) during a run: a
+    ``SystemExit``, so nothing that handles ordinary errors stops it on its way out, and the
+    composition root settles it as it does Ctrl-C."""
 
 
 @contextlib.contextmanager
