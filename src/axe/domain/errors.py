@@ -65,12 +65,10 @@ class PromptTooLargeError(ApiError):
 
 
 class WindowTooSmallError(ApiError):
-    """The model's window cannot hold gc's instructions and a part of the log: a fact with
-    its numbers, all in the provider's tokens; the console words the advice.
-
-    ``limit`` is the input the window allows (None: unknown, or nothing beside a reply of
-    ``reply`` tokens); ``instructions`` what gc's own instructions need (None when the
-    reply alone fills the window).
+    """The model's window cannot hold gc's instructions and a part of the log, in the
+    provider's tokens (the console words the advice): ``limit``, the input the window allows
+    (None: unknown, or nothing beside a reply of ``reply`` tokens); ``instructions``, what
+    gc's own instructions need (None when the reply alone fills the window).
     """
 
     def __init__(self, *, limit: int | None, instructions: int | None, reply: int) -> None:
@@ -98,12 +96,9 @@ class RefusalMismatchError(ApiError):
 
 
 def detached(error: AxeError) -> AxeError:
-    """``error`` without the stack frames it was raised through, its causes' included.
-
-    A result keeps its error for as long as the caller keeps the result; the frames would
-    keep everything they referred to alive with it, a whole memory log among them, for
-    every failed agent of an ``--all`` run.
-    """
+    """``error`` without the stack frames it was raised through, its causes' included: a
+    result keeps its error as long as the caller keeps the result, and the frames would keep
+    alive all they referred to, a whole memory log among them, for every failed agent."""
     seen: set[int] = set()
     cause: BaseException | None = error
     while cause is not None and id(cause) not in seen:
