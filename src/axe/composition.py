@@ -1,8 +1,6 @@
-"""The composition root: the one place that builds adapters and hands them to the use case.
-
-Called when a command runs, never at import, with the environment and streams passed in,
-so a test or an embedding program can build the same graph against its own directories.
-"""
+"""The composition root: the one place that builds adapters and hands them to the use case,
+when a command runs, never at import, from the environment and streams passed in (so a test
+or an embedding program can build the same graph against its own directories)."""
 
 from __future__ import annotations
 

@@ -75,12 +75,11 @@ class FakeAgentRepository:
 
 
 class FakeMemoryStore:
-    """Memory files as a dict of bytes keyed by agent name.
-
-    ``unreadable`` and ``failing_trim`` hold agent names whose read or trim fails as I/O
-    would; ``trims`` records every trim applied and ``locked`` every lock taken. :meth:`append`
-    adds bytes the way a running ``axe run`` would, for tests of what happens between a
-    read and a trim. Locks are per agent and exclude threads, like the file store's.
+    """Memory files as a dict of bytes keyed by agent name; locks per agent exclude
+    threads, like the file store's. ``unreadable`` and ``failing_trim`` hold agent names whose
+    read or trim fails as I/O would; ``trims`` records every trim applied and ``locked`` every
+    lock taken; :meth:`append` adds bytes as a running ``axe run`` would, between a read and a
+    trim.
     """
 
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
@@ -167,13 +166,11 @@ Reply = str | Completion | AxeError
 
 
 class ScriptedLLM:
-    """Answers from a script and records every request (safe to call from several threads).
-
-    ``reply`` is what every request gets: a text, a :class:`Completion` (to report usage),
-    or an error to raise. ``script`` instead decides per request, e.g. by agent memory or
-    prompt, which is how a test makes one agent's analysis fail in ``--all``, or refuses a
-    request that is too long with ``PromptTooLargeError`` as a provider would. ``window``
-    is what :meth:`input_limit` reports, as a configured cap or an Ollama server would.
+    """Answers from a script and records every request (safe to call from several threads):
+    ``reply`` is what every request gets, a text, a :class:`Completion` (to report usage) or
+    an error to raise; ``script`` instead decides per request (one agent's analysis fails in
+    ``--all``, a request too long is refused with ``PromptTooLargeError``); ``window`` is
+    what :meth:`input_limit` reports, as a configured cap or an Ollama server would.
     """
 
     def __init__(

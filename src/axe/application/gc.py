@@ -93,12 +93,9 @@ class GcPorts:
 
 
 def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResult:
-    """Run gc on the agent called ``name`` (``axe gc <name>``) and say how it ended.
-
-    A failure of any kind (agent not found, unreadable memory, provider down, trim refused)
-    is part of the result, with the error and its exit code; nothing is raised for it, and
-    nothing is trimmed unless the analysis succeeded.
-    """
+    """Run gc on the agent called ``name`` (``axe gc <name>``) and say how it ended: a
+    failure of any kind (agent not found, unreadable memory, provider down, trim refused) is
+    part of the result, not raised, and nothing is trimmed unless the analysis succeeded."""
     ports.output.emit(AgentStarted(name, in_sweep=False))
     try:
         agent = ports.agents.load(name)

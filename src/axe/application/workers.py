@@ -138,12 +138,10 @@ def run_in_order(
     output: Output,
     progress: Callable[[int, list[T]], Event],
 ) -> list[R]:
-    """``work(item, buffer, stop)`` for every item, up to ``jobs`` at once (``--all``).
-
-    Each item's events reach ``output`` whole and in item order, as soon as that item and
-    every one before it are done; between replays, ``progress(done, running_items)``
-    events report what is under way. Returns the results in item order.
-    """
+    """``work(item, buffer, stop)`` for every item, up to ``jobs`` at once (``--all``), the
+    results in item order; each item's events reach ``output`` whole and in item order, as
+    soon as it and every one before it are done, and ``progress(done, running_items)``
+    events between replays say what is under way."""
     stop = StopSignal()
     buffers = [RecordingOutput() for _ in items]
 

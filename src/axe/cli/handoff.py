@@ -1,10 +1,9 @@
 """Living beside the Go axe: commands this axe does not have go to the next ``axe`` on PATH.
 
-Most people who want ``axe gc`` already have the Go ``axe``; installing this project puts a
-second ``axe`` on PATH, and whichever comes first would shadow the other. So this one keeps
-``gc`` and hands every other command (``axe run``, ``axe agents``, ...) to the next ``axe``
-on PATH that is not this project, replacing this process with it: arguments, stdin,
-signals and exit code are the Go axe's own. Without one, one line says what to install.
+Most people who want ``axe gc`` have the Go ``axe``, which a second ``axe`` on PATH would
+shadow. So this one keeps ``gc`` and hands every other command to the next ``axe`` on PATH
+that is not this project, replacing this process with it (arguments, stdin, signals and exit
+code are the Go axe's own); without one, one line says what to install.
 """
 
 from __future__ import annotations

@@ -75,12 +75,10 @@ class Params:
 
 @frozen
 class AgentConfig:
-    """An agent as gc needs it.
-
-    ``name`` is the agent's identity: its file name without ``.toml``. The ``name`` key
-    inside the file is only a display name (kept as ``display_name``), so ``axe gc
-    reviewer`` and ``axe gc --all`` address the same memory file. ``source`` is where it
-    was read from (a path; "" when unknown), for messages that tell the user what to fix.
+    """An agent as gc needs it: ``name``, its identity, is its file name without ``.toml``
+    (the ``name`` key inside is only a ``display_name``), so ``axe gc reviewer`` and ``axe gc
+    --all`` address the same memory file; ``source`` is where it was read from (a path; ""
+    when unknown), for messages that tell the user what to fix.
     """
 
     name: str
