@@ -60,11 +60,9 @@ class MemoryStore(Protocol):
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> None:
-        """Replace the file with the bytes from ``plan.keep_from`` on, atomically.
-
-        Bytes appended since ``snapshot`` was read are kept too. With ``archive``, the
-        removed bytes are first appended to the agent's archive. On any failure the file is
-        left exactly as it was.
+        """Replace the file with the bytes from ``plan.keep_from`` on, atomically, bytes
+        appended since ``snapshot`` was read included; with ``archive``, the removed bytes
+        are first appended to the agent's archive. On any failure the file is as it was.
 
         Raises:
             AgentError: the trim could not be carried out; nothing was changed.
@@ -73,12 +71,10 @@ class MemoryStore(Protocol):
 
 @frozen(kw_only=True)
 class AnalysisRequest:
-    """One single-shot request: a system prompt and one user message, no tools.
-
-    ``content`` is the user message as bytes: the memory log (or a part of it) exactly as
-    read, decoded only where it is sent; or the part reports a merge request combines.
-    ``memory_config`` is not sent to remote models (the spec fixes what they see); the
-    built-in analyst uses it to comment on the agent's own settings.
+    """One single-shot request: a system prompt and one user message, no tools; ``content``
+    is the memory log (or a part of it) exactly as read, decoded only where it is sent, or
+    the part reports a merge combines. ``memory_config`` is not sent to remote models (the
+    spec fixes what they see); the built-in analyst comments on the agent's own settings.
     """
 
     model: ModelRef

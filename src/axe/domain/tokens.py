@@ -5,14 +5,12 @@ above what byte-pair tokenizers produce (the budget is a hard cap, not a hope): 
 costs at least one token plus one per four letters, every run of digits one plus one per
 three digits (tokenizers group at most three), every punctuation mark, newline, control
 and non-ASCII byte a whole token, a space a quarter (it usually joins the next word) and a
-run of spaces one more per pair. English prose comes out at
-roughly 1.5-2 times its real count; a provider that reports its own count (a "prompt is
-too long: N tokens" refusal, or the prompt size of a reply) lets the analysis bring the
-estimate down towards the truth (:class:`Calibration`), kind of text by kind of text, so
-that it stays an upper bound for text unlike what was counted.
-
-Counting is a handful of C-speed passes (``translate`` and ``count``) over 1 MiB slices,
-so even a 100 MiB log is estimated in a fraction of a second and no larger copy is made.
+run of spaces one more per pair. English prose comes out at roughly 1.5-2 times its real
+count; a provider that reports its own count (a "prompt is too long: N tokens" refusal, or
+the prompt size of a reply) lets the analysis bring the estimate down towards the truth
+(:class:`Calibration`), kind of text by kind of text, so that it stays an upper bound for
+text unlike what was counted. Counting is a handful of C-speed passes (``translate``,
+``count``) over 1 MiB slices: a 100 MiB log takes a fraction of a second, and no copy.
 """
 
 from __future__ import annotations

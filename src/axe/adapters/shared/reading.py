@@ -68,10 +68,8 @@ def read_regular(
     limit: int | None = None,
     check: Callable[[os.stat_result], None] | None = None,
 ) -> tuple[bytes, FileStamp]:
-    """All bytes of the regular file at ``path`` and the stamp of the version read.
-
-    ``check`` is shown the status of the file as opened, before a byte is read (who owns
-    it, who may write it), and may raise to refuse it.
+    """All bytes of the regular file at ``path`` and the stamp of the version read; ``check``
+    is shown its status as opened, before a byte is read, and may raise to refuse it.
 
     Raises:
         FileNotFoundError, NotRegularFileError, OSError: as :func:`open_regular`, or a read
