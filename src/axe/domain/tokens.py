@@ -10,7 +10,7 @@ count; a provider that reports its own count (a "prompt is too long: N tokens" r
 the prompt size of a reply) lets the analysis bring the estimate down towards the truth
 (:class:`Calibration`), kind of text by kind of text, so that it stays an upper bound for
 text unlike what was counted. Counting is a handful of C-speed passes (``translate``,
-``count``) over 1 MiB slices: a 100 MiB log takes a fraction of a second, and no copy.
+``count``) over 1 MiB slices, so a 100 MiB log takes a fraction of a second, no larger copy.
 """
 
 from __future__ import annotations
