@@ -134,10 +134,15 @@ class LogLayout:
             at = (len(blocks) - 1) * _BLOCK
             blocks.append(classes_sum(blocks[-1], token_classes(self._view[at : at + _BLOCK])))
 
+    def entries_between(self, start: int, end: int) -> int:
+        """How many entries begin in bytes ``start:end``."""
+        starts = self._entry_starts
+        return bisect.bisect_left(starts, end) - bisect.bisect_left(starts, start)
+
     def part(self, start: int, end: int) -> Part:
         """Bytes ``start:end`` as a part, its entries numbered and counted."""
-        before = bisect.bisect_left(self._entry_starts, start)  # entries that start earlier
-        return Part(start, end, before + 1, bisect.bisect_left(self._entry_starts, end) - before)
+        first = bisect.bisect_left(self._entry_starts, start) + 1
+        return Part(start, end, first, self.entries_between(start, end))
 
     def bounds_between(self, start: int, end: int) -> list[int]:
         """The unit boundaries from ``start`` to ``end``, both included."""
