@@ -40,9 +40,9 @@ class MemoryStore(Protocol):
         self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
     ) -> AbstractContextManager[None]:
         """Hold ``agent``'s memory file for one gc (read, analyse, archive, trim), so that
-        overlapping runs on one file come out as if one ran after the other. Agents that
-        share a file share its lock. ``waiting(pid)`` is called once, before waiting, if
-        another gc holds it (``pid`` when known).
+        overlapping runs on one file (agents sharing one included) come out as if one ran
+        after the other; ``waiting(pid)`` is called once, before waiting, if another gc holds
+        it (``pid`` when known).
 
         Raises:
             ConfigError: the memory path cannot be resolved.
@@ -89,10 +89,9 @@ class LLMClient(Protocol):
     """Something that answers one :class:`AnalysisRequest` with a report."""
 
     def input_limit(self, request: AnalysisRequest) -> int | None:
-        """The most input tokens one request to ``request.model`` may carry, when that is
-        known before sending: a configured cap, or a window the server reports (Ollama).
-
-        None means unknown: the request is sent whole, and a too-long refusal says so.
+        """The most input tokens one request to ``request.model`` may carry, when known
+        before sending (a configured cap, a window the server reports); None: unknown, so the
+        request is sent whole and a too-long refusal says so.
 
         Raises:
             AgentError: the provider is unknown.

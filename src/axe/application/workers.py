@@ -1,9 +1,7 @@
 """Bounded worker threads: the one scheduler of both ``--all --jobs`` and the parts of a log.
 
 A stop (Ctrl-C) is prompt: nothing queued starts, nobody waits for requests in flight (the
-command line ends the process without waiting for the threads that send them), and a task
-checks the stop before it changes anything.
-"""
+process ends without waiting for their threads), and a task checks the stop first."""
 
 from __future__ import annotations
 
