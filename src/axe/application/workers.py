@@ -1,7 +1,7 @@
 """Bounded worker threads: the one scheduler of both ``--all --jobs`` and the parts of a log.
 
 A stop (Ctrl-C) is prompt: nothing queued starts, nobody waits for requests in flight (the
-process ends without waiting for their threads), and a task checks the stop first."""
+process ends without waiting for their threads); a task checks it before any change."""
 
 from __future__ import annotations
 
