@@ -116,7 +116,8 @@ def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
     One after another, as the spec says; with ``options.jobs`` above 1, up to that many at
     once, the events still arriving exactly as the sequential run emits them (each agent's
     whole, in name order), with :class:`SweepProgress` in between. A failing agent does not
-    stop the others; an agent file that does not load is skipped (:class:`AgentSkipped`).
+    stop the others, nor does an agent file that does not load: it is skipped
+    (:class:`AgentSkipped`), as listing agents never fails on one bad file.
 
     Raises:
         ConfigError: the agents directory cannot be listed.
@@ -177,7 +178,7 @@ class _AgentGc:
     model: ModelRef | None = field(default=None, init=False)
     analysis: Analysis | None = field(default=None, init=False)
     spent: Spent | None = field(default=None, init=False)
-    trimming: bool = field(default=False, init=False)  # once asked to, the store has its say
+    trimming: bool = field(default=False, init=False)  # then what is kept is the store's say
 
     def run(self) -> AgentResult:
         try:
