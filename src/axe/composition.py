@@ -1,8 +1,6 @@
-"""The composition root: the one place that builds adapters and hands them to the use case.
-
-Called when a command runs, never at import, with the environment and streams passed in,
-so a test or an embedding program can build the same graph against its own directories.
-"""
+"""The composition root: the one place that builds adapters and hands them to the use case,
+when a command runs, never at import, from the environment and streams passed in (so a test
+or an embedding program can build the same graph against its own directories)."""
 
 from __future__ import annotations
 
@@ -48,17 +46,13 @@ def production_ports(
     model: ModelRef | None = None,
     clock: Clock | None = None,
 ) -> Iterator[GcPorts]:
-    """The real adapters, configured from ``environ``; the HTTP client closes on exit.
+    """The real adapters, configured from ``environ`` and the options of ``axe gc`` (None:
+    the adapter's default); the HTTP client closes on exit.
 
-    ``http_timeout`` (seconds for one analysis request, retries included) defaults to the
-    HTTP adapter's own default; ``max_input_tokens`` caps every request to a provider;
-    ``lock_timeout`` is how long gc waits for another gc holding the same memory file;
-    ``agents_dir`` (``--agents-dir``) is searched for agents before the usual places;
     ``check_config`` reads ``config.toml`` now, if it exists, so that ``--all`` says a
-    broken one once, like a bad ``--model``, instead of once per agent (a setup without
-    one starts as fast as before); ``model`` (``--model``) is checked now, so a model no
-    provider serves is refused before any agent runs; ``clock`` is the run's one clock (the
-    system's when None).
+    broken one once, like a bad ``--model``, instead of once per agent; ``model`` is checked
+    now, so a model no provider serves is refused before any agent runs; ``clock`` is the
+    run's one clock (the system's when None).
 
     Raises:
         ConfigError: ``agents_dir`` is not a directory, or ``check_config`` and
@@ -86,12 +80,7 @@ def production_ports(
         environ=environ,
     )
     try:
-        yield GcPorts(
-            agents=agents,
-            memory=memory,
-            llm=llm,
-            output=output,
-        )
+        yield GcPorts(agents=agents, memory=memory, llm=llm, output=output)
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM: may end without joining threads
         memory.settle_interrupted()
         raise
@@ -140,8 +129,7 @@ def console_output(
 
 
 def seconds_from(environ: Mapping[str, str], variable: str) -> float | None:
-    """A time limit in seconds from ``variable`` (``AXE_HTTP_TIMEOUT``, ``AXE_LOCK_TIMEOUT``)
-    when it is set.
+    """A time limit in seconds from ``variable`` (``AXE_HTTP_TIMEOUT``, ...) when it is set.
 
     Raises:
         ConfigError: the variable is not a positive number of seconds, at most a day.
@@ -190,11 +178,8 @@ def run_gc(
     lock_timeout: float | None = None,
     agents_dir: Path | None = None,
 ) -> AgentResult | SweepResult:
-    """``axe gc`` for one agent, or every agent when ``agent`` is None.
-
-    ``max_input_tokens`` (``--max-input-tokens``) wins over ``AXE_MAX_INPUT_TOKENS``, and
-    ``lock_timeout`` (``--lock-timeout``) over ``AXE_LOCK_TIMEOUT``; ``agents_dir``
-    (``--agents-dir``) is searched first.
+    """``axe gc`` for one agent, or every agent when ``agent`` is None; an option given
+    (``--max-input-tokens``, ``--lock-timeout``) wins over its variable in ``environ``.
 
     Raises:
         ConfigError: an agents directory cannot be listed, ``agents_dir`` is not one, or a
@@ -226,12 +211,9 @@ def run_gc(
 
 
 def _ignore_sigio() -> None:
-    """Let any thread of this run take the read lease that carries late appends over.
-
-    A writer opening a leased file raises SIGIO, which would kill the process by default;
-    gc uses no signal-driven I/O, so ignoring it is safe, and only the main thread may
-    change it (an embedding program calling from another thread keeps its own setting).
-    """
+    """Let any thread of this run take the read lease that carries late appends over (see
+    ``ReadLeases``): gc uses no signal-driven I/O, so ignoring SIGIO is safe; only the main
+    thread may (an embedding program calling from another thread keeps its own setting)."""
     sigio = getattr(signal, "SIGIO", None)
     if sigio is not None and threading.current_thread() is threading.main_thread():
         signal.signal(sigio, signal.SIG_IGN)

@@ -1,27 +1,11 @@
-"""In-memory stand-ins for the four ports and the clock, for testing a frontend built on gc.
+"""In-memory stand-ins for the four ports and the clock, for testing a frontend built on gc
+without files, a network or a terminal (docs/embedding.md shows one such test).
 
-An embedding program (a scheduler, a web page, a chat bot) drives :func:`collect_garbage`
-with its own ``Output``; these fakes let its tests run the real use case without files, a
-network or a terminal::
-
-    from axe.application.gc import GcOptions, GcPorts, collect_garbage
-    from axe.testing import FakeAgentRepository, FakeMemoryStore, RecordingOutput, ScriptedLLM
-    from axe.testing import make_agent
-
-    ports = GcPorts(
-        agents=FakeAgentRepository(make_agent("reviewer", last_n=2)),
-        memory=FakeMemoryStore({"reviewer": b"## 1\\n\\n## 2\\n\\n## 3\\n\\n"}),
-        llm=ScriptedLLM("## Patterns Found\\n..."),
-        output=RecordingOutput(),
-    )
-    result = collect_garbage("reviewer", GcOptions(), ports)
-    assert result.removed == 1
-
-They behave like the production adapters as far as the use case can tell, and the
-contract tests in this project run each fake and its adapter through the same suite, so a
-fake that drifts from its adapter fails there: a store applies a trim plan to its bytes and
-keeps what was appended since the read, a repository lists names in order and raises
-``ConfigError`` for an unknown agent. Each also records what happened, for assertions.
+They behave like the production adapters as far as the use case can tell, and the contract
+tests run each fake and its adapter through the same suite, so a fake that drifts from its
+adapter fails there: a store applies a trim plan to its bytes and keeps what was appended
+since the read, a repository lists names in order and raises ``ConfigError`` for an unknown
+agent. Each also records what happened, for assertions.
 """
 
 from __future__ import annotations
@@ -91,12 +75,11 @@ class FakeAgentRepository:
 
 
 class FakeMemoryStore:
-    """Memory files as a dict of bytes keyed by agent name.
-
-    ``unreadable`` and ``failing_trim`` hold agent names whose read or trim fails as I/O
-    would; ``trims`` records every trim applied and ``locked`` every lock taken. :meth:`append`
-    adds bytes the way a running ``axe run`` would, for tests of what happens between a
-    read and a trim. Locks are per agent and exclude threads, like the file store's.
+    """Memory files as a dict of bytes keyed by agent name; locks per agent exclude
+    threads, like the file store's. ``unreadable`` and ``failing_trim`` hold agent names whose
+    read or trim fails as I/O would; ``trims`` records every trim applied and ``locked`` every
+    lock taken; :meth:`append` adds bytes as a running ``axe run`` would, between a read and a
+    trim.
     """
 
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
@@ -183,13 +166,11 @@ Reply = str | Completion | AxeError
 
 
 class ScriptedLLM:
-    """Answers from a script and records every request (safe to call from several threads).
-
-    ``reply`` is what every request gets: a text, a :class:`Completion` (to report usage),
-    or an error to raise. ``script`` instead decides per request, e.g. by agent memory or
-    prompt, which is how a test makes one agent's analysis fail in ``--all``, or refuses a
-    request that is too long with ``PromptTooLargeError`` as a provider would. ``window``
-    is what :meth:`input_limit` reports, as a configured cap or an Ollama server would.
+    """Answers from a script and records every request (safe to call from several threads):
+    ``reply`` is what every request gets, a text, a :class:`Completion` (to report usage) or
+    an error to raise; ``script`` instead decides per request (one agent's analysis fails in
+    ``--all``, a request too long is refused with ``PromptTooLargeError``); ``window`` is
+    what :meth:`input_limit` reports, as a configured cap or an Ollama server would.
     """
 
     def __init__(

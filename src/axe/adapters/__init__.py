@@ -1,5 +1,2 @@
-"""Adapters: one technology each (files, HTTP, console, the built-in analyst).
-
-Only :mod:`axe.composition` imports from here; each adapter turns its library's exceptions
-into :mod:`axe.domain.errors` so nothing above sees ``OSError`` or ``httpx`` errors.
-"""
+"""Adapters, one package per port (architecture.md, "The ports"); only :mod:`axe.composition`
+imports them."""

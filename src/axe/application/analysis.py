@@ -1,16 +1,12 @@
-"""Analysing one agent's memory log: sending what the big-log planner asks for.
-
-The planner (:mod:`axe.domain.planning`) decides every request: one with the fixed prompt
-and the whole log when it fits (gc-spec §3.7), parts and merges when not. This loop sends
-each batch it asks for through the one scheduler (:func:`~axe.application.workers.ordered_map`,
-a bounded few at a time over the one shared client; a batch of one on this thread),
-tells the frontend how far it got, counts what every request spent, and hands the
-outcomes back to the plan.
-"""
+"""Analysing one agent's memory log: the short loop that sends what the planner
+(:mod:`axe.domain.planning`) asks for, tells the frontend how far it got, and counts what
+every request spent (architecture.md, "Big logs")."""
 
 from __future__ import annotations
 
 import itertools
+
+from attrs import Factory, define, field
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.workers import StopSignal, ordered_map
@@ -22,31 +18,21 @@ from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN
 from axe.domain.results import Analysis, Completion, Spent
 
 
+@define(kw_only=True)
 class LogAnalysis:
     """The analysis of one agent's log with one model; emits progress for that agent.
 
     ``spent`` says what was sent so far, also after :meth:`run` failed.
     """
 
-    def __init__(
-        self,
-        *,
-        llm: LLMClient,
-        output: Output,
-        agent: str,
-        model: ModelRef,
-        memory_config: MemoryConfig,
-        concurrency: int,
-        stop: StopSignal | None = None,
-    ) -> None:
-        self._llm = llm
-        self._output = output
-        self._agent = agent
-        self._model = model
-        self._memory_config = memory_config
-        self._concurrency = concurrency
-        self._stop = stop or StopSignal()
-        self.spent = Spent()
+    llm: LLMClient
+    output: Output
+    agent: str
+    model: ModelRef
+    memory_config: MemoryConfig
+    concurrency: int
+    stop: StopSignal = Factory(StopSignal)
+    spent: Spent = field(factory=Spent, init=False)
 
     def run(self, memory: bytes) -> Analysis:
         """The report on ``memory``.
@@ -57,16 +43,16 @@ class LogAnalysis:
                 the provider's refusals cannot be true of what was sent.
             AgentError: the provider is unknown.
         """
-        cap = self._llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
+        cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
         plan: Plan | Finished | Failed = start(memory, cap)
         announced = 0  # the part count the frontend was last told
         while not isinstance(plan, Finished | Failed):
             batch = plan.batch()
             if batch.stage is Stage.MERGE:
-                self._output.emit(MergeStarted(self._agent, batch.total))
+                self.output.emit(MergeStarted(self.agent, batch.total))
             elif batch.stage is Stage.PARTS and batch.total != announced:
                 announced = batch.total
-                self._output.emit(AnalysisSplit(self._agent, announced))
+                self.output.emit(AnalysisSplit(self.agent, announced))
             plan = plan.after(self._send(batch))
         if isinstance(plan, Failed):
             raise _in_context(plan)
@@ -80,18 +66,18 @@ class LogAnalysis:
 
         def settled(_index: int, outcome: Outcome) -> None:
             if batch.stage is Stage.PARTS and isinstance(outcome, Completion):
-                self._output.emit(PartAnalysed(self._agent, next(answered), batch.total))
+                self.output.emit(PartAnalysed(self.agent, next(answered), batch.total))
 
         if len(batch.asks) == 1:  # a log that fits needs no worker thread
-            self._stop.check()
+            self.stop.check()
             outcomes: list[Outcome] = [self._complete(batch.asks[0])]
             settled(0, outcomes[0])
         else:
             outcomes = ordered_map(
                 batch.asks,
                 self._complete,
-                jobs=self._concurrency,
-                stop=self._stop,
+                jobs=self.concurrency,
+                stop=self.stop,
                 name="axe-request",
                 settled=settled,
                 halts=lambda outcome: isinstance(outcome, AxeError),
@@ -102,18 +88,18 @@ class LogAnalysis:
 
     def _complete(self, ask: Ask) -> Completion | AxeError:
         try:  # the request (a part's bytes) is made here and not kept
-            return self._llm.complete(self._request(ask.system_prompt, ask.content()))
+            return self.llm.complete(self._request(ask.system_prompt, ask.content()))
         except AxeError as error:
             return error
 
     def _request(self, system_prompt: str, content: bytes) -> AnalysisRequest:
         return AnalysisRequest(
-            model=self._model,
+            model=self.model,
             system_prompt=system_prompt,
             content=content,
             temperature=ANALYSIS_TEMPERATURE,
             max_tokens=ANALYSIS_MAX_TOKENS,
-            memory_config=self._memory_config,
+            memory_config=self.memory_config,
         )
 
 

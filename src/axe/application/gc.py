@@ -1,15 +1,13 @@
 """The gc use case: analyse an agent's memory with its LLM, report, then trim.
 
-Plain functions over the four ports, so any frontend (the click CLI, a scheduler, a web
-hook) can run gc by passing its own adapters; nothing here knows about files, HTTP or the
-terminal. The steps follow gc-spec §3.3 and §3.5 in order; what the user reads is decided
-by whoever listens to the events, and every run ends in a result value.
+Plain functions over the four ports, so any frontend can run gc with its own adapters; the
+steps follow gc-spec §3.3 and §3.5 in order, and every run ends in a result value.
 """
 
 from __future__ import annotations
 
 import attrs
-from attrs import Attribute, field, frozen
+from attrs import Attribute, Factory, define, field, frozen
 
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
@@ -68,11 +66,9 @@ def _at_least_one(_instance: object, attribute: Attribute[int], value: int) -> N
 
 @frozen(kw_only=True)
 class GcOptions:
-    """The choices a user makes per run.
-
-    ``jobs`` is how many agents ``--all`` runs at once (1: one after another, as the spec
-    says); ``part_concurrency`` how many parts of one log too large for its model are
-    analysed at once.
+    """The choices a user makes per run: ``jobs``, how many agents ``--all`` runs at once
+    (1: one after another, as the spec says); ``part_concurrency``, how many parts of a log
+    too large for its model are analysed at once.
 
     Raises:
         AgentError: ``model_override`` is text that is not ``provider/model-name``.
@@ -97,12 +93,9 @@ class GcPorts:
 
 
 def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResult:
-    """Run gc on the agent called ``name`` (``axe gc <name>``) and say how it ended.
-
-    A failure of any kind (agent not found, unreadable memory, provider down, trim refused)
-    is part of the result, with the error and its exit code; nothing is raised for it, and
-    nothing is trimmed unless the analysis succeeded.
-    """
+    """Run gc on the agent called ``name`` (``axe gc <name>``) and say how it ended: a
+    failure of any kind (agent not found, unreadable memory, provider down, trim refused) is
+    part of the result, not raised, and nothing is trimmed unless the analysis succeeded."""
     ports.output.emit(AgentStarted(name, in_sweep=False))
     try:
         agent = ports.agents.load(name)
@@ -121,10 +114,10 @@ def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
     """Run gc on every agent with memory enabled (``axe gc --all``), in name order.
 
     One after another, as the spec says; with ``options.jobs`` above 1, up to that many at
-    once, and the events still arrive exactly as the sequential run emits them (each
-    agent's whole, in name order), with :class:`SweepProgress` in between. A failing agent
-    does not stop the others. Agent files that do not load are skipped (an
-    :class:`AgentSkipped` event each), as listing agents never fails on one bad file.
+    once, the events still arriving exactly as the sequential run emits them (each agent's
+    whole, in name order), with :class:`SweepProgress` in between. A failing agent does not
+    stop the others, nor does an agent file that does not load: it is skipped
+    (:class:`AgentSkipped`), as listing agents never fails on one bad file.
 
     Raises:
         ConfigError: the agents directory cannot be listed.
@@ -154,7 +147,7 @@ def _sweep_one(
     agent: AgentConfig, options: GcOptions, ports: GcPorts, stop: StopSignal | None = None
 ) -> AgentResult:
     ports.output.emit(AgentStarted(agent.name, in_sweep=True))
-    result = _AgentGc(agent, options, ports, stop).run()
+    result = _AgentGc(agent, options, ports, stop or StopSignal()).run()
     ports.output.emit(AgentFinished(result))
     return result
 
@@ -172,79 +165,69 @@ def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
     return enabled
 
 
+@define
 class _AgentGc:
-    """gc of one memory-enabled agent, step by step.
+    """gc of one memory-enabled agent, step by step, keeping what it learns (the entry
+    count, the model, the report) so that a failure at any step still says how far gc got."""
 
-    It remembers what it has learnt (the entry count, the model, the report) so that a
-    failure at any step still yields a result that says how far gc got.
-    """
-
-    def __init__(
-        self,
-        agent: AgentConfig,
-        options: GcOptions,
-        ports: GcPorts,
-        stop: StopSignal | None = None,
-    ) -> None:
-        self._agent = agent
-        self._options = options
-        self._ports = ports
-        self._stop = stop or StopSignal()
-        self._entries: int | None = None
-        self._model: ModelRef | None = None
-        self._analysis: Analysis | None = None
-        self._spent: Spent | None = None
-        self._trimming = False  # once the store is asked to trim, what the file keeps is its say
+    agent: AgentConfig
+    options: GcOptions
+    ports: GcPorts
+    stop: StopSignal = Factory(StopSignal)
+    entries: int | None = field(default=None, init=False)
+    model: ModelRef | None = field(default=None, init=False)
+    analysis: Analysis | None = field(default=None, init=False)
+    spent: Spent | None = field(default=None, init=False)
+    trimming: bool = field(default=False, init=False)  # then what is kept is the store's say
 
     def run(self) -> AgentResult:
         try:
             return self._steps()
         except AxeError as error:
-            if isinstance(error, ModelNotFoundError) and self._model is not None:
-                error.origin = self._model_origin(self._model)
-            kept = None if self._trimming else self._entries
+            if isinstance(error, ModelNotFoundError) and self.model is not None:
+                override = self.options.model_override is not None
+                error.origin = ModelOrigin(
+                    str(self.model), override, self.agent.name, self.agent.source
+                )
+            kept = None if self.trimming else self.entries
             return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
 
-    def _model_origin(self, model: ModelRef) -> ModelOrigin:
-        override = self._options.model_override is not None
-        return ModelOrigin(str(model), override, self._agent.name, self._agent.source)
-
     def _steps(self) -> AgentResult:
-        if self._options.dry_run:  # changes nothing: neither waits for a lock nor holds one
+        if self.options.dry_run:  # changes nothing: neither waits for a lock nor holds one
             return self._flow()
-        with self._ports.memory.lock(self._agent, waiting=self._waiting):
+        with self.ports.memory.lock(self.agent, waiting=self._waiting):
             return self._flow()
 
     def _waiting(self, holder: int | None) -> None:
-        self._ports.output.emit(WaitingForLock(self._agent.name, holder))
+        self.ports.output.emit(WaitingForLock(self.agent.name, holder))
 
     def _flow(self) -> AgentResult:
-        name = self._agent.name
-        snapshot = self._ports.memory.read(self._agent)
+        name = self.agent.name
+        snapshot = self.ports.memory.read(self.agent)
         if not snapshot.content:
-            self._entries = 0
+            self.entries = 0
             return self._result(AgentStatus.EMPTY, kept=0)
-        count = self._entries = count_entries(snapshot.content)
-        self._ports.output.emit(MemoryRead(name, count, len(snapshot.content)))
+        count = self.entries = count_entries(snapshot.content)
+        self.ports.output.emit(MemoryRead(name, count, len(snapshot.content)))
         if not count:
-            self._ports.output.emit(NoEntryHeadings(name, len(snapshot.content)))
+            self.ports.output.emit(NoEntryHeadings(name, len(snapshot.content)))
 
-        self._model = self._options.model_override or ModelRef.parse(self._agent.model)
-        self._stop.check()
-        self._analysis = self._analyse(snapshot.content, self._model)
-        self._ports.output.emit(AnalysisReady(name, self._analysis))
+        self.model = self.options.model_override or ModelRef.parse(self.agent.model)
+        self.stop.check()
+        self.analysis = self._analyse(snapshot.content, self.model)
+        self.ports.output.emit(AnalysisReady(name, self.analysis))
 
-        if self._options.dry_run:
+        if self.options.dry_run:
             return self._result(AgentStatus.DRY_RUN, kept=count)
-        target = trim_target(self._agent.memory)
+        target = trim_target(self.agent.memory)
         if target is None:
             return self._result(AgentStatus.NO_TARGET, kept=count)
         plan = plan_trim(snapshot.content, target, total=count)
         if not plan.changes_file:
             return self._result(AgentStatus.WITHIN_LIMIT, kept=count)
-        self._stop.check()  # an interrupted run changes no file it has not started on
-        self._trimming = True
-        self._ports.memory.trim(self._agent, snapshot, plan, archive=self._options.archive)
+        self.stop.check()  # an interrupted run changes no file it has not started on
+        self.trimming = True
+        self.ports.memory.trim(self.agent, snapshot, plan, archive=self.options.archive)
         return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
 
     def _analyse(self, memory: bytes, model: ModelRef) -> Analysis:
@@ -252,20 +235,20 @@ class _AgentGc:
         # agent) start faster without the analysis machinery.
         from axe.application.analysis import LogAnalysis  # noqa: PLC0415
 
-        self._ports.output.emit(AnalysisStarted(self._agent.name, model, self._entries or 0))
+        self.ports.output.emit(AnalysisStarted(self.agent.name, model, self.entries or 0))
         analysis = LogAnalysis(
-            llm=self._ports.llm,
-            output=self._ports.output,
-            agent=self._agent.name,
+            llm=self.ports.llm,
+            output=self.ports.output,
+            agent=self.agent.name,
             model=model,
-            memory_config=self._agent.memory,
-            concurrency=self._options.part_concurrency,
-            stop=self._stop,
+            memory_config=self.agent.memory,
+            concurrency=self.options.part_concurrency,
+            stop=self.stop,
         )
         try:
             return analysis.run(memory)
         finally:
-            self._spent = analysis.spent  # what was sent is said, also on a failure
+            self.spent = analysis.spent  # what was sent is said, also on a failure
 
     def _result(
         self,
@@ -275,20 +258,17 @@ class _AgentGc:
         kept: int | None = None,
         error: AxeError | None = None,
     ) -> AgentResult:
-        """``kept`` is what the file holds when gc ends: a failure before the trim removes
-        nothing, so it keeps every entry that was read; one in the trim is not known here
-        (a trim can fail after its rename, when late appends could not be carried over).
-        ``limit`` is the agent's trim target whatever the outcome, so a dry run or a
-        failure says what a trim would keep."""
+        """``kept`` as :class:`AgentResult` says: unknown here after a failure in the trim
+        (which can fail after its rename, when late appends could not be carried over)."""
         return AgentResult(
-            agent=self._agent.name,
+            agent=self.agent.name,
             status=status,
-            entries=self._entries,
+            entries=self.entries,
             removed=removed,
             kept=kept,
-            limit=trim_target(self._agent.memory),
-            model=self._model,
-            analysis=self._analysis,
+            limit=trim_target(self.agent.memory),
+            model=self.model,
+            analysis=self.analysis,
             error=error,
-            spent=self._spent,
+            spent=self.spent,
         )

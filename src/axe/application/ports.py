@@ -1,11 +1,5 @@
-"""The four ports the gc use case depends on, and the clock its adapters share.
-
-Each is a small ``typing.Protocol`` over domain values. The production adapters and the
-public fakes in :mod:`axe.testing` implement them structurally; mypy checks each against
-its port where the composition root or the kit binds it. Adapters translate their
-library's exceptions into :mod:`axe.domain.errors` at the boundary, so the use case only
-ever sees ``AgentError``, ``ConfigError`` or ``ApiError``.
-"""
+"""The four ports the gc use case depends on, and the clock its adapters share: each a small
+``typing.Protocol`` over domain values (architecture.md, "The ports")."""
 
 from __future__ import annotations
 
@@ -30,7 +24,6 @@ class AgentRepository(Protocol):
         Raises:
             ConfigError: not found, unreadable, unparsable, invalid, or a hostile name.
         """
-        ...
 
     def list_names(self) -> list[str]:
         """Every agent name, in name order; no agents directory means no agents.
@@ -38,7 +31,6 @@ class AgentRepository(Protocol):
         Raises:
             ConfigError: the agents directory exists but cannot be listed.
         """
-        ...
 
 
 class MemoryStore(Protocol):
@@ -48,15 +40,14 @@ class MemoryStore(Protocol):
         self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
     ) -> AbstractContextManager[None]:
         """Hold ``agent``'s memory file for one gc (read, analyse, archive, trim), so that
-        overlapping runs on one file come out as if one ran after the other. Agents that
-        share a file share its lock. ``waiting(pid)`` is called once, before waiting, if
-        another gc holds it (``pid`` when known).
+        overlapping runs on one file (agents sharing one included) come out as if one ran
+        after the other; ``waiting(pid)`` is called once, before waiting, if another gc holds
+        it (``pid`` when known).
 
         Raises:
             ConfigError: the memory path cannot be resolved.
             AgentError: the file stayed locked past the time limit.
         """
-        ...
 
     def read(self, agent: AgentConfig) -> MemorySnapshot:
         """The whole memory file; a missing file reads as empty.
@@ -65,31 +56,25 @@ class MemoryStore(Protocol):
             ConfigError: the memory path cannot be resolved.
             AgentError: the file exists but cannot be read.
         """
-        ...
 
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> None:
-        """Replace the file with the bytes from ``plan.keep_from`` on, atomically.
-
-        Bytes appended since ``snapshot`` was read are kept too. With ``archive``, the
-        removed bytes are first appended to the agent's archive. On any failure the file is
-        left exactly as it was.
+        """Replace the file with the bytes from ``plan.keep_from`` on, atomically, bytes
+        appended since ``snapshot`` was read included; with ``archive``, the removed bytes
+        are first appended to the agent's archive. On any failure the file is as it was.
 
         Raises:
             AgentError: the trim could not be carried out; nothing was changed.
         """
-        ...
 
 
 @frozen(kw_only=True)
 class AnalysisRequest:
-    """One single-shot request: a system prompt and one user message, no tools.
-
-    ``content`` is the user message as bytes: the memory log (or a part of it) exactly as
-    read, decoded only where it is sent; or the part reports a merge request combines.
-    ``memory_config`` is not sent to remote models (the spec fixes what they see); the
-    built-in analyst uses it to comment on the agent's own settings.
+    """One single-shot request: a system prompt and one user message, no tools; ``content``
+    is the memory log (or a part of it) exactly as read, decoded only where it is sent, or
+    the part reports a merge combines. ``memory_config`` is not sent to remote models (the
+    spec fixes what they see); the built-in analyst comments on the agent's own settings.
     """
 
     model: ModelRef
@@ -104,16 +89,14 @@ class LLMClient(Protocol):
     """Something that answers one :class:`AnalysisRequest` with a report."""
 
     def input_limit(self, request: AnalysisRequest) -> int | None:
-        """The most input tokens one request to ``request.model`` may carry, when that is
-        known before sending: a configured cap, or a window the server reports (Ollama).
-
-        None means unknown: the request is sent whole, and a too-long refusal says so.
+        """The most input tokens one request to ``request.model`` may carry, when known
+        before sending (a configured cap, a window the server reports); None: unknown, so the
+        request is sent whole and a too-long refusal says so.
 
         Raises:
             AgentError: the provider is unknown.
             ApiError: asking the server failed.
         """
-        ...
 
     def complete(self, request: AnalysisRequest) -> Completion:
         """The reply text and, where the provider reports it, the tokens it used.
@@ -123,26 +106,21 @@ class LLMClient(Protocol):
             PromptTooLargeError: the request does not fit the model's context window.
             ApiError: no key, transport failure, HTTP error or an unusable reply.
         """
-        ...
 
 
 class Clock(Protocol):
-    """Time, one instance per run, handed to every adapter that waits or measures: the
-    memory file (lock waits, late appends, temp-file ages), and the HTTP pauses and the
-    status line. Tests pass one :class:`axe.testing.FakeClock`, which moves only when slept
-    on, instead of sleeping for real."""
+    """Time, one instance per run, handed to the memory file (lock waits, late appends,
+    temp-file ages) and the HTTP side (deadlines, retry pauses). Tests pass one
+    :class:`axe.testing.FakeClock`, which moves only when slept on, instead of sleeping."""
 
     def now(self) -> float:
         """Seconds since the epoch (wall time), to compare with file times."""
-        ...
 
     def monotonic(self) -> float:
         """Seconds on a clock that never goes back, for deadlines and elapsed time."""
-        ...
 
     def sleep(self, seconds: float) -> None:
         """Wait ``seconds``."""
-        ...
 
 
 class Output(Protocol):
@@ -150,4 +128,3 @@ class Output(Protocol):
 
     def emit(self, event: Event) -> None:
         """Take note of ``event``; called in the order things happen, never concurrently."""
-        ...

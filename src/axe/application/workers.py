@@ -1,26 +1,18 @@
 """Bounded worker threads: the one scheduler of both ``--all --jobs`` and the parts of a log.
 
-:func:`ordered_map` runs a function over items, up to a bound at once, and hands each
-result on in item order as soon as it and every result before it are in. The agents of
-``--all --jobs`` go through it (each agent's events buffered and replayed whole, so a
-listener sees exactly the sequential run's stream), and so do the parts and merge requests
-of a log too large for one request (see ``analysis.py``). A stop (Ctrl-C) is prompt:
-nothing queued starts, nobody waits for requests in flight (the command line ends the
-process without waiting for the threads that send them), and a task checks the stop before
-it changes anything.
-"""
+A stop (Ctrl-C) is prompt: nothing queued starts, nobody waits for requests in flight (the
+process ends without waiting for their threads); a task checks it before any change."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from axe.application.ports import Output
 from axe.domain.events import Event
 
 if TYPE_CHECKING:  # concurrent.futures (and the logging it loads) only when work is shared
-    from concurrent.futures import Future, ThreadPoolExecutor
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -43,21 +35,6 @@ class StopSignal:
             raise Stopped
 
 
-@contextlib.contextmanager
-def worker_pool(size: int, name: str) -> Iterator[ThreadPoolExecutor]:
-    """Up to ``size`` worker threads. On an exception (a failure, Ctrl-C) queued work is
-    cancelled and running work is not waited for."""
-    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
-
-    pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix=name)
-    try:
-        yield pool
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-
-
 class RecordingOutput:
     """An ``Output`` that keeps every event, in order: the buffer of one agent under
     ``--jobs`` until it can be replayed, and the recorder of ``axe.testing``."""
@@ -73,10 +50,6 @@ class RecordingOutput:
         return [event for event in self.events if isinstance(event, kind)]
 
 
-def _never(_result: object) -> bool:
-    return False
-
-
 def ordered_map(
     items: Sequence[T],
     work: Callable[[T], R],
@@ -85,7 +58,7 @@ def ordered_map(
     stop: StopSignal,
     name: str,
     settled: Callable[[int, R], None] | None = None,
-    halts: Callable[[R], bool] = _never,
+    halts: Callable[[R], bool] | None = None,
     waiting: Callable[[int, list[T]], None] | None = None,
 ) -> list[R | None]:
     """``work(item)`` for every item, up to ``jobs`` at once, started in item order.
@@ -96,29 +69,33 @@ def ordered_map(
     after a result ``halts`` the map nothing more starts (its place stays None), and what
     is under way is still waited for, so every result that exists is returned. An
     exception from ``work`` is raised when its turn comes; on any exception (Ctrl-C
-    included) ``stop`` is set and nothing is waited for.
+    included) ``stop`` is set, queued work is cancelled and nothing is waited for.
     """
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
     results: list[R | None] = [None] * len(items)
-    with worker_pool(max(1, min(jobs, len(items))), name) as pool:
-        futures: list[Future[R]] = []
-        done = 0
-        halted = False
-        try:
-            while done < len(items):
-                while not halted and len(futures) < min(done + jobs, len(items)):
-                    stop.check()  # nothing starts after a stop
-                    futures.append(pool.submit(work, items[len(futures)]))
-                if waiting is not None:
-                    waiting(done, _running(items, futures))
-                _wait_for_one(futures[done:])
-                halted = halted or any(_halting(future, halts) for future in futures[done:])
-                done = _settle(futures, done, results, settled)
-                if halted and done == len(futures):
-                    break
-                stop.check()
-        except BaseException:
-            stop.requested = True
-            raise
+    pool = ThreadPoolExecutor(max(1, min(jobs, len(items))), thread_name_prefix=name)
+    futures: list[Future[R]] = []
+    done = 0
+    halted = False
+    try:
+        while done < len(items):
+            while not halted and len(futures) < min(done + jobs, len(items)):
+                stop.check()  # nothing starts after a stop
+                futures.append(pool.submit(work, items[len(futures)]))
+            if waiting is not None:
+                waiting(done, _running(items, futures))
+            _wait_for_one(futures[done:])
+            halted = halted or any(_halting(future, halts) for future in futures[done:])
+            done = _settle(futures, done, results, settled)
+            if halted and done == len(futures):
+                break
+            stop.check()
+    except BaseException:
+        stop.requested = True
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return results
 
 
@@ -126,8 +103,7 @@ def _wait_for_one(futures: list[Future[R]]) -> None:
     """Until one of ``futures`` is done, if none is."""
     from concurrent.futures import FIRST_COMPLETED, wait  # noqa: PLC0415
 
-    pending = [future for future in futures if not future.done()]
-    if pending:
+    if pending := [future for future in futures if not future.done()]:
         wait(pending, return_when=FIRST_COMPLETED)
 
 
@@ -146,10 +122,10 @@ def _settle(
     return done
 
 
-def _halting(future: Future[R], halts: Callable[[R], bool]) -> bool:
+def _halting(future: Future[R], halts: Callable[[R], bool] | None) -> bool:
     if not future.done():
         return False
-    return future.exception() is not None or halts(future.result())
+    return future.exception() is not None or (halts is not None and halts(future.result()))
 
 
 def run_in_order(
@@ -160,12 +136,10 @@ def run_in_order(
     output: Output,
     progress: Callable[[int, list[T]], Event],
 ) -> list[R]:
-    """``work(item, buffer, stop)`` for every item, up to ``jobs`` at once (``--all``).
-
-    Each item's events reach ``output`` whole and in item order, as soon as that item and
-    every one before it are done; between replays, ``progress(done, running_items)``
-    events report what is under way. Returns the results in item order.
-    """
+    """``work(item, buffer, stop)`` for every item, up to ``jobs`` at once (``--all``), the
+    results in item order; each item's events reach ``output`` whole and in item order, as
+    soon as it and every one before it are done, and ``progress(done, running_items)``
+    events between replays say what is under way."""
     stop = StopSignal()
     buffers = [RecordingOutput() for _ in items]
 

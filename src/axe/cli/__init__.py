@@ -19,7 +19,7 @@ def main() -> NoReturn:
     """The ``axe`` console script."""
     foreign = handoff.foreign_command(sys.argv[1:], known=cli.commands)
     if foreign is not None and "_AXE_COMPLETE" not in os.environ:
-        program = handoff.next_axe(os.environ, handoff.shutil_which(sys.argv[0]))
+        program = handoff.next_axe(os.environ)
         if program is not None:
             handoff.hand_off(program, sys.argv[1:], os.environ)
         if foreign != "help":  # `axe help` without the Go axe: this axe's own help

@@ -1,7 +1,5 @@
-"""The click commands: ``axe`` (a group) and ``axe gc``, arguments in, exit code out.
-
-Thin on purpose: ``gc`` checks the argument combination and hands the work to the
-composition root, which returns the outcome whose exit code the process ends with.
+"""The click commands: ``axe`` (a group) and ``axe gc``, arguments in, exit code out; thin on
+purpose, ``gc`` checks the argument combination and hands the work to the composition root.
 """
 
 from __future__ import annotations

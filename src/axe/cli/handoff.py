@@ -1,10 +1,9 @@
 """Living beside the Go axe: commands this axe does not have go to the next ``axe`` on PATH.
 
-Most people who want ``axe gc`` already have the Go ``axe``; installing this project puts a
-second ``axe`` on PATH, and whichever comes first would shadow the other. So this one keeps
-``gc`` and hands every other command (``axe run``, ``axe agents``, ...) to the next ``axe``
-on PATH that is not this project, replacing this process with it: arguments, stdin,
-signals and exit code are the Go axe's own. Without one, one line says what to install.
+Most people who want ``axe gc`` have the Go ``axe``, which a second ``axe`` on PATH would
+shadow. So this one keeps ``gc`` and hands every other command to the next ``axe`` on PATH
+that is not this project, replacing this process with it (arguments, stdin, signals and exit
+code are the Go axe's own); without one, one line says what to install.
 """
 
 from __future__ import annotations
@@ -27,13 +26,14 @@ def foreign_command(arguments: Sequence[str], known: Collection[str]) -> str | N
     return command if command is not None and command not in known else None
 
 
-def next_axe(environ: Mapping[str, str], this: str | None) -> str | None:
-    """The first ``axe`` on PATH that is neither this program nor another install of this
-    project."""
-    import shutil  # noqa: PLC0415  (only when a command is handed off: start-up matters)
+def next_axe(environ: Mapping[str, str]) -> str | None:
+    """The first ``axe`` on PATH that is neither this program (``sys.argv[0]``, as PATH
+    finds it) nor another install of this project."""
+    import shutil  # noqa: PLC0415  (only for help, version and hand-offs: start-up matters)
 
     if _looping(environ.get(_HANDED_OFF, "")):
         return None
+    this = shutil.which(sys.argv[0]) or sys.argv[0]
     here = os.path.realpath(this) if this else None
     for directory in environ.get("PATH", "").split(os.pathsep):
         candidate = shutil.which("axe", path=directory) if directory else None
@@ -89,15 +89,7 @@ OTHER_COMMANDS = (
 def handed_to(environ: Mapping[str, str]) -> str:
     """Where ``axe --help`` and ``axe --version`` say the other commands go: the program
     they would be handed to now, or that there is none and where to get one."""
-    program = next_axe(environ, shutil_which(sys.argv[0]))
-    return program or f"none is there now (the Go axe: {GO_AXE})"
-
-
-def shutil_which(program: str) -> str | None:
-    """``program`` as PATH finds it (or as given), to tell this axe apart from the others."""
-    import shutil  # noqa: PLC0415  (only for help, version and hand-offs)
-
-    return shutil.which(program) or program or None
+    return next_axe(environ) or f"none is there now (the Go axe: {GO_AXE})"
 
 
 def missing_command(command: str) -> str:

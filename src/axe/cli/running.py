@@ -27,10 +27,26 @@ _CLOSE_ENOUGH = 0.75
 
 class OneLineErrors:
     """Makes a click command's ``main`` end the process itself, with its outcome's exit code
-    or one stderr line per failure, the same for ``axe gc`` and ``axe-gc``.
+    or one stderr line per failure (no traceback unless ``AXE_DEBUG`` is set)."""
 
-    No traceback reaches the user unless ``AXE_DEBUG`` is set.
-    """
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """click's parser raises some usage errors (an option without its value) without
+        the command they belong to, so their hint would name ``axe --help`` instead of ``axe
+        gc --help``; they are given it here."""
+        try:
+            return super().parse_args(ctx, args)  # type: ignore[misc,no-any-return]
+        except click.UsageError as error:
+            error.ctx = error.ctx or ctx
+            raise
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Ctrl-C inside a command reaches :func:`_end_interrupted` as ``click.Abort``, past
+        click's blank line for the echoed ``^C``: ``interrupted`` overwrites the echo
+        instead, so no row is left behind."""
+        try:
+            return super().invoke(ctx)  # type: ignore[misc]
+        except KeyboardInterrupt:
+            raise click.Abort from None
 
     def main(self, *args: Any, **kwargs: Any) -> NoReturn:
         kwargs["standalone_mode"] = False
@@ -60,38 +76,11 @@ class OneLineErrors:
         sys.exit(result if isinstance(result, int) else 0)
 
 
-class _UsageErrorsKnowTheirCommand:
-    """click's parser raises some usage errors (an option without its value) without the
-    command they belong to, so their hint would name ``axe --help`` instead of ``axe gc
-    --help``; they are given it here."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)  # type: ignore[misc,no-any-return]
-        except click.UsageError as error:
-            error.ctx = error.ctx or ctx
-            raise
-
-
-class _InterruptsEndOnTheirRow:
-    """Ctrl-C inside a command reaches :func:`_end_interrupted` as ``click.Abort``, past
-    click's blank line for the echoed ``^C``: ``interrupted`` overwrites the echo instead,
-    so no row is left behind."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)  # type: ignore[misc]
-        except KeyboardInterrupt:
-            raise click.Abort from None
-
-
-class AxeGroup(OneLineErrors, _UsageErrorsKnowTheirCommand, _InterruptsEndOnTheirRow, click.Group):
+class AxeGroup(OneLineErrors, click.Group):
     """``axe``."""
 
 
-class AxeCommand(
-    OneLineErrors, _UsageErrorsKnowTheirCommand, _InterruptsEndOnTheirRow, click.Command
-):
+class AxeCommand(OneLineErrors, click.Command):
     """``axe gc``, and ``axe-gc``."""
 
 
@@ -109,11 +98,9 @@ def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOptio
 
 
 class Terminated(SystemExit):
-    """SIGTERM (a service manager stopping, a cron job's time limit) during a run.
-
-    A ``SystemExit``, so nothing that handles ordinary errors stops it on its way out, and
-    the composition root settles it as it does Ctrl-C.
-    """
+    """SIGTERM (a service manager stopping, a cron job's time limit) during a run: a
+    ``SystemExit``, so nothing that handles ordinary errors stops it on its way out, and the
+    composition root settles it as it does Ctrl-C."""
 
 
 @contextlib.contextmanager

@@ -45,10 +45,8 @@ def _entry_start_before(data: bytes, end: int) -> int:
 
 
 def start_of_last(data: bytes, n: int) -> int | None:
-    """Offset where the last ``n`` entries begin, or None if there are fewer than ``n``.
-
-    Scans back from the end of ``data``, so it reads only the bytes that would be kept.
-    """
+    """Offset where the last ``n`` entries begin, or None if there are fewer than ``n``;
+    scanning back from the end of ``data``, it reads only the bytes that would be kept."""
     start = len(data)
     for _ in range(n):
         start = _entry_start_before(data, start)
@@ -59,12 +57,10 @@ def start_of_last(data: bytes, n: int) -> int | None:
 
 @frozen
 class TrimPlan:
-    """What a trim of one memory snapshot will do, decided before anything is written.
-
-    ``keep_from`` is the byte offset in the snapshot where the kept entries begin; every
-    byte from there to the end of the file (including bytes appended after the snapshot)
-    survives unchanged. ``removed == 0`` means the file must not be touched at all.
-    """
+    """What a trim of one memory snapshot will do, decided before anything is written: every
+    byte from ``keep_from`` (the offset in the snapshot where the kept entries begin) to the
+    end of the file, appended ones included, survives unchanged; ``removed == 0`` means the
+    file must not be touched at all."""
 
     keep_from: int
     removed: int
@@ -102,12 +98,9 @@ def plan_trim(data: bytes, keep: int, *, total: int | None = None) -> TrimPlan:
 
 @frozen
 class MemorySnapshot:
-    """The bytes of a memory file as read at one moment, plus the store's note of which
-    version of the file they came from (``stamp``, opaque to the core).
-
-    The store uses the stamp when it applies a :class:`TrimPlan` to refuse a file that was
-    replaced or shrunk since it was read, instead of cutting it at a stale offset.
-    """
+    """The bytes of a memory file as read at one moment, and the store's note of which
+    version of the file they came from (``stamp``, opaque to the core), by which it refuses to
+    apply a :class:`TrimPlan` to a file replaced or shrunk since, at a stale offset."""
 
     content: bytes
     stamp: object = None

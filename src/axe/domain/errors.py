@@ -1,10 +1,6 @@
-"""The three kinds of failure axe reports, and the exit code of each.
-
-Each kind is a separate class so the one table below can map it to the exit code the spec
-documents (gc-spec §3.6). The table sits beside the kinds because two edges need it: the
-command line exits with it, and the JSON report gives every agent's ``exit_code``. The core
-only says *what* went wrong; messages are complete one-line sentences for the person at the
-terminal.
+"""The three kinds of failure axe reports, and the one table of their exit codes (gc-spec
+§3.6), beside them because two edges need it: the command line and the JSON report's
+``exit_code``. Messages are complete one-line sentences for the person at the terminal.
 """
 
 from __future__ import annotations
@@ -25,11 +21,9 @@ class ConfigError(AxeError):
 
 
 class ApiError(AxeError):
-    """The LLM provider could not be used: no key, HTTP error, timeout, bad reply (exit 3).
-
-    ``sent`` counts the HTTP requests that went out before it was given up (retries
-    included; 0 when none was sent, as for a missing key): each may have been billed.
-    """
+    """The LLM provider could not be used: no key, HTTP error, timeout, bad reply (exit 3);
+    ``sent`` counts the HTTP requests that went out before it was given up, retries
+    included (0 for a missing key): each may have been billed."""
 
     def __init__(self, message: str, *, sent: int = 0) -> None:
         super().__init__(message)
@@ -48,11 +42,9 @@ class ModelOrigin:
 
 
 class ModelNotFoundError(ApiError):
-    """The provider does not know the model, or the endpoint (HTTP 404).
-
-    ``origin`` is filled in by the use case, which alone knows whether the model came from
-    ``--model`` or from the agent's file; a frontend names it, so the user knows what to fix.
-    """
+    """The provider does not know the model, or the endpoint (HTTP 404); ``origin`` is
+    filled in by the use case, which alone knows whether the model came from ``--model`` or
+    the agent's file, so that a frontend can name what to fix."""
 
     def __init__(self, message: str, *, sent: int = 0) -> None:
         super().__init__(message, sent=sent)
@@ -60,12 +52,9 @@ class ModelNotFoundError(ApiError):
 
 
 class PromptTooLargeError(ApiError):
-    """The provider refused a request because its prompt does not fit the model's window.
-
-    ``tokens`` and ``limit`` are the provider's own counts when its message gives them
-    ("prompt is too long: 212230 tokens > 200000 maximum"); the analysis uses them to size
-    the parts it splits the log into, and halves the log when they are missing.
-    """
+    """The provider refused a request because its prompt does not fit the model's window;
+    ``tokens`` and ``limit`` are its own counts when its message gives them ("prompt is too
+    long: 212230 tokens > 200000 maximum"), for the planner to size parts by."""
 
     def __init__(
         self, message: str, *, tokens: int | None = None, limit: int | None = None, sent: int = 0
@@ -76,12 +65,10 @@ class PromptTooLargeError(ApiError):
 
 
 class WindowTooSmallError(ApiError):
-    """The model's window cannot hold gc's instructions and a part of the log: a fact with
-    its numbers, all in the provider's tokens; the console words the advice.
-
-    ``limit`` is the input the window allows (None: unknown, or nothing beside a reply of
-    ``reply`` tokens); ``instructions`` what gc's own instructions need (None when the
-    reply alone fills the window).
+    """The model's window cannot hold gc's instructions and a part of the log, in the
+    provider's tokens (the console words the advice): ``limit``, the input the window allows
+    (None: unknown, or nothing beside a reply of ``reply`` tokens); ``instructions``, what
+    gc's own instructions need (None when the reply alone fills the window).
     """
 
     def __init__(self, *, limit: int | None, instructions: int | None, reply: int) -> None:
@@ -96,11 +83,9 @@ class WindowTooSmallError(ApiError):
 
 class RefusalMismatchError(ApiError):
     """The provider refused a request as too long in terms that cannot be true of what gc
-    sent (a count far above gc's estimate, which errs high; a window far above it; or, with
-    no numbers at all, a request already within the smallest window gc supports): a
-    gateway that counts differently, or a misconfigured model. Shrinking the log further
-    cannot help, so the analysis stops with the provider's own words (``refusal``) and what
-    was sent: ``content`` bytes beside the instructions, ``estimate`` tokens in all.
+    sent (a gateway that counts differently, a misconfigured model), so shrinking the log
+    cannot help: the provider's own words (``refusal``) and what was sent, ``content`` bytes
+    beside the instructions and ``estimate`` tokens in all.
     """
 
     def __init__(self, refusal: str, *, content: int, estimate: int) -> None:
@@ -111,12 +96,9 @@ class RefusalMismatchError(ApiError):
 
 
 def detached(error: AxeError) -> AxeError:
-    """``error`` without the stack frames it was raised through, its causes' included.
-
-    A result keeps its error for as long as the caller keeps the result; the frames would
-    keep everything they referred to alive with it, a whole memory log among them, for
-    every failed agent of an ``--all`` run.
-    """
+    """``error`` without the stack frames it was raised through, its causes' included: a
+    result keeps its error as long as the caller keeps the result, and the frames would keep
+    alive all they referred to, a whole memory log among them, for every failed agent."""
     seen: set[int] = set()
     cause: BaseException | None = error
     while cause is not None and id(cause) not in seen:

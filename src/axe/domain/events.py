@@ -1,9 +1,6 @@
-"""What happens during gc, as small frozen facts the use case emits through ``Output``.
-
-A listener decides what to make of them: the console renders the spec's exact lines, the
-JSON renderer one object per agent, an embedding program whatever its frontend needs. No
-event carries a sentence; each names its agent so listeners can follow several at once.
-"""
+"""What happens during gc, as small frozen facts the use case emits through ``Output``; a
+listener decides what to make of them. No event carries a sentence; each names its agent so
+listeners can follow several at once."""
 
 from __future__ import annotations
 
@@ -33,13 +30,9 @@ class Exposure(enum.Enum):
 
 @frozen
 class AgentsIgnored:
-    """``./axe/agents`` under the working directory, or one file in it, was left out: an
-    agent file chooses which file gc trims (``memory.path``), so only what no one but the
-    user (or root) can have written is used from a directory another user may control.
-
-    ``owner`` is the user id that owns it (``OWNER``), ``mode`` its permission bits
-    (``WRITABLE``).
-    """
+    """``./axe/agents`` under the working directory, or one file in it, was left out, as
+    another user may have written it: ``owner`` is the user id that owns it (``OWNER``),
+    ``mode`` its permission bits (``WRITABLE``)."""
 
     path: str
     why: Exposure
@@ -152,10 +145,8 @@ class AgentFinished:
 
 @frozen
 class SweepProgress:
-    """With ``--jobs``: ``done`` of ``total`` agents reported, these ones at work now.
-
-    Only a live display needs it; the agents' own events follow in name order.
-    """
+    """With ``--jobs``: ``done`` of ``total`` agents reported, these ones at work now (for
+    a live display; the agents' own events follow in name order)."""
 
     done: int
     total: int

@@ -1,8 +1,5 @@
-"""The values the use case works with: agents, their memory settings, model references.
-
-These are frozen attrs classes with no knowledge of TOML: the file adapters build them,
-validate them with :func:`validate_agent`, and the core only ever sees valid values.
-"""
+"""The values the use case works with: agents, their memory settings, model references,
+knowing no TOML: the agents adapter builds them and checks them with :func:`validate_agent`."""
 
 from __future__ import annotations
 
@@ -12,13 +9,7 @@ from axe.domain.errors import AgentError, ConfigError
 
 _QUOTE_ESCAPES = {
     **{code: f"\\u{code:04x}" for code in (*range(0x20), *range(0x7F, 0xA0))},
-    ord("\b"): "\\b",
-    ord("\f"): "\\f",
-    ord("\n"): "\\n",
-    ord("\r"): "\\r",
-    ord("\t"): "\\t",
-    ord('"'): '\\"',
-    ord("\\"): "\\\\",
+    **{ord(char): f"\\{letter}" for char, letter in zip('\b\f\n\r\t"\\', 'bfnrt"\\', strict=True)},
 }
 
 
@@ -84,12 +75,10 @@ class Params:
 
 @frozen
 class AgentConfig:
-    """An agent as gc needs it.
-
-    ``name`` is the agent's identity: its file name without ``.toml``. The ``name`` key
-    inside the file is only a display name (kept as ``display_name``), so ``axe gc
-    reviewer`` and ``axe gc --all`` address the same memory file. ``source`` is where it
-    was read from (a path; "" when unknown), for messages that tell the user what to fix.
+    """An agent as gc needs it: ``name``, its identity, is its file name without ``.toml``
+    (the ``name`` key inside is only a ``display_name``), so ``axe gc reviewer`` and ``axe gc
+    --all`` address the same memory file; ``source`` is where it was read from (a path; ""
+    when unknown), for messages that tell the user what to fix.
     """
 
     name: str
@@ -114,25 +103,17 @@ def validate_agent(agent: AgentConfig) -> None:
     Raises:
         ConfigError: a rule is broken.
     """
-    memory, sub_agents = agent.memory, agent.sub_agents
+    memory, sub = agent.memory, agent.sub_agents
+    natural = "an integer >= 0"
+    depth = ("sub_agents_config.max_depth", f"an integer from 0 to {_MAX_SUB_AGENT_DEPTH}")
     rules: tuple[tuple[bool, str, str, object], ...] = (
         (not agent.display_name.strip(), "name", "a non-empty string", agent.display_name),
         (not agent.model.strip(), "model", "a non-empty string", agent.model),
-        (agent.timeout < 0, "timeout", "an integer >= 0", agent.timeout),
-        (memory.last_n < 0, "memory.last_n", "an integer >= 0", memory.last_n),
-        (memory.max_entries < 0, "memory.max_entries", "an integer >= 0", memory.max_entries),
-        (
-            not 0 <= sub_agents.max_depth <= _MAX_SUB_AGENT_DEPTH,
-            "sub_agents_config.max_depth",
-            f"an integer from 0 to {_MAX_SUB_AGENT_DEPTH}",
-            sub_agents.max_depth,
-        ),
-        (
-            sub_agents.timeout < 0,
-            "sub_agents_config.timeout",
-            "an integer >= 0",
-            sub_agents.timeout,
-        ),
+        (agent.timeout < 0, "timeout", natural, agent.timeout),
+        (memory.last_n < 0, "memory.last_n", natural, memory.last_n),
+        (memory.max_entries < 0, "memory.max_entries", natural, memory.max_entries),
+        (not 0 <= sub.max_depth <= _MAX_SUB_AGENT_DEPTH, *depth, sub.max_depth),
+        (sub.timeout < 0, "sub_agents_config.timeout", natural, sub.timeout),
     )
     problems = [
         f"{key}: expected {expected}, got {quoted(value) if isinstance(value, str) else value}"
@@ -154,8 +135,7 @@ def validate_agent_name(name: str) -> None:
     Raises:
         ConfigError: the name is empty or could escape its directory (exit 2).
     """
-    reason = _why_not_a_name(name)
-    if reason:
+    if reason := _why_not_a_name(name):
         raise ConfigError(
             f"invalid agent name {quoted(name)}: {reason}; use the file name of an agent in "
             "the agents directory"

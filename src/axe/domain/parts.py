@@ -95,11 +95,10 @@ class LogLayout:
         self.log = log
         self._view = memoryview(log)
         self.measure = measure
-        starts = entry_starts(log)
-        self._entry_starts = starts
+        self._entry_starts = entry_starts(log)
         # Unit boundaries: each entry, and the pre-header text as a unit of its own.
-        self.bounds = [*sorted({0, *starts}), len(log)] if log else [0]
-        self._blocks: list[Classes] = []  # the estimate up to each block boundary
+        self.bounds = [*sorted({0, *self._entry_starts}), len(log)] if log else [0]
+        self._blocks: list[Classes] = [(0.0,) * 7]  # the estimate up to each block boundary
 
     def measured(self, measure: Measure) -> LogLayout:
         """The same log, entries and estimates, its spans costed by ``measure`` instead."""
@@ -131,23 +130,19 @@ class LogLayout:
 
     def _sum_blocks(self, upto: int) -> None:
         blocks = self._blocks
-        if not blocks:
-            blocks.append((0.0,) * 7)
         while len(blocks) <= upto:
             at = (len(blocks) - 1) * _BLOCK
             blocks.append(classes_sum(blocks[-1], token_classes(self._view[at : at + _BLOCK])))
 
-    def entry_number(self, offset: int) -> int:
-        """1-based number of the first entry at or after ``offset``."""
-        return bisect.bisect_left(self._entry_starts, offset) + 1
-
     def entries_between(self, start: int, end: int) -> int:
-        return bisect.bisect_left(self._entry_starts, end) - bisect.bisect_left(
-            self._entry_starts, start
-        )
+        """How many entries begin in bytes ``start:end``."""
+        starts = self._entry_starts
+        return bisect.bisect_left(starts, end) - bisect.bisect_left(starts, start)
 
     def part(self, start: int, end: int) -> Part:
-        return Part(start, end, self.entry_number(start), self.entries_between(start, end))
+        """Bytes ``start:end`` as a part, its entries numbered and counted."""
+        first = bisect.bisect_left(self._entry_starts, start) + 1
+        return Part(start, end, first, self.entries_between(start, end))
 
     def bounds_between(self, start: int, end: int) -> list[int]:
         """The unit boundaries from ``start`` to ``end``, both included."""
@@ -243,8 +238,7 @@ def _char_boundary(layout: LogLayout, start: int, length: int) -> int:
 def halve(layout: LogLayout, part: Part) -> list[Part]:
     """Two parts of about equal size, for a refusal that did not say by how much; a part
     that is a single entry (or pre-header text) is cut to half of what it sent instead."""
-    inside = layout.bounds_between(part.start, part.end)[1:-1]
-    if inside:
+    if inside := layout.bounds_between(part.start, part.end)[1:-1]:
         middle = (part.start + part.end) // 2
         split = min(inside, key=lambda bound: abs(bound - middle))
         return [layout.part(part.start, split), layout.part(split, part.end)]

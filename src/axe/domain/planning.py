@@ -1,18 +1,9 @@
 """The big-log planner: which requests analyse a log, learnt from how the provider answers.
 
-A pure state machine over values: :func:`start` gives the first plan; a plan's ``batch()``
-is the requests to send next, and ``after(outcomes)`` the plan that follows from what came
-of each (a reply, a refusal, a failure, or None for one never sent), until the analysis is
-:class:`Finished` or has :class:`Failed`; a window too small, or a refusal that cannot be
-true of what was sent, raises its typed error. The application sends; nothing here does.
-
-A log that fits is one request with the fixed prompt and the whole log (gc-spec §3.7).
-One that does not, known up front or from a refusal, is split into parts at entries whose
-reports are merged, in rounds if need be. What the provider teaches is one :class:`Sizing`
-value, handed from each plan to the next: a refusal's numbers give the window and how the
-provider counts; a refusal without numbers halves the largest request allowed; every reply
-that reports its prompt size calibrates the estimate (built to stay above the truth), so
-the rest goes in fewer, fuller parts. No request is planned above a window that is known.
+A pure state machine over values, drawn in architecture.md ("Big logs"), its rules stated in
+docs/big-logs.md: :func:`start` gives the first plan, ``plan.batch()`` the requests to send
+next and ``plan.after(outcomes)`` the plan that follows from what came of each, until the
+analysis is :class:`Finished` or has :class:`Failed`. The application sends; nothing here does.
 """
 
 from __future__ import annotations
@@ -79,11 +70,10 @@ class Stage(enum.Enum):
 
 @frozen(eq=False)
 class Ask:
-    """One request the plan asks for: ``system_prompt`` and the content, which is
-    ``source`` itself or, for a part, the bytes of ``part`` in it (made when sent, so a
-    batch of parts holds no copy of the log). ``classes`` is the estimate by kind of text;
-    None only for a whole log sent with no window known (it is then not estimated
-    unless refused)."""
+    """One request: ``system_prompt`` and, as content, ``source`` itself or the bytes of
+    ``part`` in it (made when sent, so a batch of parts holds no copy of the log).
+    ``classes`` is its estimate by kind of text; None only for a whole log sent with no
+    window known, which is estimated only if refused."""
 
     system_prompt: str
     source: bytes
@@ -93,15 +83,16 @@ class Ask:
     def content(self) -> bytes:
         return self.source if self.part is None else self.part.content(self.source)
 
+    def estimate(self) -> Classes:
+        """``classes``, or the estimate of a whole log sent with no window known, made now."""
+        return self.classes or request_classes(self.system_prompt, self.content())
+
 
 @frozen
 class Batch:
     """Requests to send together (a bounded few at a time; the first failure stops what
-    has not started), and what a frontend is told of them.
-
-    ``total`` is how many parts the log is planned in now (``PARTS``) or how many reports
-    this merge round combines (``MERGE``); ``done`` how many parts had their report before.
-    """
+    has not started), and what a frontend is told of them: ``total`` parts the log is planned
+    in now (``PARTS``) or reports this round merges (``MERGE``), ``done`` parts reported."""
 
     stage: Stage
     asks: tuple[Ask, ...]
@@ -130,15 +121,14 @@ class Failed:
 
 @frozen
 class Sizing:
-    """What is known about how large one request may be, as a value: each lesson returns
-    a new one, which is handed on, so nothing learnt is lost between batches and rounds.
+    """What is known of how large one request may be: each lesson returns a new value,
+    handed from plan to plan, so nothing learnt is lost between batches and rounds.
 
-    ``cap`` and ``limit`` are in the provider's tokens: the client's limit known before
-    sending, and the window a refusal stated. ``calibration`` bounds the provider's count
-    from the requests it counted (replies and refusals with numbers). ``ceiling`` is the
-    most estimated tokens a request may have after refusals that gave no numbers: each such
-    refusal halves the content it refused. ``answered_once``: a reply came, with or without a count
-    (probing one part at a time is over either way).
+    ``cap`` (the client's limit, known before sending) and ``limit`` (the window a refusal
+    stated) are in the provider's tokens; ``calibration`` bounds its count from the requests
+    it counted; ``ceiling`` is the most estimated tokens a request may have after refusals
+    without numbers (each halves the content it refused); ``answered_once``: a reply came,
+    counted or not, so probing one part at a time is over.
     """
 
     cap: int | None = None
@@ -163,17 +153,14 @@ class Sizing:
         """Whether a request of these estimated classes may be sent."""
         return all(measure(request) <= room for measure, room in self._rooms())
 
-    def content_cost(self, system_prompt: str) -> Measure | None:
-        """What a request of ``system_prompt`` and some content (given by its estimate by
-        kind of text) costs, in units of which one request may hold ``_UNIT``; None when
-        nothing is known (the content goes whole).
+    def content_cost(self, system_prompt: str) -> Measure:
+        """What a request of ``system_prompt`` and some content (by its estimate by kind of
+        text) costs, in units of which one request may hold ``_UNIT``.
 
         Raises:
             WindowTooSmallError: the instructions leave no room for a part of the log.
         """
         rooms = self._rooms()
-        if not rooms:
-            return None
         beside = _instructions(system_prompt)
         if any(measure(beside) > room - _SMALLEST_ROOM for measure, room in rooms):
             raise self.too_small()
@@ -188,7 +175,7 @@ class Sizing:
         """Calibrated from a reply that reports its prompt size."""
         usage = completion.usage
         if usage is None or usage.input_tokens <= 0:  # no count: only no more probing
-            return self if self.answered_once else attrs.evolve(self, answered_once=True)
+            return attrs.evolve(self, answered_once=True)
         return attrs.evolve(self, calibration=self.calibration.learnt(request, usage.input_tokens))
 
     def refused(self, refusal: PromptTooLargeError, ask: Ask) -> Sizing:
@@ -199,7 +186,7 @@ class Sizing:
                 the whole window).
             RefusalMismatchError: what the provider says cannot be true of ``ask``.
         """
-        request = _estimated(ask)
+        request = ask.estimate()
         if refusal.limit is not None and refusal.limit <= 0:
             raise WindowTooSmallError(limit=None, instructions=None, reply=ANALYSIS_MAX_TOKENS)
         _check_believable(refusal, ask, sum(request))
@@ -216,11 +203,10 @@ class Sizing:
         return learnt
 
     def too_small(self) -> WindowTooSmallError:
-        """The failure for a window that holds no part of the log beside the instructions.
-
-        Both numbers are in the provider's tokens: an estimate beside a real limit could
-        claim instructions bigger than a window that in truth holds them, and only not a
-        part. The window is named only when a stated limit is what binds."""
+        """The failure for a window that holds no part of the log beside the instructions,
+        both numbers in the provider's tokens (an estimate beside a real limit could claim
+        instructions bigger than a window that holds them); the window named only when a
+        stated limit is what binds."""
         instructions = _instructions(PATTERN_DETECTION_PROMPT)
         window = self.window
         binding = window is not None and (
@@ -243,11 +229,6 @@ class Sizing:
         return rooms
 
 
-def _estimated(ask: Ask) -> Classes:
-    """``ask``'s estimate (a whole log sent with no window known is estimated only now)."""
-    return ask.classes or request_classes(ask.system_prompt, ask.content())
-
-
 def _check_believable(refusal: PromptTooLargeError, ask: Ask, estimate: float) -> None:
     """Raises RefusalMismatchError when the refusal cannot be true of ``ask``, whose
     ``estimate`` errs high by design: it counts far more than that, or states a window
@@ -266,8 +247,7 @@ def start(log: bytes, cap: int | None) -> Plan | Finished:
     one request may carry (None: unknown, and the log goes whole, as the spec says).
 
     Raises:
-        WindowTooSmallError: the known window holds no part of the log beside gc's
-            instructions, or no merge of two part reports.
+        WindowTooSmallError: the window holds no part beside gc's instructions, or no merge.
     """
     sizing = Sizing(cap=cap)
     if sizing.window is None:  # not even estimated: a log that fits costs nothing more
@@ -306,22 +286,21 @@ class _Whole:
 
 @frozen(eq=False)
 class _Report:
-    """A report and the parts it covers (one part, or a run of merged ones); ``kept`` is
-    how much of the report's own text is left after shortening (all of it, unless cut)."""
+    """The report on bytes ``start:end`` of the log (a part, or a run of merged ones);
+    ``cut`` once its ``body`` was shortened to fit a merge."""
 
-    first: Part
-    last: Part
-    text: str
-    kept: int | None = None
+    start: int
+    end: int
+    body: str
+    cut: bool = False
 
     @property
-    def body(self) -> str:
-        return self.text if self.kept is None else self.text[: self.kept]
+    def text(self) -> str:
+        return self.body + _LEFT_OUT if self.cut else self.body
 
     def shortened(self) -> _Report:
-        """Half of the report's own text and one marker, however often it is shortened."""
-        kept = len(self.body) // 2
-        return _Report(self.first, self.last, self.body[:kept] + _LEFT_OUT, kept)
+        """Half of its own text, and one marker however often it is shortened."""
+        return attrs.evolve(self, body=self.body[: len(self.body) // 2], cut=True)
 
 
 _LEFT_OUT = "\n[... rest of this report left out ...]"
@@ -340,9 +319,8 @@ class _Parts:
 
     def batch(self) -> Batch:
         done = sum(isinstance(piece, _Report) for piece in self.pieces)
-        total = len(self.pieces)
         asks = tuple(self._ask(part) for part in self.sending)
-        return Batch(Stage.PARTS, asks, total, done)
+        return Batch(Stage.PARTS, asks, len(self.pieces), done)
 
     def _ask(self, part: Part) -> Ask:
         classes = _part_classes(self.layout, part)
@@ -357,7 +335,7 @@ class _Parts:
             at = pieces.index(part)
             if isinstance(outcome, Completion):
                 sizing = sizing.answered(_part_classes(self.layout, part), outcome)
-                pieces[at] = _Report(part, part, outcome.text)
+                pieces[at] = _Report(part.start, part.end, outcome.text)
             elif isinstance(outcome, PromptTooLargeError):
                 sizing = sizing.refused(outcome, self._ask(part))
                 if part.sent_size <= _SMALLEST_PART:  # the marker of a cut entry not counted
@@ -386,11 +364,10 @@ def _planned(layout: LogLayout, sizing: Sizing, pieces: tuple[Piece, ...]) -> Pl
 
 def _can_merge(sizing: Sizing) -> bool:
     """Whether the merge prompt and two empty reports may fit, so that a window no merge
-    can fit is found before the parts are paid for, not after them all. Judged leniently
-    (refusing a log whose merges would have fitted is worse than paying for its parts):
-    within a ceiling (which only falls), and within the window at the lowest rate the
-    provider was seen to count (not before it counted: uncalibrated, the estimate errs
-    high)."""
+    fits is found before the parts are paid for. Judged leniently (refusing a log whose
+    merges would have fitted is worse than paying for its parts): within a ceiling (which
+    only falls), and within the window at the lowest rate the provider was seen to count
+    (not before it counted: uncalibrated, the estimate errs high)."""
     merge = request_classes(MERGE_PROMPT, _SMALLEST_MERGE)
     if sizing.ceiling is not None and sum(merge) > sizing.ceiling:
         return False
@@ -428,9 +405,7 @@ def _plan(layout: LogLayout, span: Part, sizing: Sizing) -> list[Part]:
     """``span`` in parts that fit what is known; always progress, or the window is too
     small. With a stated window, as few parts as fit; with only refusals without numbers,
     halves (as even as the entries allow) until each fits."""
-    cost = sizing.content_cost(PATTERN_DETECTION_PROMPT)
-    if cost is None:
-        return [span]
+    cost = sizing.content_cost(PATTERN_DETECTION_PROMPT)  # a limit is known: a cap, or a refusal
     if sizing.window is not None:
         return plan_parts(layout.measured(cost), _UNIT, span.start, span.end)
     return _halves(layout, span, sizing)
@@ -456,13 +431,17 @@ def _halves(layout: LogLayout, part: Part, sizing: Sizing) -> list[Part]:
 @frozen(eq=False)
 class _Merge:
     """One round of merges: consecutive ``groups`` of the reports, those of two or more
-    sent (``asks``, in order); ``reports`` is how many this round starts from."""
+    sent (``asks``, in order)."""
 
     layout: LogLayout
     sizing: Sizing
     groups: tuple[tuple[_Report, ...], ...]
     asks: tuple[Ask, ...]
-    reports: int
+
+    @property
+    def reports(self) -> int:
+        """How many reports this round starts from."""
+        return sum(map(len, self.groups))
 
     def batch(self) -> Batch:
         return Batch(Stage.MERGE, self.asks, self.reports)
@@ -475,8 +454,8 @@ class _Merge:
         for index, ask, outcome in zip(sent, self.asks, outcomes, strict=True):
             group = self.groups[index]
             if isinstance(outcome, Completion):
-                sizing = sizing.answered(_estimated(ask), outcome)
-                merged[index] = _Report(group[0].first, group[-1].last, outcome.text)
+                sizing = sizing.answered(ask.estimate(), outcome)
+                merged[index] = _Report(group[0].start, group[-1].end, outcome.text)
             elif isinstance(outcome, PromptTooLargeError):
                 sizing = sizing.refused(outcome, ask)
             elif outcome is not None:
@@ -497,56 +476,49 @@ def _merge_round(layout: LogLayout, sizing: Sizing, reports: list[_Report]) -> P
     """
     if len(reports) == 1:
         return Finished(reports[0].text)
-    groups = tuple(tuple(group) for group in _groups(layout, reports, sizing))
+    groups = _groups(layout, reports, sizing)
     asks = tuple(
         Ask(MERGE_PROMPT, content, request_classes(MERGE_PROMPT, content))
         for content in (_merge_content(layout, group) for group in groups if len(group) > 1)
     )
-    return _Merge(layout, sizing, groups, asks, len(reports))
-
-
-def _shortened(pair: list[_Report], sizing: Sizing) -> list[_Report]:
-    """Both reports of a pair cut to half, for a merge request that does not fit.
-
-    Raises:
-        WindowTooSmallError: both are already too short to be worth merging.
-    """
-    if all(len(report.body) <= _SMALLEST_REPORT for report in pair):
-        raise sizing.too_small()
-    return [report.shortened() for report in pair]
+    return _Merge(layout, sizing, groups, asks)
 
 
 def _merge_content(layout: LogLayout, group: Sequence[_Report]) -> bytes:
-    labelled = [
-        (layout.part(report.first.start, report.last.end).label(layout.log), report.text)
-        for report in group
-    ]
+    labelled = [(layout.part(r.start, r.end).label(layout.log), r.text) for r in group]
     return merge_content(labelled, len(group))
 
 
-def _groups(layout: LogLayout, reports: list[_Report], sizing: Sizing) -> list[list[_Report]]:
+def _groups(
+    layout: LogLayout, reports: list[_Report], sizing: Sizing
+) -> tuple[tuple[_Report, ...], ...]:
     """Consecutive groups of reports that fit one merge request, sized like parts; never a
     lone report while another could join it, so every round makes progress. A pair too
-    large even alone is shortened to fit, as a provider would otherwise cut it silently
-    (Ollama does)."""
+    large even alone has both its reports cut to half, as often as it takes, as a provider
+    would otherwise cut it silently (Ollama does).
 
-    def fits(group: list[_Report]) -> bool:
+    Raises:
+        WindowTooSmallError: the pair is already too short to be worth merging.
+    """
+
+    def fits(group: Sequence[_Report]) -> bool:
         return sizing.fits(request_classes(MERGE_PROMPT, _merge_content(layout, group)))
 
-    groups: list[list[_Report]] = [[]]
+    def fitted(group: tuple[_Report, ...]) -> tuple[_Report, ...]:
+        while len(group) == 2 and not fits(group):
+            if all(len(report.body) <= _SMALLEST_REPORT for report in group):
+                raise sizing.too_small()
+            group = tuple(report.shortened() for report in group)
+        return group
+
+    groups: list[tuple[_Report, ...]] = [()]
     for report in reports:
-        candidate = [*groups[-1], report]
+        candidate = (*groups[-1], report)
         if len(candidate) > 2 and not fits(candidate):
-            groups.append([report])
+            groups.append((report,))
         else:
             groups[-1] = candidate
-    fitted = []
-    for group in groups:
-        shortened = group
-        while len(shortened) == 2 and not fits(shortened):
-            shortened = _shortened(shortened, sizing)
-        fitted.append(shortened)
-    return fitted
+    return tuple(map(fitted, groups))
 
 
 Plan = _Whole | _Parts | _Merge  # what to send next, and what follows from its outcomes

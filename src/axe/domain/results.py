@@ -1,9 +1,6 @@
-"""What gc did to an agent, as facts a frontend can show, count or store.
-
-The use case returns one :class:`AgentResult` per agent (a :class:`SweepResult` for
-``--all``); renderers turn them into the spec's sentences or into JSON. Nothing here is
-worded for a reader.
-"""
+"""What gc did to an agent, as facts a frontend can show, count or store (the console words
+them); the use case returns one :class:`AgentResult` per agent, a :class:`SweepResult` for
+``--all``."""
 
 from __future__ import annotations
 
@@ -29,11 +26,9 @@ class AgentStatus(enum.Enum):
 
 @frozen
 class Usage:
-    """Tokens a provider reports having read and written; summed over split analyses.
-
-    ``cost`` is the price in US dollars where the provider states it (OpenRouter's
-    ``usage.cost``); a sum keeps the costs that are known.
-    """
+    """Tokens a provider reports having read and written, summed over split analyses;
+    ``cost``, the price in US dollars where the provider states it (OpenRouter's
+    ``usage.cost``), a sum keeping the costs that are known."""
 
     input_tokens: int
     output_tokens: int
@@ -50,10 +45,8 @@ class Usage:
 
 @frozen
 class Completion:
-    """One reply of an :class:`~axe.application.ports.LLMClient`: its text and its cost.
-
-    ``sent`` counts the HTTP requests it took (retries of a 429 or a 503 included).
-    """
+    """One reply of an :class:`~axe.application.ports.LLMClient`: its text, its cost, and
+    the HTTP requests it took (``sent``, retries of a 429 or a 503 included)."""
 
     text: str
     usage: Usage | None = None
@@ -91,11 +84,9 @@ class Spent:
 
 @frozen(kw_only=True)
 class Analysis:
-    """The report gc obtained for one agent's memory, and what obtaining it spent.
-
-    ``parts`` is 1 when the whole log went in one request (gc-spec §3.7); more when the log
-    did not fit the model and was analysed in parts whose reports were then merged.
-    """
+    """The report gc obtained for one agent's memory, and what obtaining it spent;
+    ``parts`` is 1 when the whole log went in one request (gc-spec §3.7), more when the log
+    was analysed in parts whose reports were then merged."""
 
     text: str
     spent: Spent = Spent(requests=1)

@@ -1,13 +1,12 @@
 """Text from outside (a model's reply, a server's error, a file name) made inert for a terminal.
 
-Pure text processing, kept in the core so that both the console adapter and the command
-line (which prints its own error lines) use the one rule.
-
-A log entry can talk a model into replying with escape sequences: colours, cursor moves,
-OSC window titles, C1 controls. Printed raw, they would rewrite the user's screen, in a
-terminal or later when a log file is viewed. Whole sequences are removed (so no ``[31m``
-debris is left), then every remaining control character except newline and tab, and the
-bidirectional overrides that would show text in another order than it is read.
+Pure text processing, in the core so that the console and the command line (which prints
+its own error lines) use the one rule. A log entry can talk a model into replying with
+escape sequences: colours, cursor moves, OSC window titles, C1 controls. Printed raw, they
+would rewrite the user's screen, in a terminal or later when a log file is viewed. Whole
+sequences are removed (so no ``[31m`` debris is left), then every remaining control
+character except newline and tab, and the bidirectional overrides that would show text in
+another order than it is read.
 """
 
 from __future__ import annotations

@@ -5,19 +5,18 @@ above what byte-pair tokenizers produce (the budget is a hard cap, not a hope): 
 costs at least one token plus one per four letters, every run of digits one plus one per
 three digits (tokenizers group at most three), every punctuation mark, newline, control
 and non-ASCII byte a whole token, a space a quarter (it usually joins the next word) and a
-run of spaces one more per pair. English prose comes out at
-roughly 1.5-2 times its real count; a provider that reports its own count (a "prompt is
-too long: N tokens" refusal, or the prompt size of a reply) lets the analysis bring the
-estimate down towards the truth (:class:`Calibration`), kind of text by kind of text, so
-that it stays an upper bound for text unlike what was counted.
-
-Counting is a handful of C-speed passes (``translate`` and ``count``) over 1 MiB slices,
-so even a 100 MiB log is estimated in a fraction of a second and no larger copy is made.
+run of spaces one more per pair. English prose comes out at roughly 1.5-2 times its real
+count; a provider that reports its own count (a "prompt is too long: N tokens" refusal, or
+the prompt size of a reply) lets the analysis bring the estimate down towards the truth
+(:class:`Calibration`), kind of text by kind of text, so that it stays an upper bound for
+text unlike what was counted. Counting is a handful of C-speed passes (``translate``,
+``count``) over 1 MiB slices, so a 100 MiB log takes a fraction of a second, no larger copy.
 """
 
 from __future__ import annotations
 
 import math
+import string
 
 from attrs import frozen
 
@@ -25,24 +24,16 @@ _LETTER, _DIGIT, _SPACE, _NEWLINE, _HIGH, _OTHER = b"a0 nhp"
 _SLICE = 1 << 20
 
 
-def _class_table() -> bytes:
-    table = bytearray([_OTHER] * 256)
-    for byte in range(256):
-        char = chr(byte)
-        if byte >= 0x80:
-            table[byte] = _HIGH
-        elif char.isascii() and char.isalpha():
-            table[byte] = _LETTER
-        elif char.isdigit():
-            table[byte] = _DIGIT
-        elif char in " \t":
-            table[byte] = _SPACE
-        elif char in "\r\n":
-            table[byte] = _NEWLINE
-    return bytes(table)
-
-
-_CLASSES = _class_table()
+_KINDS = (
+    (string.ascii_letters, _LETTER),
+    (string.digits, _DIGIT),
+    (" \t", _SPACE),
+    ("\r\n", _NEWLINE),
+)
+_CLASSES = bytes(  # a byte is an ASCII letter, digit, space or newline, above ASCII, or other
+    next((kind for chars, kind in _KINDS if chr(byte) in chars), _HIGH if byte >= 0x80 else _OTHER)
+    for byte in range(256)
+)
 # Second mappings that keep one class and flatten the rest, so the starts of words (or of
 # numbers) are the occurrences of one two-byte pattern.
 _ONLY_LETTERS = bytes(c if c == _LETTER else _OTHER for c in range(256))

@@ -1,14 +1,13 @@
-"""Agent definitions: ``<name>.toml`` in the agents directories, searched in order.
-
-The places are, first match wins (axe-formats.md "Places"): ``--agents-dir``, then
-``./axe/agents`` under the working directory, then ``<config dir>/agents``. The working
-directory is the one place another user may control (``cd /tmp``, a shared checkout), and
-an agent file chooses which file gc trims (``memory.path``), so that place is
-:class:`Guarded`: only what no one but the user can have written is used from it.
+"""Agent definitions: ``<name>.toml`` in the agents directories, searched in order, first
+match wins (axe-formats.md "Places"): ``--agents-dir``, then ``./axe/agents`` under the
+working directory, the one place another user may control (``cd /tmp``, a shared checkout)
+and so :class:`Guarded`, as an agent file chooses which file gc trims; then
+``<config dir>/agents``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -91,6 +90,12 @@ class Guarded:
             return AgentsIgnored(str(path), Exposure.WRITABLE, mode=stat.S_IMODE(status.st_mode))
         return None
 
+    def refuse(self, path: Path, status: os.stat_result) -> None:
+        """The check a file of this directory must pass as it is opened: raises
+        :class:`_Refused` when :meth:`exposure` says why not."""
+        if (ignored := self.exposure(path, status)) is not None:
+            raise _Refused(ignored)
+
 
 def _same(one: Path, other: Path) -> bool:
     try:
@@ -149,12 +154,10 @@ def agents_directories(
 
 
 class TomlAgentRepository:
-    """Reads agents from directories of TOML files; the file name is the agent's name, and
-    the first directory holding ``<name>.toml`` wins.
-
+    """Reads agents from directories of TOML files; the file name is the agent's name, the
+    first directory holding ``<name>.toml`` wins, and the last is where a new agent belongs.
     What it leaves out of a :class:`Guarded` directory, and finding no agents directory at
-    all when listing, it tells ``report`` (as facts; the caller decides what to say). The
-    last directory is where a new agent belongs.
+    all when listing, it tells ``report`` as facts; the caller decides what to say.
     """
 
     def __init__(self, directories: Sequence[Path | Guarded], *, report: Report = _nobody):
@@ -173,7 +176,8 @@ class TomlAgentRepository:
         for directory, guard in self._usable():
             path = directory / f"{name}.toml"
             try:
-                document = load_toml(path, check=_checking(guard, path))
+                check = None if guard is None else functools.partial(guard.refuse, path)
+                document = load_toml(path, check=check)
             except FileNotFoundError:
                 continue
             except _Refused as refused:
@@ -259,8 +263,7 @@ class TomlAgentRepository:
         message = f"agent {quoted(name)} not found (looked in {looked})"
         names = self._names()
         stem = name.removesuffix(".toml")
-        meant = [stem] if stem in names else difflib.get_close_matches(name, names, 1, 0.75)
-        if meant:
+        if meant := ([stem] if stem in names else difflib.get_close_matches(name, names, 1, 0.75)):
             return f"{message}; did you mean {quoted(meant[0])}?"
         if not names:
             return f"{message}; there are no agents yet: write one to " + str(
@@ -269,18 +272,6 @@ class TomlAgentRepository:
         shown = ", ".join(names[:_SHOWN_NAMES])
         more = len(names) - _SHOWN_NAMES
         return f"{message}; existing agents: {shown}" + (f" and {more} more" if more > 0 else "")
-
-
-def _checking(guard: Guarded | None, path: Path) -> Callable[[os.stat_result], None] | None:
-    """The check a file of ``guard``'s directory must pass as it is opened, if any."""
-    if guard is None:
-        return None
-
-    def check(status: os.stat_result) -> None:
-        if (ignored := guard.exposure(path, status)) is not None:
-            raise _Refused(ignored)
-
-    return check
 
 
 def _agent(name: str, path: Path, document: dict[str, Any]) -> AgentConfig:

@@ -1,5 +1,3 @@
 """The terminal: the spec's lines (or JSON) on stdout, problems on stderr, a status line."""
 
-from axe.adapters.console.output import ConsoleOutput
-
-__all__ = ["ConsoleOutput"]
+from axe.adapters.console.output import ConsoleOutput as ConsoleOutput

@@ -1,8 +1,6 @@
-"""``--json``: one JSON object per agent per line on stdout, for scripts and monitoring.
-
-The object is built from the agent's :class:`AgentResult` alone, so it says the same
-whether the agent ran alone, in ``--all`` or among ``--jobs``. The schema is documented in
-docs/json.md; keys are only ever added, never renamed.
+"""``--json``: one JSON object per agent per line on stdout, for scripts and monitoring, built
+from the agent's :class:`AgentResult` alone, so it says the same whether the agent ran
+alone, in ``--all`` or among ``--jobs``. The schema (docs/json.md) only ever gains keys.
 """
 
 from __future__ import annotations
@@ -49,10 +47,7 @@ def _usage(usage: Usage) -> dict[str, Any]:
 
 
 def result_line(result: AgentResult) -> str:
-    """The result as one line of JSON, safe to print on a terminal.
-
-    ``json.dumps`` escapes C0 controls but leaves DEL and the C1 range raw; those are
-    escaped here too, so a model's reply cannot drive the terminal through ``--json``.
-    """
+    """The result as one line of JSON, safe to print on a terminal: ``json.dumps`` leaves
+    DEL, the C1 range and the bidirectional overrides raw, so they are escaped here too."""
     text = json.dumps(result_object(result), ensure_ascii=False)
     return _UNESCAPED_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -55,8 +55,8 @@ class Line:
     text: str
 
 
-def _out(text: str) -> list[Line]:
-    return [Line(Stream.OUT, text)]
+def _out(*texts: str) -> list[Line]:
+    return [Line(Stream.OUT, text) for text in texts]
 
 
 def _err(text: str) -> list[Line]:
@@ -77,11 +77,8 @@ _OUTCOME: dict[AgentStatus, Callable[[AgentResult], str]] = {
 
 
 class TextLines:
-    """Turns events into the lines the Go axe prints, stream by stream.
-
-    Stateful only in one respect: inside ``--all`` (between :class:`SweepStarted` and
-    :class:`SweepFinished`) a failed agent is reported with its name, as spec 5.5 words it.
-    """
+    """Turns events into the lines the Go axe prints, stream by stream; stateful only in
+    that inside ``--all`` a failed agent is reported with its name, as spec 5.5 words it."""
 
     def __init__(self) -> None:
         self._in_sweep = False
@@ -96,12 +93,9 @@ class TextLines:
             case AgentStarted(agent=agent, in_sweep=in_sweep):
                 return _out(f"=== GC: {agent} ===") if in_sweep else []
             case MemoryRead(agent=agent, entries=entries):
-                return [
-                    Line(Stream.OUT, f"Agent: {agent}"),
-                    Line(Stream.OUT, f"Entries: {entries}"),
-                ]
+                return _out(f"Agent: {agent}", f"Entries: {entries}")
             case AnalysisReady(analysis=analysis):
-                return [Line(Stream.OUT, "--- Analysis ---"), Line(Stream.OUT, analysis.text)]
+                return _out("--- Analysis ---", analysis.text)
             case AgentFinished(result=result):
                 return self._finished(result)
             case SweepFinished(result=sweep):

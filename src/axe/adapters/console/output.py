@@ -1,9 +1,8 @@
 """``ConsoleOutput``: the ``Output`` port on a process's stdout and stderr.
 
-stdout carries exactly the spec's lines (or, with ``--json``, one JSON object per agent) so
-scripts can parse it; warnings and errors go to stderr, identical in both modes. The status
-line appears only where a person is watching stderr, and is erased before anything else is
-written, so it leaves no trace in what the user keeps.
+stdout carries exactly the spec's lines (or, with ``--json``, one JSON object per agent);
+warnings and errors go to stderr, identical in both modes. The status line appears only
+where a person is watching stderr, erased before anything else is written.
 """
 
 from __future__ import annotations

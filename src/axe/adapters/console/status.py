@@ -125,11 +125,9 @@ def terminal_columns(stream: BinaryIO, environ: Mapping[str, str]) -> int:
 
 
 class StatusLine:
-    """An animated one-row status on ``stream``, repainted every ``refresh_seconds``.
-
-    All writes to the terminal, the painter's included, happen under ``lock``, which the
-    console shares, so a status frame never lands in the middle of a result line.
-    """
+    """An animated one-row status on ``stream``, repainted every ``refresh_seconds``; every
+    write, the painter's included, happens under ``lock``, which the console shares, so a
+    status frame never lands in the middle of a result line."""
 
     def __init__(
         self,

@@ -69,25 +69,20 @@ class Intent:
 
 @contextlib.contextmanager
 def archiving(file: HandledFile, removed: bytes, memory_status: os.stat_result) -> Iterator[None]:
-    """Append ``removed`` (the memory file's first bytes; ``memory_status`` is the file
-    as gc holds it open) to its archive, flushed, for a block that trims the memory file.
-
-    If the append or the block fails, the archive is settled at once (undone unless the
-    trim happened); if that fails too, the next gc settles it.
+    """Append ``removed`` (the memory file's first bytes; ``memory_status`` is the file as
+    gc holds it open) to its archive, flushed, for a block that trims the memory file; if the
+    append or the block fails, the archive is settled at once (undone unless the trim
+    happened), or if even that fails, by the next gc.
 
     Raises:
         OSError: the archive or its record cannot be read or written; the memory file is
-            untouched, and whatever was appended is taken back (by the next gc, if even
-            that failed).
+            untouched, and what was appended is taken back (as above).
     """
     settle_archive(file)
     record = _record_intent(file, removed, memory_status)
     try:
         append_durably(
-            archive_path(file.path),
-            removed,
-            platform=file.platform,
-            new_file_like=memory_status,
+            archive_path(file.path), removed, platform=file.platform, new_file_like=memory_status
         )
         if not record.archive_existed:
             file.platform.fsync_directory(file.path.parent)

@@ -49,11 +49,8 @@ def replace_closed(source: SourceFile, keep_from: int) -> None:
     ``keep_from`` on, renaming only when no handle of ours is open on either file.
 
     Raises:
-        OSError: before the rename (including the file staying in use for two seconds):
-            nothing changed, and the temp file and sidecar are gone.
-        ReplacedDuringTrimError: another program replaced the file; nothing changed.
-        LateAppendError: after the rename: the trim happened, but bytes appended during it
-            could not be carried over.
+        As :func:`.durable.replace_open`; ``OSError`` also when the file stays in use for
+        two seconds (the sidecar gone too).
     """
     temp, copied_to = write_tail_to_temp(source, keep_from)
     attempt = _Attempt(source, temp, copied_to)

@@ -77,12 +77,10 @@ def signals_deferred() -> Iterator[None]:
 
 
 class SourceFile:
-    """The memory file as a trim holds it open: its :class:`~.file.MemoryFile`, resolved ``path``
-    (a symlink's target), descriptor and status when opened.
-
-    Windows must close it before the rename, POSIX keeps it until the late appends are
-    collected; either way it is closed exactly once, so a descriptor number the system has
-    reused is never closed by mistake.
+    """The memory file as a trim holds it open: its :class:`~.file.MemoryFile`, resolved
+    ``path``, descriptor and status when opened. Windows must close it before the rename,
+    POSIX keeps it until the late appends are collected; either way it is closed exactly
+    once, so a descriptor number the system has reused is never closed by mistake.
     """
 
     def __init__(self, file: HandledFile, path: Path) -> None:
@@ -140,7 +138,7 @@ def require_still_named(source: SourceFile) -> None:
 
 def require_same_file(status: os.stat_result, original: os.stat_result) -> None:
     """Raises ReplacedDuringTrimError unless ``status`` is of the file gc opened."""
-    if (status.st_dev, status.st_ino) != (original.st_dev, original.st_ino):
+    if not os.path.samestat(status, original):
         raise ReplacedDuringTrimError("replaced by another program during the trim")
 
 
@@ -150,41 +148,28 @@ def new_temp(target: Path, kind: str = "") -> Path:
     return sidecar(target, f"-{os.getpid()}-{os.urandom(4).hex()}{kind}.tmp")
 
 
-def write_temp(
-    target: Path, fill: Callable[[int], int], *, like: os.stat_result, platform: FilePlatform
-) -> tuple[Path, int]:
-    """A new temp file beside ``target`` that ``fill(fd)`` wrote, with the permissions (and,
-    where allowed, the owner) of ``like``, flushed to disk and closed; and what ``fill``
-    returned. Renamed over a file, it replaces it atomically.
+def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
+    """A new temp file beside ``source`` holding it from ``keep_from`` to its end (bytes
+    appended meanwhile included), with its permissions (and, where allowed, its owner),
+    flushed to disk and closed; and the offset of ``source`` copied up to.
 
     Raises:
         OSError: nothing changed and the temp file is gone.
     """
-    temp = new_temp(target)
+    temp = new_temp(source.path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(temp, flags | getattr(os, "O_BINARY", 0), 0o600)
     try:
         try:
-            filled = fill(fd)
-            copy_ownership(fd, like)
-            platform.fsync(fd)
+            copied_to = copy_to_end(source.fd, keep_from, fd)
+            copy_ownership(fd, source.status)
+            source.file.platform.fsync(fd)
         finally:
             os.close(fd)
     except BaseException:
         remove_quietly(temp)
         raise
-    return temp, filled
-
-
-def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
-    """A temp file holding ``source`` from ``keep_from`` to its end (bytes appended
-    meanwhile included), and the offset of ``source`` copied up to."""
-    return write_temp(
-        source.path,
-        lambda fd: copy_to_end(source.fd, keep_from, fd),
-        like=source.status,
-        platform=source.file.platform,
-    )
+    return temp, copied_to
 
 
 def remove_abandoned_temps(file: HandledFile) -> list[Path]:

@@ -1,4 +1,4 @@
-"""One memory file, and everything a gc does to it: lock, read, trim (archive included), settle.
+"""One memory file, and everything a gc does to it: lock (and settle), read, trim (and archive).
 
 The sentences a user reads when one of these fails are written here; the steps themselves
 are in :mod:`.lock`, :mod:`.durable` (or :mod:`.closed_replace`, as the platform decides)
@@ -60,31 +60,24 @@ class MemoryFile:
     def locked(
         self, locks: MemoryFileLocks, *, agent: str, waiting: Callable[[int | None], None]
     ) -> Iterator[None]:
-        """Hold the file's lock for the block (see :mod:`.lock`), having first settled
-        what a gc stopped while archiving left: whatever this gc then does.
+        """Hold the file's lock for the block (see :mod:`.lock`), having first finished
+        the archiving a stopped gc left (see :mod:`.archive`), whatever this gc then does.
 
         Raises:
-            AgentError: the lock was not had in time, or the archive cannot be settled.
-        """
-        with locks.hold(self.path, agent=agent, waiting=waiting):
-            self.settle()
-            yield
-
-    def settle(self) -> None:
-        """Finish the archiving an interrupted gc left (see :mod:`.archive`).
-
-        Raises:
-            AgentError: it cannot be finished; the memory file was not changed.
+            AgentError: the lock was not had in time, or the archive cannot be settled (the
+                memory file was not changed).
         """
         from axe.adapters.memory.archive import settle_archive  # noqa: PLC0415
 
-        try:
-            settle_archive(self)
-        except OSError as error:
-            raise AgentError(
-                f"cannot settle the archive {archive_path(self.path)} that an interrupted gc "
-                f"left: {describe_os_error(error)}; the memory file was not changed"
-            ) from None
+        with locks.hold(self.path, agent=agent, waiting=waiting):
+            try:
+                settle_archive(self)
+            except OSError as error:
+                raise AgentError(
+                    f"cannot settle the archive {archive_path(self.path)} that an interrupted "
+                    f"gc left: {describe_os_error(error)}; the memory file was not changed"
+                ) from None
+            yield
 
     def read(self) -> MemorySnapshot:
         """The whole file; missing reads as empty (stamp None).

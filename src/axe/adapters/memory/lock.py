@@ -32,7 +32,6 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
 
 from axe.adapters.memory.paths import sidecar
 from axe.adapters.shared.clock import SystemClock
@@ -57,24 +56,14 @@ def lock_path(memory_path: Path) -> Path:
     return sidecar(Path(os.path.realpath(memory_path)), ".lock")
 
 
-class Locker(Protocol):
-    """The operating system's advisory lock on an open file, taken without waiting."""
-
-    removes_sidecar: bool  # whether a holder may delete the sidecar before unlocking
-
-    def try_lock(self, fd: int) -> bool:
-        """Lock ``fd`` exclusively; False if another holder has it."""
-        ...
-
-    def unlock(self, fd: int) -> None: ...
-
-
 class FlockLocker:
-    """POSIX ``flock``: per open file, so two opens in one process exclude each other too."""
+    """POSIX ``flock``: per open file, so two opens in one process exclude each other too.
+    ``removes_sidecar``: a holder may delete the sidecar before unlocking."""
 
     removes_sidecar = True
 
     def try_lock(self, fd: int) -> bool:
+        """Lock ``fd`` exclusively, without waiting; False if another holder has it."""
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -114,7 +103,7 @@ class MemoryFileLocks:
         self,
         *,
         timeout: float = DEFAULT_LOCK_TIMEOUT,
-        locker: Locker | None = None,
+        locker: FlockLocker | MsvcrtLocker | None = None,
         clock: Clock | None = None,
     ) -> None:
         self.timeout = timeout
@@ -137,8 +126,8 @@ class MemoryFileLocks:
     def hold(
         self, memory_path: Path, *, agent: str, waiting: Callable[[int | None], None]
     ) -> Iterator[None]:
-        """Hold ``memory_path``'s lock for the block. ``waiting(pid)`` is called once if
-        another gc holds it (``pid`` when the sidecar says), before waiting for it.
+        """Hold ``memory_path``'s lock for the block, telling ``waiting`` as the port's
+        ``MemoryStore.lock`` says.
 
         Raises:
             AgentError: the lock was not free within the time limit, or the sidecar is
@@ -262,8 +251,7 @@ def _still_named(fd: int, path: Path) -> bool:
         named = os.stat(path)
     except OSError:
         return False
-    held = os.fstat(fd)
-    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+    return os.path.samestat(named, os.fstat(fd))
 
 
 def _write_pid(fd: int) -> None:

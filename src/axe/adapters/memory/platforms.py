@@ -38,9 +38,8 @@ class FcntlModule(Protocol):
 
 class HandledFile(Protocol):
     """What the replace protocols and the archive need of a memory file (a
-    :class:`~.file.MemoryFile`, which they may not import: it imports them): where it is,
-    the rules of its platform, and the run's clock.
-    ``real`` is ``path`` with every symlink resolved."""
+    :class:`~.file.MemoryFile`, which they may not import: it imports them): where it is
+    (``real``: every symlink resolved), the rules of its platform, and the run's clock."""
 
     @property
     def path(self) -> Path: ...
@@ -57,20 +56,13 @@ class HandledFile(Protocol):
 
 @frozen
 class FilePlatform:
-    """How one operating system's files behave, where replacing a memory file must care.
-
-    Attributes:
-        replace_needs_closed_files: renaming over a file that any handle holds open fails
-            (Windows), so the file is replaced by :mod:`.closed_replace`, not :mod:`.durable`.
-        probe_processes: ``kill(pid, 0)`` asks whether a pid lives (POSIX; on Windows
-            signal 0 is ``CTRL_C_EVENT`` and would interrupt a console process group).
-        fsync_directories: a directory can be opened and fsynced, which makes a rename
-            durable (POSIX).
-        fsync: flushes one descriptor to stable storage (see :func:`full_fsync`).
-        leases: Linux's read leases, which tell when the replaced file's last writer is gone.
-        replace, link: ``os.replace`` and ``os.link``, the seams the Windows shim takes.
-        write: ``os.write`` for appends (the archive's, late entries'), the seam a test
-            takes to fill the disk (ENOSPC) or fail it (EIO) in the middle of one.
+    """How one operating system's files behave, where replacing a memory file must care
+    (see the module docstring): whether renaming over an open file fails
+    (``replace_needs_closed_files``: then :mod:`.closed_replace` replaces it), whether
+    ``kill(pid, 0)`` may probe a pid (``probe_processes``) and a directory be fsynced
+    (``fsync_directories``); its flush (:func:`full_fsync`) and Linux's read ``leases``; and
+    the seams tests take: ``replace`` and ``link`` (the Windows shim), ``write`` for appends
+    (to fill the disk, ENOSPC, or fail it, EIO, in the middle of one).
     """
 
     name: str
@@ -125,13 +117,11 @@ class ReadLeases:
     and is broken as soon as a writer opens it, so holding one unbroken proves the last
     writer of a replaced file is gone.
 
-    Breaking a lease sends its holder SIGIO, whose default action kills the process. On the
-    main thread SIGIO is ignored for the moment a lease is held; any other thread cannot
-    change signal handling, so it leases only if SIGIO is already ignored (``axe gc``
-    ignores it at start; an embedding program can do the same with
-    ``signal.signal(signal.SIGIO, signal.SIG_IGN)`` from its main thread). The platform
-    value is built once per process, so its one lock keeps the main thread from restoring
-    SIGIO while another thread holds a lease.
+    Breaking a lease sends its holder SIGIO, whose default action kills the process: the
+    main thread ignores SIGIO while it holds a lease; another thread cannot change signal
+    handling, so it leases only if SIGIO is ignored already (``axe gc`` ignores it at start,
+    as an embedding program can). The platform value is one per process, so its one lock
+    keeps the main thread from restoring SIGIO while another thread holds a lease.
     """
 
     def __init__(self) -> None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -35,13 +34,17 @@ class FileMemoryStore:
         self._environ = os.environ if environ is None else environ  # for memory.path
         self._clock = clock or SystemClock()
         self._locks = MemoryFileLocks(timeout=lock_timeout, clock=self._clock)
-        self._trims = _TrimsUnderWay()
+        self._trimming = 0  # trims under way, so an interrupted run lets them finish
+        self._interrupted = False
+        self._trims = threading.Condition()
 
     def settle_interrupted(self, timeout: float = 10.0) -> None:
         """Before a run that was interrupted ends without waiting for its worker threads:
         start no more trims, let those under way finish (at most ``timeout`` seconds; they
         take milliseconds) so none is cut short, and remove the lock sidecars still held."""
-        self._trims.close_and_wait(timeout)
+        with self._trims:
+            self._interrupted = True
+            self._trims.wait_for(lambda: self._trimming == 0, timeout)
         self._locks.remove_held_sidecars()
 
     def lock(
@@ -55,23 +58,26 @@ class FileMemoryStore:
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> None:
-        with self._trims.counting():
+        with self._trims:
+            if self._interrupted:
+                raise AgentError("not trimmed: the run was interrupted")
+            self._trimming += 1
+        try:
             self.file_for(agent).trim(snapshot, plan, archive=archive)
+        finally:
+            with self._trims:
+                self._trimming -= 1
+                self._trims.notify_all()
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:
-        """``agent``'s memory file, with this run's platform and clock.
-
-        Raises:
-            ConfigError: as :meth:`path_for`.
-        """
+        """``agent``'s memory file, with this run's platform and clock (a ``ConfigError`` as
+        :meth:`path_for` says)."""
         return MemoryFile(self.path_for(agent), clock=self._clock)
 
     def path_for(self, agent: AgentConfig) -> Path:
-        """Where ``agent``'s memory lives.
-
-        ``memory.path`` is expanded as the Go axe does (``~``, then ``$VAR``/``${VAR}`` from
-        the environment given to the store), except that a variable that is not set is
-        refused rather than dropped: ``$AXE_MEM/x.md`` would otherwise trim ``/x.md``.
+        """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does
+        (:func:`.paths.expand_path`, with the store's environment), except that a variable
+        that is not set is refused rather than dropped: ``$AXE_MEM/x.md`` would trim ``/x.md``.
 
         Raises:
             ConfigError: a ``memory.path`` that is not absolute once expanded or uses a
@@ -98,41 +104,6 @@ class FileMemoryStore:
                 "set it or write the path out"
             )
         return Path(expanded)
-
-
-class _TrimsUnderWay:
-    """How many trims a store is carrying out, so an interrupted run can let them finish
-    before it ends without waiting for anything else, and start none after that."""
-
-    def __init__(self) -> None:
-        self._count = 0
-        self._closed = False
-        self._changed = threading.Condition()
-
-    @contextlib.contextmanager
-    def counting(self) -> Iterator[None]:
-        """Count the block as a trim under way.
-
-        Raises:
-            AgentError: the run is being interrupted: no trim starts any more.
-        """
-        with self._changed:
-            if self._closed:
-                raise AgentError("not trimmed: the run was interrupted")
-            self._count += 1
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._count -= 1
-                self._changed.notify_all()
-
-    def close_and_wait(self, timeout: float) -> bool:
-        """Start no more trims; True once none is under way, False if some still were
-        after ``timeout``."""
-        with self._changed:
-            self._closed = True
-            return self._changed.wait_for(lambda: self._count == 0, timeout)
 
 
 def trim_entries(path: Path, keep: int) -> int:

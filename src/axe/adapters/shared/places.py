@@ -14,8 +14,7 @@ from axe.domain.errors import ConfigError
 
 def config_dir(environ: Mapping[str, str]) -> Path:
     """``$XDG_CONFIG_HOME/axe`` when set, else the platform's user config dir + ``/axe``."""
-    xdg = environ.get("XDG_CONFIG_HOME", "")
-    if xdg:
+    if xdg := environ.get("XDG_CONFIG_HOME", ""):
         return Path(xdg) / "axe"
     import platformdirs  # noqa: PLC0415  (only needed when XDG_CONFIG_HOME is unset)
 
@@ -28,8 +27,7 @@ def data_dir(environ: Mapping[str, str]) -> Path:
     Raises:
         ConfigError: neither variable is set, so there is no place to look.
     """
-    xdg = environ.get("XDG_DATA_HOME", "")
-    if xdg:
+    if xdg := environ.get("XDG_DATA_HOME", ""):
         return Path(xdg) / "axe"
     home = environ.get("HOME", "") or environ.get("USERPROFILE", "")
     if not home:

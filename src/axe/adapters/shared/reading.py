@@ -68,10 +68,8 @@ def read_regular(
     limit: int | None = None,
     check: Callable[[os.stat_result], None] | None = None,
 ) -> tuple[bytes, FileStamp]:
-    """All bytes of the regular file at ``path`` and the stamp of the version read.
-
-    ``check`` is shown the status of the file as opened, before a byte is read (who owns
-    it, who may write it), and may raise to refuse it.
+    """All bytes of the regular file at ``path`` and the stamp of the version read; ``check``
+    is shown its status as opened, before a byte is read, and may raise to refuse it.
 
     Raises:
         FileNotFoundError, NotRegularFileError, OSError: as :func:`open_regular`, or a read
@@ -84,17 +82,12 @@ def read_regular(
             check(status)
         if limit is not None and status.st_size > limit:
             raise ValueError(f"{path} is larger than {limit} bytes")
-        chunks = []
-        size = status.st_size
-        # One read of the known size avoids growing a buffer for big memory logs; the loop
-        # picks up bytes appended while reading.
-        while True:
-            chunk = file.read(max(size, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size = 1 << 16
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        # One read of the known size avoids growing a buffer for big memory logs (and a copy
+        # to join it); the loop picks up bytes appended while reading.
+        chunks = [file.read(max(status.st_size, 1 << 16))]
+        while chunks[-1]:
+            chunks.append(file.read(1 << 16))
+        data = chunks[0] if len(chunks) <= 2 else b"".join(chunks)
     return data, FileStamp(device=status.st_dev, inode=status.st_ino, size=len(data))
 
 

@@ -3,9 +3,8 @@
 cattrs by default coerces (``int("10")``, ``int(True)``); a config with ``last_n = "ten"``
 or ``enabled = "yes"`` must instead be a config error that names the key, so the primitive
 hooks here accept only the TOML type that was meant, and integers only within TOML's
-64-bit range. Errors speak TOML, not Python: the full dotted key
-(``providers.openai.base_url``) and the value as it is written in the file (``true``,
-``"ten"``).
+64-bit range. Errors speak TOML: the full dotted key (``providers.openai.base_url``) and
+the value as it is written in the file (``true``, ``"ten"``).
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,7 +25,6 @@ if TYPE_CHECKING:
     import cattrs
 
 T = TypeVar("T")
-K = TypeVar("K", int, str)
 
 _MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _TYPE_NAMES = {int: "an integer", bool: "true or false", str: "a string", float: "a number"}
@@ -45,13 +43,6 @@ def _strict(kind: type[Any]) -> Any:
         return value
 
     return structure
-
-
-def _require(value: Any, kind: type[Any], expected: str) -> None:
-    """cattrs would quietly build from the wrong container (a string iterates as a list, a
-    table built from a string gets defaults); in TOML a table must be a table."""
-    if not isinstance(value, kind):
-        raise ValueError(f"expected {expected}, got {_describe(value)}")
 
 
 def _describe(value: Any) -> str:
@@ -74,75 +65,43 @@ def _describe(value: Any) -> str:
 
 @functools.cache
 def _converter() -> cattrs.Converter:
-    """Built on first use: cattrs is only imported once a TOML file has actually been read."""
+    """Built on first use: cattrs is only imported once a TOML file has actually been read.
+
+    cattrs would quietly build from the wrong container (a string iterates as a list, a
+    table built from a string gets defaults); in TOML a table must be a table, so each of
+    its hooks for tables and arrays is wrapped in a check of what it is given."""
     import cattrs  # noqa: PLC0415
+    from cattrs.cols import list_structure_factory, mapping_structure_factory  # noqa: PLC0415
     from cattrs.gen import make_dict_structure_fn  # noqa: PLC0415
 
     converter = cattrs.Converter(forbid_extra_keys=False)
     for kind in (int, bool, str, float):
         converter.register_structure_hook(kind, _strict(kind))
 
-    def table(cls: type[Any]) -> Any:
-        build = make_dict_structure_fn(cls, converter)
+    def checked(factory: Any, container: type[Any], expected: str) -> Any:
+        def hook(kind: Any) -> Any:
+            build = factory(kind, converter)
 
-        def structure(value: Any, _: Any) -> Any:
-            _require(value, Mapping, "a table")
-            return build(value, cls)
+            def structure(value: Any, _: Any) -> Any:
+                if not isinstance(value, container):
+                    raise ValueError(f"expected {expected}, got {_describe(value)}")
+                return build(value, kind)
 
-        return structure
+            return structure
 
-    converter.register_structure_hook_factory(attrs.has, table)
-    converter.register_structure_hook_factory(_is_dict, lambda kind: _mapping_of(converter, kind))
-    converter.register_structure_hook_factory(_is_list, lambda kind: _list_of(converter, kind))
+        return hook
+
+    for matches, factory, container, expected in (
+        (attrs.has, make_dict_structure_fn, Mapping, "a table"),
+        (_origin_is(dict), mapping_structure_factory, Mapping, "a table"),
+        (_origin_is(list), list_structure_factory, list, "an array"),
+    ):
+        converter.register_structure_hook_factory(matches, checked(factory, container, expected))
     return converter
 
 
-def _is_dict(kind: Any) -> bool:
-    return getattr(kind, "__origin__", None) is dict
-
-
-def _is_list(kind: Any) -> bool:
-    return getattr(kind, "__origin__", None) is list
-
-
-def _list_of(converter: cattrs.Converter, kind: Any) -> Any:
-    (item_type,) = kind.__args__
-
-    def structure(value: Any, _: Any) -> Any:
-        _require(value, list, "an array")
-        return [item for _, item in _each(converter, enumerate(value), item_type, kind)]
-
-    return structure
-
-
-def _mapping_of(converter: cattrs.Converter, kind: Any) -> Any:
-    _, value_type = kind.__args__
-
-    def structure(value: Any, _: Any) -> Any:
-        _require(value, Mapping, "a table")
-        return dict(_each(converter, value.items(), value_type, kind))
-
-    return structure
-
-
-def _each(
-    converter: cattrs.Converter, items: Iterable[tuple[K, Any]], item_type: Any, kind: Any
-) -> list[tuple[K, Any]]:
-    """Every item structured, and every failure noted with its key or index (as cattrs'
-    own hooks do), so the message names ``providers.openai.base_url``, not ``providers``."""
-    import cattrs  # noqa: PLC0415
-    from cattrs.errors import IterableValidationNote  # noqa: PLC0415
-
-    structured, failed = [], []
-    for key, item in items:
-        try:
-            structured.append((key, converter.structure(item, item_type)))
-        except Exception as error:  # noqa: BLE001  (each is reported under its key)
-            error.__notes__ = [IterableValidationNote(f"@ {key!r}", key, item_type)]
-            failed.append(error)
-    if failed:
-        raise cattrs.IterableValidationError("items of the wrong type", failed, kind)
-    return structured
+def _origin_is(origin: type[Any]) -> Callable[[Any], bool]:
+    return lambda kind: getattr(kind, "__origin__", None) is origin
 
 
 def _first_problem(error: Exception) -> str:
@@ -169,17 +128,22 @@ def _toml_path(where: str) -> str:
     """cattrs' ``.memory.last_n`` or ``.providers['openai'].base_url`` as TOML writes the
     key: ``memory.last_n``, ``providers.openai.base_url``, ``files[2]``."""
     import ast  # noqa: PLC0415  (error paths only: start-up matters)
-    import json  # noqa: PLC0415
 
     path = ""
     for attribute, index, key in _PATH_STEP.findall(where):
         if index:
             path += f"[{index}]"
         else:
-            name = attribute or ast.literal_eval(key)
-            written = name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)
+            written = _toml_key(attribute or ast.literal_eval(key))
             path += f".{written}" if path else written
     return path
+
+
+def _toml_key(name: str) -> str:
+    """``name`` as a TOML key: bare where it may be, else a basic string."""
+    import json  # noqa: PLC0415  (error paths only: start-up matters)
+
+    return name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)
 
 
 def string_at(document: Mapping[str, Any], keys: tuple[str, ...], *, source: str) -> str:
@@ -191,16 +155,12 @@ def string_at(document: Mapping[str, Any], keys: tuple[str, ...], *, source: str
     Raises:
         ConfigError: it is there but not a string, said as :func:`structure` says it.
     """
-    import json  # noqa: PLC0415  (error paths only: start-up matters)
-
     value: Any = document
     for key in keys:
         value = value.get(key) if isinstance(value, Mapping) else None
     if value is None or isinstance(value, str):
         return value or ""
-    where = ".".join(
-        key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False) for key in keys
-    )
+    where = ".".join(map(_toml_key, keys))
     raise ConfigError(
         f"invalid config {source}: {where}: expected a string, got {_describe(value)}"
     )
