@@ -19,7 +19,7 @@ from collections import Counter
 
 import pytest
 from attrs import define, frozen
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from axe.domain.errors import (
@@ -212,6 +212,10 @@ def test_every_entry_is_in_exactly_one_part_and_parts_are_runs_of_entries(
 
 @settings(max_examples=150)
 @given(_LOGS, _PROVIDERS)
+@example(  # an entry shorter than the least ever cut: "cutting" it only adds the marker
+    numbered_log([(21, "w ")]),
+    Provider(window=431, style="numbers", shares=(1, 1, 1, 1, 1, 1, 0.5), usage=False),
+)
 def test_no_request_is_planned_above_a_window_that_is_known(log: bytes, provider: Provider) -> None:
     """Once the window is known (up front, or from a refusal that states it) no request
     exceeds it by the provider's own count, merges included; after a refusal without

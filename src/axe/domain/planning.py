@@ -404,11 +404,21 @@ def _coalesced(layout: LogLayout, pieces: Sequence[Piece]) -> list[Piece]:
 def _plan(layout: LogLayout, span: Part, sizing: Sizing) -> list[Part]:
     """``span`` in parts that fit what is known; always progress, or the window is too
     small. With a stated window, as few parts as fit; with only refusals without numbers,
-    halves (as even as the entries allow) until each fits."""
+    halves (as even as the entries allow) until each fits. An entry cut to the least
+    that is ever sent and still too large means the window is too small, said before
+    anything is sent.
+
+    Raises:
+        WindowTooSmallError: not even the least part of an entry fits.
+    """
     cost = sizing.content_cost(PATTERN_DETECTION_PROMPT)  # a limit is known: a cap, or a refusal
-    if sizing.window is not None:
-        return plan_parts(layout.measured(cost), _UNIT, span.start, span.end)
-    return _halves(layout, span, sizing)
+    if sizing.window is None:
+        return _halves(layout, span, sizing)
+    parts = plan_parts(layout.measured(cost), _UNIT, span.start, span.end)
+    cut = [part for part in parts if part.sent_bytes is not None]
+    if any(cost(token_classes(part.content(layout.log))) > _UNIT for part in cut):
+        raise sizing.too_small()
+    return parts
 
 
 def _part_classes(layout: LogLayout, part: Part) -> Classes:
