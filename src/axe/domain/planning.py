@@ -404,9 +404,10 @@ def _coalesced(layout: LogLayout, pieces: Sequence[Piece]) -> list[Piece]:
 def _plan(layout: LogLayout, span: Part, sizing: Sizing) -> list[Part]:
     """``span`` in parts that fit what is known; always progress, or the window is too
     small. With a stated window, as few parts as fit; with only refusals without numbers,
-    halves (as even as the entries allow) until each fits. An entry cut to the least
-    that is ever sent and still too large means the window is too small, said before
-    anything is sent.
+    halves (as even as the entries allow) until each fits. A cut entry is checked with
+    its marker (once calibrated, their costs do not quite add up) and cut shorter while
+    it does not fit; cut to the least that is ever sent and still too large, the window
+    is too small, said before anything is sent.
 
     Raises:
         WindowTooSmallError: not even the least part of an entry fits.
@@ -415,10 +416,21 @@ def _plan(layout: LogLayout, span: Part, sizing: Sizing) -> list[Part]:
     if sizing.window is None:
         return _halves(layout, span, sizing)
     parts = plan_parts(layout.measured(cost), _UNIT, span.start, span.end)
-    cut = [part for part in parts if part.sent_bytes is not None]
-    if any(cost(token_classes(part.content(layout.log))) > _UNIT for part in cut):
-        raise sizing.too_small()
-    return parts
+    return [part if part.sent_bytes is None else _cut(layout, part, sizing) for part in parts]
+
+
+def _cut(layout: LogLayout, part: Part, sizing: Sizing) -> Part:
+    """A cut entry ``part`` cut shorter, by halves, until it fits with its marker.
+
+    Raises:
+        WindowTooSmallError: cut to the least ever sent, it still does not fit.
+    """
+    cost = sizing.content_cost(PATTERN_DETECTION_PROMPT)
+    while cost(token_classes(part.content(layout.log))) > _UNIT:
+        if part.sent_size <= _SMALLEST_PART:
+            raise sizing.too_small()
+        (part,) = halve(layout, part)
+    return part
 
 
 def _part_classes(layout: LogLayout, part: Part) -> Classes:
