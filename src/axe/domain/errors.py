@@ -1,6 +1,7 @@
-"""The three kinds of failure axe reports, and the one table of their exit codes (gc-spec
-§3.6), beside them because two edges need it: the command line and the JSON report's
-``exit_code``. Messages are complete one-line sentences for the person at the terminal.
+"""The kinds of failure axe reports, and the one table of their exit codes (gc-spec §3.6,
+and the Go axe's 4 for a budget), beside them because two edges need it: the command line
+and the JSON report's ``exit_code``. Messages are complete one-line sentences for the
+person at the terminal.
 """
 
 from __future__ import annotations
@@ -95,6 +96,32 @@ class RefusalMismatchError(ApiError):
         self.estimate = estimate
 
 
+@frozen
+class Budget:
+    """The most tokens, input plus output, one agent's analysis may spend: ``max_tokens``,
+    set by ``--max-tokens`` (``flag``) or else by ``[budget] max_tokens`` in the agent's
+    file at ``source`` (its path; "" when the repository has none)."""
+
+    max_tokens: int
+    flag: bool
+    source: str = ""
+
+
+class BudgetTooSmallError(AxeError):
+    """``budget`` cannot pay for analysing even the newest entry: that takes ``needed``
+    tokens at most (its input by gc's conservative estimate and the reply it allows) on top
+    of ``spent``, what was already spent (only a refusal mid-run leaves less than planned);
+    nothing is trimmed (exit 4, the Go axe's code for a budget)."""
+
+    def __init__(self, budget: Budget, *, needed: int, spent: int = 0) -> None:
+        super().__init__(
+            f"budget of {budget.max_tokens} tokens too small: {spent} spent, {needed} needed"
+        )
+        self.budget = budget
+        self.needed = needed
+        self.spent = spent
+
+
 def detached(error: AxeError) -> AxeError:
     """``error`` without the stack frames it was raised through, its causes' included: a
     result keeps its error as long as the caller keeps the result, and the frames would keep
@@ -109,7 +136,12 @@ def detached(error: AxeError) -> AxeError:
 
 
 EXIT_SUCCESS = 0
-EXIT_CODES: dict[type[AxeError], int] = {AgentError: 1, ConfigError: 2, ApiError: 3}
+EXIT_CODES: dict[type[AxeError], int] = {
+    AgentError: 1,
+    ConfigError: 2,
+    ApiError: 3,
+    BudgetTooSmallError: 4,
+}
 
 
 def exit_code_for(error: AxeError) -> int:

@@ -8,7 +8,7 @@ import enum
 
 from attrs import frozen
 
-from axe.domain.errors import AxeError
+from axe.domain.errors import AxeError, Budget
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, Analysis, SweepResult
 
@@ -100,6 +100,18 @@ class AnalysisStarted:
 
 
 @frozen
+class AnalysisNarrowed:
+    """The agent's ``budget`` cannot pay for analysing every entry, so only the newest
+    ``analysed`` of its ``entries`` are analysed; said before anything is sent, and again
+    should a refusal leave fewer affordable."""
+
+    agent: str
+    budget: Budget
+    analysed: int
+    entries: int
+
+
+@frozen
 class AnalysisSplit:
     """The log does not fit the model: it is analysed in about ``parts`` parts, then merged.
 
@@ -170,6 +182,7 @@ Event = (
     | MemoryRead
     | NoEntryHeadings
     | AnalysisStarted
+    | AnalysisNarrowed
     | AnalysisSplit
     | PartAnalysed
     | MergeStarted

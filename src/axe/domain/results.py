@@ -8,7 +8,14 @@ import enum
 
 from attrs import frozen
 
-from axe.domain.errors import EXIT_SUCCESS, ApiError, AxeError, PromptTooLargeError, exit_code_for
+from axe.domain.errors import (
+    EXIT_SUCCESS,
+    ApiError,
+    AxeError,
+    Budget,
+    PromptTooLargeError,
+    exit_code_for,
+)
 from axe.domain.model import ModelRef
 
 
@@ -19,6 +26,7 @@ class AgentStatus(enum.Enum):
     WITHIN_LIMIT = "within_limit"
     NO_TARGET = "no_target"
     DRY_RUN = "dry_run"
+    ESTIMATED = "estimated"
     EMPTY = "empty"
     DISABLED = "disabled"
     FAILED = "failed"
@@ -105,6 +113,35 @@ class Analysis:
 
 
 @frozen(kw_only=True)
+class Estimate:
+    """What analysing one agent's log would send (``--estimate``), told by driving its plan
+    with assumed answers, nothing sent (docs/cost.md).
+
+    ``window``: the input tokens one request may carry, as known before sending (None:
+    unknown until a provider refuses); ``requests``, of which ``merges`` merge part
+    reports: what a run that is refused nothing makes, or a few more (replies teach a run
+    to fill its parts fuller); ``input_tokens`` at most, gc's conservative estimate, the
+    one a budget counts, and ``likely_input_tokens``, about what a provider would count;
+    ``output_tokens``, the replies a budget makes room for; ``analysed``, the entries the
+    analysis would cover (None: none, the budget being too small); ``all_entries``, the
+    smallest budget that analyses every entry; ``one_entry``, when the budget is too small
+    for any, the smallest that analyses the newest; ``offline``: the model answers here,
+    for no token.
+    """
+
+    window: int | None = None
+    requests: int = 0
+    merges: int = 0
+    input_tokens: int = 0
+    likely_input_tokens: int = 0
+    output_tokens: int = 0
+    analysed: int | None = None
+    all_entries: int = 0
+    one_entry: int | None = None
+    offline: bool = False
+
+
+@frozen(kw_only=True)
 class AgentResult:
     """The outcome of gc for one agent.
 
@@ -115,6 +152,10 @@ class AgentResult:
     it sets none, its memory is disabled or the agent did not load.
     A failed agent carries its ``error`` and whatever was learnt before it failed;
     ``spent`` is what its analysis sent, also when it failed (None: no analysis began).
+    ``budget`` is the agent's token budget (None: unlimited) and ``budget_used`` the tokens
+    counted against it; ``analysed``, the entries the report covers when the budget left
+    the oldest out (None: every entry read); ``estimate``, what ``--estimate`` found
+    instead of analysing.
     """
 
     agent: str
@@ -127,6 +168,20 @@ class AgentResult:
     analysis: Analysis | None = None
     error: AxeError | None = None
     spent: Spent | None = None
+    budget: Budget | None = None
+    budget_used: int | None = None
+    analysed: int | None = None
+    estimate: Estimate | None = None
+
+    @property
+    def analysed_entries(self) -> int | None:
+        """The entries the report covers, or the estimated analysis would; None without
+        either."""
+        if self.estimate is not None:
+            return self.estimate.analysed
+        if self.analysis is None:
+            return None
+        return self.entries if self.analysed is None else self.analysed
 
     @property
     def exit_code(self) -> int:

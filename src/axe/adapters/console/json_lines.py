@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from axe.adapters.console.lines import error_text
-from axe.domain.results import AgentResult, Usage
+from axe.domain.results import AgentResult, Estimate, Usage
 from axe.domain.safe_text import BIDI_CONTROLS
 
 _UNESCAPED_CONTROLS = re.compile(f"[\x7f-\x9f{BIDI_CONTROLS}]")  # json.dumps leaves these
@@ -34,6 +34,22 @@ def result_object(result: AgentResult) -> dict[str, Any]:
         "requests": spent.requests if spent else None,
         "error": error_text(result.error) if result.error else None,
         "exit_code": result.exit_code,
+        "budget_max_tokens": result.budget.max_tokens if result.budget else None,
+        "budget_used_tokens": result.budget_used if result.budget else None,
+        "analysed_entries": result.analysed_entries,
+    } | _estimate(result.estimate)
+
+
+def _estimate(estimate: Estimate | None) -> dict[str, Any]:
+    """``--estimate``'s figures, in the objects of ``"status": "estimated"`` alone."""
+    if estimate is None:
+        return {}
+    return {
+        "estimated_requests": estimate.requests,
+        "estimated_input_tokens": estimate.input_tokens,
+        "estimated_output_tokens": estimate.output_tokens,
+        "likely_input_tokens": estimate.likely_input_tokens,
+        "input_window_tokens": estimate.window,
     }
 
 
