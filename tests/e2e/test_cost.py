@@ -155,7 +155,7 @@ def test_an_estimate_needs_no_key_and_prints_the_plan(home: AxeHome) -> None:
         "Entries: 40\n"
         "Model: anthropic/claude-3, input window 1,000,000 tokens\n"
         "Requests: 1\n"
-        "Input tokens: 2,507 at most, likely about 1,755\n"
+        "Input tokens: 2,507 at most, likely about 1,754\n"
         "Output tokens: 4,096 at most\n"
         "Budget: 10,000 tokens (from --max-tokens): every entry (every entry needs 6,603 at "
         "most)\n"
@@ -180,7 +180,7 @@ def test_an_estimate_in_json_is_one_object_per_agent(home: AxeHome) -> None:
         "estimated_requests": 1,
         "estimated_input_tokens": 2507,
         "estimated_output_tokens": 4096,
-        "likely_input_tokens": 1755,
+        "likely_input_tokens": 1754,
         "input_window_tokens": 1_000_000,
     }
     assert (small["status"], small["exit_code"], small["analysed_entries"]) == (

@@ -39,11 +39,14 @@ from axe.domain.planning import (
 )
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS
 from axe.domain.results import Completion, Estimate, Usage
+from axe.domain.tokens import Classes
 
-# A provider's count as a share of gc's estimate on logs of prose, ids and timestamps:
-# 0.60 to 0.66 measured with tests/tokenizer.py (docs/cost.md); a little above, so that
-# the requests an estimate counts are not fewer than a run that learns the real count makes.
-LIKELY_SHARE = 0.7
+# What a byte-pair tokenizer likely counts of each kind of text gc estimates (word starts,
+# letters, number starts, digits, spaces, runs of spaces, one-token bytes): a word of n
+# letters is about n/4 tokens and a half, a space joins the word after it, punctuation and
+# line ends often join up. A little above tests/tokenizer.py's count on every log measured
+# (3 to 12 %, docs/cost.md), so an estimate counts no fewer requests than a run makes.
+LIKELY_SHARES = (0.5, 1.0, 0.5, 1.0, 0.0, 0.5, 0.7)
 # What a part's report is assumed to hold when merges are foreseen: three short sections,
 # about 500 bytes (a model that writes longer reports may need a round of merges more).
 _ASSUMED_REPORT = "\n".join(
@@ -71,6 +74,13 @@ class Forecast:
         return self.input_tokens + self.output_tokens
 
 
+def likely_tokens(classes: Classes) -> int:
+    """About what a provider counts of text estimated at ``classes``."""
+    return math.ceil(
+        sum(share * tokens for share, tokens in zip(LIKELY_SHARES, classes, strict=True))
+    )
+
+
 def input_cost(sizing: Sizing, ask: Ask) -> int:
     """The most input tokens ``ask`` may cost by the provider's count, as far as ``sizing``
     knows how it counts: what the budget reserves for it beside its reply."""
@@ -81,9 +91,9 @@ def forecast(
     plan: Plan | Finished | Failed, *, likely: bool = False, above: float = math.inf
 ) -> Forecast:
     """What ``plan`` sends to its end, every request answered by a report of the assumed
-    length: each request's input as the budget counts it, or, ``likely``, at the share a
-    provider likely counts, which the assumed replies report, so later parts are planned
-    fuller, as a real run's are. Stops once the total passes ``above``.
+    length: each request's input as the budget counts it, or, ``likely``, as a provider
+    likely counts it, which the assumed replies report, so later parts are planned fuller,
+    as a real run's are. Stops once the total passes ``above``.
 
     Raises:
         WindowTooSmallError: the plan comes to a merge that cannot fit the window.
@@ -92,7 +102,7 @@ def forecast(
     while not isinstance(plan, Finished | Failed) and seen.total <= above:
         batch = plan.batch()
         if likely:
-            costs = [math.ceil(LIKELY_SHARE * sum(ask.estimate())) for ask in batch.asks]
+            costs = [likely_tokens(ask.estimate()) for ask in batch.asks]
         else:
             costs = [input_cost(plan.sizing, ask) for ask in batch.asks]
         merges = len(costs) if batch.stage is Stage.MERGE else 0
