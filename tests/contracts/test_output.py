@@ -120,6 +120,7 @@ BUDGET_EVENTS: list[Event] = [
                 window=9000,
                 requests=17,
                 merges=1,
+                most_requests=23,
                 input_tokens=214_332,
                 likely_input_tokens=138_598,
                 output_tokens=94_208,
@@ -134,6 +135,7 @@ BUDGET_EVENTS: list[Event] = [
             20,
             estimate=Estimate(
                 requests=1,
+                most_requests=1,
                 input_tokens=1_500,
                 likely_input_tokens=1_050,
                 output_tokens=4_096,
@@ -224,7 +226,7 @@ BUDGET_TEXT_LINES = [
     ),
     (
         "Model: anthropic/claude-3, input window 9,000 tokens\n"
-        "Requests: about 17 (16 parts, 1 merge)\n"
+        "Requests: about 17 (16 parts, 1 merge), at most 23\n"
         "Input tokens: 214,332 at most, likely about 138,598\n"
         "Output tokens: 94,208 at most\n"
         "Budget: 50,000 tokens (from --max-tokens): the newest 412 of 3600 entries (every "

@@ -120,7 +120,8 @@ class Estimate:
     ``window``: the input tokens one request may carry, as known before sending (None:
     unknown until a provider refuses); ``requests``, of which ``merges`` merge part
     reports: what a run that is refused nothing makes, or a few more (replies teach a run
-    to fill its parts fuller); ``input_tokens`` at most, gc's conservative estimate, the
+    to fill its parts fuller), and ``most_requests``, as many as the budget makes room for
+    (its plan before any reply); ``input_tokens`` at most, gc's conservative estimate, the
     one a budget counts, and ``likely_input_tokens``, about what a provider would count;
     ``output_tokens``, the replies a budget makes room for; ``analysed``, the entries the
     analysis would cover (None: none, the budget being too small); ``all_entries``, the
@@ -132,6 +133,7 @@ class Estimate:
     window: int | None = None
     requests: int = 0
     merges: int = 0
+    most_requests: int = 0
     input_tokens: int = 0
     likely_input_tokens: int = 0
     output_tokens: int = 0

@@ -246,6 +246,7 @@ def estimated(
         window=window,
         requests=likely.requests,
         merges=likely.merges,
+        most_requests=sure.requests,
         input_tokens=sure.input_tokens,
         likely_input_tokens=likely.input_tokens,
         output_tokens=sure.output_tokens,

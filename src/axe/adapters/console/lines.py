@@ -155,6 +155,8 @@ def estimate_lines(result: AgentResult) -> list[str]:
         if parts > 1
         else (str(estimate.requests or "none"))
     )
+    if estimate.most_requests > estimate.requests:
+        requests += f", at most {estimate.most_requests}"
     if estimate.requests:
         likely = f"likely about {estimate.likely_input_tokens:,}"
         tokens = [
