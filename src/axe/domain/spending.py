@@ -173,7 +173,7 @@ def within(
 ) -> Budgeted | Finished:
     """``plan`` as it is if ``budget`` can pay for it beside ``used``, else narrowed to the
     newest entries whose analysis it can pay for (by forecast: the most entries, found by
-    halving).
+    doubling from the newest, then halving).
 
     Raises:
         BudgetTooSmallError: not even the newest entry's analysis fits what is left.
@@ -189,14 +189,15 @@ def within(
     needed = forecast(newest).total
     if needed > left:
         raise BudgetTooSmallError(budget, needed=needed, spent=used)
-    unaffordable, affordable = 0, len(points) - 1
-    while affordable - unaffordable > 1:
-        middle = (unaffordable + affordable) // 2
-        candidate = _narrowed_within(plan, points[middle], left)
+    unaffordable, affordable, step = 0, len(points) - 1, 1
+    while affordable - unaffordable > 1:  # doubling from the newest end while affordable,
+        # then halving: no plan forecast is much larger than the one chosen
+        at = max(affordable - step, unaffordable + 1) if step else (unaffordable + affordable) // 2
+        candidate = _narrowed_within(plan, points[at], left)
         if candidate is None:
-            unaffordable = middle
+            unaffordable, step = at, 0
         else:
-            affordable, newest = middle, candidate
+            affordable, newest, step = at, candidate, step * 2
     if isinstance(newest, Finished):
         return newest
     return Budgeted(newest, budget, layout, used)
