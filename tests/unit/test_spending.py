@@ -21,8 +21,9 @@ from axe.domain.errors import (
 )
 from axe.domain.parts import LogLayout
 from axe.domain.planning import Ask, Failed, Finished, Outcome, Plan, start
+from axe.domain.prompt import ANALYSIS_MAX_TOKENS
 from axe.domain.results import Completion, Usage
-from axe.domain.spending import Budgeted, estimated, forecast, within
+from axe.domain.spending import Budgeted, estimated, forecast, input_cost, within
 from tests.support import entries, entry
 from tests.unit.test_planning import _LOGS, _PROVIDERS, Provider, covered, drive
 
@@ -54,8 +55,11 @@ def drive_within(log: bytes, provider: Provider, budget: Budget, *, limit: int =
         while isinstance(plan, Budgeted):
             assert len(spent.asks) < limit, "the plan never ended"
             spent.first = plan.start if spent.first is None else spent.first
+            asks = plan.batch().asks
+            reserved = sum(input_cost(plan.plan.sizing, ask) + ANALYSIS_MAX_TOKENS for ask in asks)
+            assert plan.used + reserved <= budget.max_tokens, "a batch that could cross it"
             outcomes: list[Outcome] = []
-            for ask in plan.batch().asks:
+            for ask in asks:
                 spent.asks.append(ask)
                 outcome = provider.answer(ask)
                 if isinstance(outcome, Completion):  # reported or not, it was billed
@@ -81,9 +85,10 @@ _BUDGETS = st.integers(4_200, 60_000)
 def test_no_request_is_sent_that_could_take_the_spending_past_the_budget(
     log: bytes, provider: Provider, tokens: int
 ) -> None:
-    """Whatever the log, the window and the refusals: what the provider bills (every
-    answered request's input and output, by its own count, whether it reports it or not)
-    never exceeds the budget; the analysis is a report, or exit 4 before anything is sent, or
+    """Whatever the log, the window and the refusals: no batch is planned that could take
+    what was counted past the budget (its requests' input at the bound, and their whole
+    replies), and what the provider bills (every answered request's input and output, by
+    its own count, whether it reports it or not) never exceeds it; the analysis is a report, or exit 4 before anything is sent, or
     a failure that the same log fails with unbudgeted (a window too small)."""
     spent = drive_within(log, provider, budget_of(tokens))
     assert spent.billed <= tokens

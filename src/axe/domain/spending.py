@@ -45,8 +45,8 @@ from axe.domain.tokens import Classes
 # letters, number starts, digits, spaces, runs of spaces, one-token bytes): a word of n
 # letters is about n/4 tokens and a half, a space joins the word after it, punctuation and
 # line ends often join up. A little above tests/tokenizer.py's count on every log measured
-# (3 to 12 %, docs/cost.md), so an estimate counts no fewer requests than a run makes.
-LIKELY_SHARES = (0.5, 1.0, 0.5, 1.0, 0.0, 0.5, 0.7)
+# (3 to 17 %, docs/cost.md), so an estimate counts no fewer requests than a run makes.
+_LIKELY_SHARES = (0.5, 1.0, 0.5, 1.0, 0.0, 0.5, 0.7)
 # What a part's report is assumed to hold when merges are foreseen: three short sections,
 # about 500 bytes (a model that writes longer reports may need a round of merges more).
 _ASSUMED_REPORT = "\n".join(
@@ -77,7 +77,7 @@ class Forecast:
 def likely_tokens(classes: Classes) -> int:
     """About what a provider counts of text estimated at ``classes``."""
     return math.ceil(
-        sum(share * tokens for share, tokens in zip(LIKELY_SHARES, classes, strict=True))
+        sum(share * tokens for share, tokens in zip(_LIKELY_SHARES, classes, strict=True))
     )
 
 
