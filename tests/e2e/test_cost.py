@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,13 +15,15 @@ from click.testing import CliRunner, Result
 
 from axe.cli import cli
 from axe.domain.entries import count_entries
-from tests.e2e.loopback import LoopbackLLM, Prompt, loopback_llm
-from tests.e2e.test_big_logs import ENTRIES, MERGED, WINDOW
-from tests.support import CANNED_ANALYSIS, AxeHome, entries
+from tests.e2e import test_big_logs, test_json
+from tests.e2e.loopback import LoopbackLLM, Prompt
+from tests.e2e.test_big_logs import ENTRIES, WINDOW
+from tests.support import AxeHome, entries
 from tests.support import run_installed as axe
 from tests.tokenizer import count_tokens
 
-ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
+server = test_big_logs.server  # a provider with a 12,000-token window
+anthropic = test_json.anthropic  # Anthropic mocked with respx, usage 1500 in, 42 out
 
 
 def run(*args: str) -> Result:
@@ -33,28 +34,6 @@ def with_budget(path: Path, tokens: int) -> Path:
     """The agent file at ``path`` with ``[budget] max_tokens = tokens``."""
     path.write_text(f"{path.read_text()}[budget]\nmax_tokens = {tokens}\n")
     return path
-
-
-@pytest.fixture
-def anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[respx.MockRouter]:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-    with respx.mock(assert_all_called=False) as router:
-        router.post(ANTHROPIC_URL, name="messages").respond(
-            200,
-            json={
-                "content": [{"type": "text", "text": CANNED_ANALYSIS}],
-                "usage": {"input_tokens": 1500, "output_tokens": 42},
-            },
-        )
-        yield router
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackLLM]:
-    with loopback_llm() as llm:
-        llm.window = WINDOW
-        llm.reply_for = lambda prompt: MERGED if prompt.merge else "part report"
-        yield llm
 
 
 def billed(server: LoopbackLLM) -> int:
