@@ -6,7 +6,8 @@ import io
 import typing
 
 from axe.adapters.console import ConsoleOutput
-from axe.domain.errors import ApiError, Budget, BudgetTooSmallError
+from axe.domain.budget import Budget, Estimate
+from axe.domain.errors import ApiError, BudgetTooSmallError
 from axe.domain.events import (
     AgentFinished,
     AgentsIgnored,
@@ -29,7 +30,7 @@ from axe.domain.events import (
     WaitingForLock,
 )
 from axe.domain.model import ModelRef
-from axe.domain.results import AgentResult, AgentStatus, Analysis, Estimate, SweepResult
+from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult
 from axe.testing import RecordingOutput
 
 SUCCEEDED = [

@@ -13,8 +13,9 @@ import pytest
 
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import AnalysisRequest
+from axe.domain.budget import Budget
 from axe.domain.entries import count_entries
-from axe.domain.errors import Budget, BudgetTooSmallError, PromptTooLargeError
+from axe.domain.errors import BudgetTooSmallError, PromptTooLargeError
 from axe.domain.events import AnalysisNarrowed, AnalysisReady
 from axe.domain.model import AgentConfig, BudgetConfig
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS

@@ -11,9 +11,9 @@ from attrs import define, field
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from axe.domain.budget import Budget
 from axe.domain.errors import (
     AxeError,
-    Budget,
     BudgetTooSmallError,
     PromptTooLargeError,
     RefusalMismatchError,

@@ -12,13 +12,14 @@ from attrs import Factory, define, field
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.workers import StopSignal, ordered_map
-from axe.domain.errors import AxeError, Budget
+from axe.domain.budget import Budget, Estimate
+from axe.domain.errors import AxeError
 from axe.domain.events import AnalysisNarrowed, AnalysisSplit, MergeStarted, PartAnalysed
 from axe.domain.model import MemoryConfig, ModelRef
 from axe.domain.parts import LogLayout
 from axe.domain.planning import Ask, Batch, Failed, Finished, Outcome, Plan, Stage, start
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN_DETECTION_PROMPT
-from axe.domain.results import Analysis, Completion, Estimate, Spent
+from axe.domain.results import Analysis, Completion, Spent
 from axe.domain.spending import Budgeted, estimated, within
 
 

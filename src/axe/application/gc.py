@@ -17,7 +17,6 @@ from axe.domain.entries import count_entries, plan_trim
 from axe.domain.errors import (
     AgentError,
     AxeError,
-    Budget,
     ConfigError,
     ModelNotFoundError,
     ModelOrigin,
@@ -38,10 +37,11 @@ from axe.domain.events import (
 )
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
-from axe.domain.results import AgentResult, AgentStatus, Analysis, Estimate, Spent, SweepResult
+from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepResult
 
 if TYPE_CHECKING:
     from axe.application.analysis import LogAnalysis
+    from axe.domain.budget import Budget, Estimate
 
 
 def _model_override(value: ModelRef | str | None) -> ModelRef | None:
@@ -178,11 +178,13 @@ def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
 def _budget(flag: int, agent: AgentConfig) -> Budget | None:
     """``--max-tokens`` when given, else the agent file's ``[budget] max_tokens``, else
     none (0 is "not given" in both), as the Go axe's ``axe run`` chooses."""
+    if flag <= 0 and agent.budget.max_tokens <= 0:
+        return None
+    from axe.domain.budget import Budget  # noqa: PLC0415  (with a budget only: start-up)
+
     if flag > 0:
         return Budget(flag, flag=True)
-    if agent.budget.max_tokens > 0:
-        return Budget(agent.budget.max_tokens, flag=False, source=agent.source)
-    return None
+    return Budget(agent.budget.max_tokens, flag=False, source=agent.source)
 
 
 @define

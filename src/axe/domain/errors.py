@@ -6,7 +6,12 @@ person at the terminal.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from attrs import frozen
+
+if TYPE_CHECKING:
+    from axe.domain.budget import Budget
 
 
 class AxeError(Exception):
@@ -94,17 +99,6 @@ class RefusalMismatchError(ApiError):
         self.refusal = refusal
         self.content = content
         self.estimate = estimate
-
-
-@frozen
-class Budget:
-    """The most tokens, input plus output, one agent's analysis may spend: ``max_tokens``,
-    set by ``--max-tokens`` (``flag``) or else by ``[budget] max_tokens`` in the agent's
-    file at ``source`` (its path; "" when the repository has none)."""
-
-    max_tokens: int
-    flag: bool
-    source: str = ""
 
 
 class BudgetTooSmallError(AxeError):

@@ -5,12 +5,16 @@ listeners can follow several at once."""
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from axe.domain.errors import AxeError, Budget
+from axe.domain.errors import AxeError
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, Analysis, SweepResult
+
+if TYPE_CHECKING:
+    from axe.domain.budget import Budget
 
 
 @frozen

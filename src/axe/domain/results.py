@@ -5,18 +5,15 @@ them); the use case returns one :class:`AgentResult` per agent, a :class:`SweepR
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from axe.domain.errors import (
-    EXIT_SUCCESS,
-    ApiError,
-    AxeError,
-    Budget,
-    PromptTooLargeError,
-    exit_code_for,
-)
+from axe.domain.errors import EXIT_SUCCESS, ApiError, AxeError, PromptTooLargeError, exit_code_for
 from axe.domain.model import ModelRef
+
+if TYPE_CHECKING:
+    from axe.domain.budget import Budget, Estimate
 
 
 class AgentStatus(enum.Enum):
@@ -110,37 +107,6 @@ class Analysis:
     @property
     def requests(self) -> int:
         return self.spent.requests
-
-
-@frozen(kw_only=True)
-class Estimate:
-    """What analysing one agent's log would send (``--estimate``), told by driving its plan
-    with assumed answers, nothing sent (docs/cost.md).
-
-    ``window``: the input tokens one request may carry, as known before sending (None:
-    unknown until a provider refuses); ``requests``, of which ``merges`` merge part
-    reports: what a run that is refused nothing makes, or a few more (replies teach a run
-    to fill its parts fuller), and ``most_requests``, as many as the budget makes room for
-    (its plan before any reply); ``input_tokens`` at most, gc's conservative estimate, the
-    one a budget counts, and ``likely_input_tokens``, about what a provider would count;
-    ``output_tokens``, the replies a budget makes room for; ``analysed``, the entries the
-    analysis would cover (None: none, the budget being too small); ``all_entries``, the
-    smallest budget that analyses every entry; ``one_entry``, when the budget is too small
-    for any, the smallest that analyses the newest; ``offline``: the model answers here,
-    for no token.
-    """
-
-    window: int | None = None
-    requests: int = 0
-    merges: int = 0
-    most_requests: int = 0
-    input_tokens: int = 0
-    likely_input_tokens: int = 0
-    output_tokens: int = 0
-    analysed: int | None = None
-    all_entries: int = 0
-    one_entry: int | None = None
-    offline: bool = False
 
 
 @frozen(kw_only=True)

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
+from axe.domain.budget import Budget, Estimate
 from axe.domain.errors import (
     ApiError,
-    Budget,
     BudgetTooSmallError,
     PromptTooLargeError,
     WindowTooSmallError,
@@ -38,7 +38,7 @@ from axe.domain.planning import (
     narrowing_points,
 )
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS
-from axe.domain.results import Completion, Estimate, Usage
+from axe.domain.results import Completion, Usage
 from axe.domain.tokens import Classes
 
 # What a byte-pair tokenizer likely counts of each kind of text gc estimates (word starts,

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from attrs import frozen
 
 from axe.domain.errors import (
     AxeError,
-    Budget,
     BudgetTooSmallError,
     ModelNotFoundError,
     RefusalMismatchError,
@@ -43,6 +42,9 @@ from axe.domain.events import (
 )
 from axe.domain.model import quoted
 from axe.domain.results import AgentResult, AgentStatus, SweepResult
+
+if TYPE_CHECKING:
+    from axe.domain.budget import Budget
 
 
 class Stream(enum.Enum):
