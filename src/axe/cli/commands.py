@@ -26,7 +26,7 @@ Examples:
   axe gc pr-reviewer --model openai/gpt-4o    use another model for the analysis
   axe gc pr-reviewer --archive                keep removed entries in <memory>.archive
   axe gc --all --max-tokens 200000            at most 200k tokens for each agent
-  axe gc --all --estimate                     what that would send, sending nothing
+  axe gc --all --estimate                     what gc would send, sending nothing
 
 \b
 Where gc looks:
