@@ -150,13 +150,10 @@ def estimate_lines(result: AgentResult) -> list[str]:
         model = f"Model: {result.model}, input window unknown until a request is refused"
     else:
         model = f"Model: {result.model}, input window {estimate.window:,} tokens"
-    parts = estimate.requests - estimate.merges
-    merges = f"{estimate.merges} merge{'s' * (estimate.merges != 1)}"
-    requests = (
-        f"about {estimate.requests} ({parts} parts, {merges})"
-        if parts > 1
-        else (str(estimate.requests or "none"))
-    )
+    requests = str(estimate.requests or "none")
+    if estimate.requests > 1:  # parts, and the merges of their reports
+        parts, merges = estimate.requests - estimate.merges, estimate.merges
+        requests = f"about {requests} ({parts} parts, {merges} merge{'s' * (merges != 1)})"
     if estimate.most_requests > estimate.requests:
         requests += f", at most {estimate.most_requests}"
     if estimate.requests:
