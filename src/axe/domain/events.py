@@ -8,6 +8,7 @@ import enum
 
 from attrs import frozen
 
+from axe.domain.analysed import AnalysedMemory
 from axe.domain.errors import AxeError
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, Analysis, SweepResult
@@ -91,6 +92,16 @@ class NoEntryHeadings:
 
 
 @frozen
+class MemoryUnchanged:
+    """``--skip-unchanged``: the memory file holds exactly what gc left there when it
+    analysed it (``since``), for the model this run would use; it is neither analysed
+    again nor trimmed."""
+
+    agent: str
+    since: AnalysedMemory
+
+
+@frozen
 class AnalysisStarted:
     """The analysis of ``entries`` entries was sent to ``model``; a slow step begins."""
 
@@ -169,6 +180,7 @@ Event = (
     | WaitingForLock
     | MemoryRead
     | NoEntryHeadings
+    | MemoryUnchanged
     | AnalysisStarted
     | AnalysisSplit
     | PartAnalysed

@@ -8,14 +8,16 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from axe.adapters.memory.analysed import read_record, write_record
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
 from axe.adapters.memory.paths import expand_path
 from axe.adapters.shared.clock import SystemClock
 from axe.application.ports import Clock
+from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
 from axe.domain.errors import AgentError, ConfigError
-from axe.domain.model import AgentConfig, quoted, validate_agent_name
+from axe.domain.model import AgentConfig, ModelRef, quoted, validate_agent_name
 
 
 class FileMemoryStore:
@@ -68,6 +70,13 @@ class FileMemoryStore:
             with self._trims:
                 self._trimming -= 1
                 self._trims.notify_all()
+
+    def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
+        return read_record(self.file_for(agent))
+
+    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> None:
+        record = AnalysedMemory.of(left, model=model, at=self._clock.now())
+        write_record(self.file_for(agent), record)
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:
         """``agent``'s memory file, with this run's platform and clock (a ``ConfigError`` as
