@@ -138,7 +138,8 @@ def test_any_change_is_analysed_again() -> None:
         collect_garbage("a", SKIP, p)
         options = changed(change, p, agent)
         result = collect_garbage("a", options, second := again(p))
-        assert (result.status, sent(second)) == (AgentStatus.TRIMMED, 1), change
+        assert result.status is not AgentStatus.UNCHANGED, change
+        assert sent(second) == 1, change
     agent = make_agent("a", last_n=3)
     p = ports(agent, files={"a": entries(10)})
     collect_garbage("a", SKIP, p)

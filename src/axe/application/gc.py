@@ -197,9 +197,7 @@ class _AgentGc:
             return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
 
     def _steps(self) -> AgentResult:
-        if self.options.skip_unchanged and (
-            skipped := self._unchanged(self.ports.memory.read(self.agent))
-        ):
+        if self.options.skip_unchanged and (skipped := self._unchanged()):
             return skipped  # decided without the lock: a skip changes nothing
         if self.options.dry_run:  # changes nothing: neither waits for a lock nor holds one
             return self._flow()
@@ -216,10 +214,15 @@ class _AgentGc:
             self.ports.output.emit(NoEntryHeadings(self.agent.name, len(snapshot.content)))
         return count
 
-    def _unchanged(self, snapshot: MemorySnapshot) -> AgentResult | None:
-        """The result of a skip, when the file holds exactly what gc left there, for the
-        model this run would use; None (nothing said) on any doubt, for the flow to decide."""
-        if not snapshot.content or (since := self.ports.memory.analysed(self.agent)) is None:
+    def _unchanged(self, snapshot: MemorySnapshot | None = None) -> AgentResult | None:
+        """The result of a skip, when the file (``snapshot``, else read now) holds exactly
+        what gc left there, for the model this run would use; None (nothing said) on any
+        doubt, for the flow to decide. The record is looked at first: without one the file
+        is not read here (the flow reads it)."""
+        if (since := self.ports.memory.analysed(self.agent)) is None:
+            return None
+        snapshot = snapshot or self.ports.memory.read(self.agent)
+        if not snapshot.content:
             return None
         try:
             model = self.options.model_override or ModelRef.parse(self.agent.model)

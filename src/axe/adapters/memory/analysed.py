@@ -54,7 +54,7 @@ def record_path(real: Path) -> Path:
 def read_record(file: HandledFile) -> AnalysedMemory | None:
     """The record beside ``file``, or None: none, unreadable, not whole, not the user's, in
     a directory others can write, or an archive left to settle."""
-    real = file.real
+    real = _resolved(file)
     if not _private(real.parent) or os.path.lexists(intent_path(file.path)):
         return None
     try:
@@ -77,7 +77,7 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> None:
     """Replace the record beside ``file`` with ``record`` (the caller holds the file's
     lock), or leave no record where it cannot be written safely (see the module docstring):
     an ``OSError`` only costs a later run an analysis, and is not raised."""
-    real = file.real
+    real = _resolved(file)
     if not _private(real.parent):
         return
     data = json.dumps(
@@ -92,6 +92,17 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> None:
             remove_quietly(temp)
             raise
         file.platform.fsync_directory(real.parent)
+
+
+def _resolved(file: HandledFile) -> Path:
+    """The memory file's path with a final symlink resolved: the directory entry its record
+    goes beside. A path that is no link already names it (a linked directory on the way
+    leads to the same directory), and needs no walk of every component."""
+    try:
+        linked = stat.S_ISLNK(os.lstat(file.path).st_mode)
+    except OSError:
+        linked = True  # let the full resolution decide
+    return file.real if linked else file.path
 
 
 def _private(directory: Path) -> bool:

@@ -7,17 +7,19 @@ import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from axe.adapters.memory.analysed import read_record, write_record
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
 from axe.adapters.memory.paths import expand_path
 from axe.adapters.shared.clock import SystemClock
 from axe.application.ports import Clock
-from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, ModelRef, quoted, validate_agent_name
+
+if TYPE_CHECKING:
+    from axe.domain.analysed import AnalysedMemory
 
 
 class FileMemoryStore:
@@ -71,10 +73,16 @@ class FileMemoryStore:
                 self._trimming -= 1
                 self._trims.notify_all()
 
+    # The record's module (and the digest's hashlib) load only in runs that skip unchanged.
     def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
+        from axe.adapters.memory.analysed import read_record  # noqa: PLC0415
+
         return read_record(self.file_for(agent))
 
     def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> None:
+        from axe.adapters.memory.analysed import write_record  # noqa: PLC0415
+        from axe.domain.analysed import AnalysedMemory  # noqa: PLC0415
+
         record = AnalysedMemory.of(left, model=model, at=self._clock.now())
         write_record(self.file_for(agent), record)
 
