@@ -94,6 +94,23 @@ def test_the_second_run_over_an_unchanged_fleet_sends_nothing() -> None:
     assert len(store(second).trims) == 3  # the first run's, none since
 
 
+def test_jobs_skip_the_same_agents_with_the_same_output() -> None:
+    """Under --jobs the same agents are skipped and stdout is the sequential run's."""
+
+    def recorded_fleet() -> GcPorts:
+        fleet = [make_agent(name, last_n=3) for name in ("a", "b", "c", "d")]
+        p = ports(*fleet, files={agent.name: entries(10) for agent in fleet})
+        collect_all_garbage(SKIP, p)
+        store(p).append(fleet[2], entry(99))
+        return again(p)
+
+    parallel, sequential = recorded_fleet(), recorded_fleet()
+    collect_all_garbage(attrs.evolve(SKIP, jobs=3), parallel)
+    collect_all_garbage(SKIP, sequential)
+    assert (sent(parallel), sent(sequential)) == (1, 1)
+    assert stdout(parallel) == stdout(sequential)
+
+
 def test_a_skip_takes_no_lock() -> None:
     """Deciding to skip changes nothing, so it neither waits for another gc nor holds one up."""
     p = ports(make_agent("a", last_n=3), files={"a": entries(2)})
