@@ -38,6 +38,7 @@ class FileMemoryStore:
         self._environ = os.environ if environ is None else environ  # for memory.path
         self._clock = clock or SystemClock()
         self._locks = MemoryFileLocks(timeout=lock_timeout, clock=self._clock)
+        self._files: dict[tuple[str, str], MemoryFile] = {}
         self._trimming = 0  # trims under way, so an interrupted run lets them finish
         self._interrupted = False
         self._trims = threading.Condition()
@@ -88,8 +89,12 @@ class FileMemoryStore:
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:
         """``agent``'s memory file, with this run's platform and clock (a ``ConfigError`` as
-        :meth:`path_for` says)."""
-        return MemoryFile(self.path_for(agent), clock=self._clock)
+        :meth:`path_for` says); made once per agent name and ``memory.path``, the only
+        inputs of its path, as each gc asks for it several times."""
+        key = (agent.name, agent.memory.path)
+        if (file := self._files.get(key)) is None:
+            file = self._files[key] = MemoryFile(self.path_for(agent), clock=self._clock)
+        return file
 
     def path_for(self, agent: AgentConfig) -> Path:
         """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does
