@@ -25,12 +25,13 @@ Examples:
                                               offline report, no API key, no trim
   axe gc pr-reviewer --model openai/gpt-4o    use another model for the analysis
   axe gc pr-reviewer --archive                keep removed entries in <memory>.archive
-  axe gc --all --skip-unchanged               leave alone what gc analysed last time
+  axe gc --all --skip-unchanged               skip agents unchanged since gc analysed them
 
 \b
 Where gc looks:
   agents        --agents-dir, then ./axe/agents, then <config dir>/agents (<name>.toml)
   memory        the agent's memory.path, else <data dir>/memory/<agent>.md
+  record        .<memory file>.axe-gc.analysed beside it (--skip-unchanged)
   keys, URLs    <config dir>/config.toml; <PROVIDER>_API_KEY (GEMINI_API_KEY for
                 google; AWS_* credentials for bedrock) and AXE_<PROVIDER>_BASE_URL
                 win over it
