@@ -207,7 +207,7 @@ class _AgentGc:
     def _waiting(self, holder: int | None) -> None:
         self.ports.output.emit(WaitingForLock(self.agent.name, holder))
 
-    def _said_read(self, snapshot: MemorySnapshot) -> int:
+    def _report_read(self, snapshot: MemorySnapshot) -> int:
         count = self.entries = count_entries(snapshot.content)
         self.ports.output.emit(MemoryRead(self.agent.name, count, len(snapshot.content)))
         if not count:
@@ -221,7 +221,8 @@ class _AgentGc:
         is not read here (the flow reads it)."""
         if (since := self.ports.memory.analysed(self.agent)) is None:
             return None
-        snapshot = snapshot or self.ports.memory.read(self.agent)
+        if snapshot is None:
+            snapshot = self.ports.memory.read(self.agent)
         if not snapshot.content:
             return None
         try:
@@ -231,7 +232,7 @@ class _AgentGc:
         if not since.holds(snapshot.content, model):
             return None
         self.model = model
-        count = self._said_read(snapshot)
+        count = self._report_read(snapshot)
         self.ports.output.emit(MemoryUnchanged(self.agent.name, since))
         return self._result(AgentStatus.UNCHANGED, kept=count)
 
@@ -248,7 +249,7 @@ class _AgentGc:
             return self._result(AgentStatus.EMPTY, kept=0)
         if self.options.skip_unchanged and (skipped := self._unchanged(snapshot)):
             return skipped  # another gc analysed it while this one waited for the lock
-        count = self._said_read(snapshot)
+        count = self._report_read(snapshot)
 
         self.model = self.options.model_override or ModelRef.parse(self.agent.model)
         self.stop.check()
