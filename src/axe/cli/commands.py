@@ -25,11 +25,13 @@ Examples:
                                               offline report, no API key, no trim
   axe gc pr-reviewer --model openai/gpt-4o    use another model for the analysis
   axe gc pr-reviewer --archive                keep removed entries in <memory>.archive
+  axe gc --all --skip-unchanged               skip agents unchanged since gc analysed them
 
 \b
 Where gc looks:
   agents        --agents-dir, then ./axe/agents, then <config dir>/agents (<name>.toml)
   memory        the agent's memory.path, else <data dir>/memory/<agent>.md
+  record        .<memory file>.axe-gc.analysed beside it (--skip-unchanged)
   keys, URLs    <config dir>/config.toml; <PROVIDER>_API_KEY (GEMINI_API_KEY for
                 google; AWS_* credentials for bedrock) and AXE_<PROVIDER>_BASE_URL
                 win over it
@@ -168,6 +170,12 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
     help="Append removed entries to '<memory file>.archive' before trimming.",
 )
 @click.option(
+    "--skip-unchanged",
+    is_flag=True,
+    help="Skip an agent whose memory file holds exactly what gc left there when it last "
+    "analysed it with the same model: no request, no trim (docs/cost.md).",
+)
+@click.option(
     "--json",
     "json_lines",
     is_flag=True,
@@ -213,6 +221,7 @@ def gc(
     all_agents: bool,
     model: str,
     archive: bool,
+    skip_unchanged: bool,
     json_lines: bool,
     jobs: int,
     max_input_tokens: int | None,
@@ -238,7 +247,11 @@ def gc(
         raise AgentError("--jobs runs several agents at once, so it needs --all")
     try:
         options = GcOptions(
-            dry_run=dry_run, model_override=model or None, archive=archive, jobs=jobs
+            dry_run=dry_run,
+            model_override=model or None,
+            archive=archive,
+            jobs=jobs,
+            skip_unchanged=skip_unchanged,
         )
     except BelowOneError as error:  # the options' fact, in the command line's words
         raise AgentError(f"--{error.option} must be at least 1, not {error.value}") from None

@@ -5,12 +5,16 @@ listeners can follow several at once."""
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
 from axe.domain.errors import AxeError
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, Analysis, SweepResult
+
+if TYPE_CHECKING:  # loaded only by runs that skip unchanged agents (hashlib is slow to load)
+    from axe.domain.analysed import AnalysedMemory
 
 
 @frozen
@@ -88,6 +92,16 @@ class NoEntryHeadings:
 
     agent: str
     size: int
+
+
+@frozen
+class MemoryUnchanged:
+    """``--skip-unchanged``: the memory file holds exactly what gc left there when it
+    analysed it (``since``), for the model this run would use; it is neither analysed
+    again nor trimmed."""
+
+    agent: str
+    since: AnalysedMemory
 
 
 @frozen
@@ -169,6 +183,7 @@ Event = (
     | WaitingForLock
     | MemoryRead
     | NoEntryHeadings
+    | MemoryUnchanged
     | AnalysisStarted
     | AnalysisSplit
     | PartAnalysed

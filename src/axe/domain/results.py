@@ -19,6 +19,7 @@ class AgentStatus(enum.Enum):
     WITHIN_LIMIT = "within_limit"
     NO_TARGET = "no_target"
     DRY_RUN = "dry_run"
+    UNCHANGED = "unchanged"  # --skip-unchanged: the file holds what gc last analysed
     EMPTY = "empty"
     DISABLED = "disabled"
     FAILED = "failed"
