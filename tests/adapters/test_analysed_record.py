@@ -155,14 +155,14 @@ def test_an_archive_left_to_settle_is_no_record(memory: MemoryFile) -> None:
 
 
 def test_a_failed_write_keeps_the_old_record_and_leaves_no_temp(memory: MemoryFile) -> None:
-    """The record is replaced atomically: a write that fails (here the flush, EIO) leaves
-    the earlier record whole and no temp file, and raises nothing."""
+    """The record is replaced atomically: a write that fails (here the write itself, EIO)
+    leaves the earlier record whole and no temp file, and raises nothing."""
     write_record(memory, RECORD)
 
-    def failing_fsync(fd: int) -> None:
+    def failing_write(fd: int, data: memoryview) -> int:
         raise OSError(errno.EIO, "Input/output error")
 
-    broken = MemoryFile(memory.path, platform=attrs.evolve(current_platform(), fsync=failing_fsync))
+    broken = MemoryFile(memory.path, platform=attrs.evolve(current_platform(), write=failing_write))
     write_record(broken, AnalysedMemory.of(b"other", model=ModelRef("ollama", "m"), at=2.0))
     assert read_record(memory) == RECORD
     assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]

@@ -121,16 +121,23 @@ def test_json_says_unchanged(fleet: AxeHome, server: LoopbackLLM) -> None:
     }
 
 
-def test_no_record_without_the_flag_or_from_a_dry_run(fleet: AxeHome, server: LoopbackLLM) -> None:
-    """A gc without --skip-unchanged prints and leaves exactly what it always did, and
-    a dry run changes nothing: neither writes a record."""
+def test_a_run_without_the_flag_records_and_a_dry_run_does_not(
+    fleet: AxeHome, server: LoopbackLLM
+) -> None:
+    """A gc without --skip-unchanged prints exactly what it always did and records what it
+    left beside the memory file; a dry run changes nothing and records nothing."""
     result = run("a")
     assert result.stdout == (
         "Agent: a\nEntries: 5\n--- Analysis ---\n"
         f"{CANNED_ANALYSIS}\nTrimmed: 2 entries removed, 3 entries kept.\n"
     )
     run("b", "--dry-run", "--skip-unchanged")
-    assert sorted(os.listdir(fleet.data / "memory")) == ["a.md", "b.md", "c.md"]
+    assert sorted(os.listdir(fleet.data / "memory")) == [
+        ".a.md.axe-gc.analysed",
+        "a.md",
+        "b.md",
+        "c.md",
+    ]
 
 
 def test_no_record_through_a_symlink(home: AxeHome, server: LoopbackLLM, tmp_path: Path) -> None:

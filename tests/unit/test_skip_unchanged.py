@@ -192,14 +192,17 @@ def test_an_entry_appended_during_the_analysis_is_analysed_next_time() -> None:
     assert sent(second) == 1
 
 
-def test_no_record_without_the_flag_nor_from_a_dry_run() -> None:
-    """Without --skip-unchanged gc behaves as it always did and records nothing; a dry run
-    (which changes nothing) records nothing either."""
+def test_every_analysis_records_but_a_dry_run() -> None:
+    """A gc without --skip-unchanged records what it left too, so that a nightly
+    --skip-unchanged run after a run by hand skips the agent; a dry run (which changes
+    nothing) records nothing."""
     p = ports(make_agent("a", last_n=3), make_agent("b", last_n=3), files={"a": entries(5)})
     store(p).files["b"] = entries(5)
     collect_garbage("a", GcOptions(), p)
     collect_garbage("b", attrs.evolve(SKIP, dry_run=True), p)
-    assert store(p).records == {}
+    assert store(p).records == {"a": AnalysedMemory.of(entries(3, 2), model=MODEL, at=NOON)}
+    result = collect_garbage("a", SKIP, second := again(p))
+    assert (result.status, sent(second)) == (AgentStatus.UNCHANGED, 0)
 
 
 def test_a_dry_run_skips_what_is_unchanged_too() -> None:

@@ -237,8 +237,10 @@ class _AgentGc:
         return self._result(AgentStatus.UNCHANGED, kept=count)
 
     def _remember(self, left: bytes) -> None:
-        """Under the lock, after the analysis: what this gc leaves in the file."""
-        if self.options.skip_unchanged and self.model is not None:
+        """Under the lock, after the analysis: what this gc leaves in the file, so that a
+        later ``--skip-unchanged`` run skips it while it holds exactly that (with or
+        without the flag now: a nightly run after a run by hand costs nothing)."""
+        if self.model is not None:
             self.ports.memory.remember_analysed(self.agent, left, model=self.model)
 
     def _flow(self) -> AgentResult:

@@ -5,8 +5,10 @@ resolved file, as one line of JSON.
 It is only ever a reason to skip, so any doubt about it reads as no record, and deleting it
 only costs the next run an analysis:
 
-- It is written under the memory file's lock, atomically (a flushed temp file renamed over
-  the old record, the directory flushed), so a reader sees a whole record or the one before.
+- It is written under the memory file's lock, atomically (a temp file renamed over the old
+  record), so a reader sees a whole record or the one before. It is not flushed to disk: a
+  skip needs the memory file's digest to match, so a record lost or cut by a power failure
+  only costs an analysis.
 - Never through a symlink: it sits beside the resolved real path; a new record replaces a
   link of that name rather than following it, and a record is opened with ``O_NOFOLLOW``.
 - Never where another user could have written it: in a directory that group or others may
@@ -91,7 +93,6 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> None:
         except BaseException:
             remove_quietly(temp)
             raise
-        file.platform.fsync_directory(real.parent)
 
 
 def _resolved(file: HandledFile) -> Path:

@@ -166,15 +166,16 @@ def _temp_file(target: Path) -> Iterator[tuple[Path, int]]:
 
 
 def write_temp(target: Path, data: bytes, *, platform: FilePlatform) -> Path:
-    """A new temp file beside ``target`` holding ``data``, flushed to disk and closed, to be
-    renamed over a file of gc's own (the ``--skip-unchanged`` record).
+    """A new temp file beside ``target`` holding ``data``, closed, to be renamed over a file
+    of gc's own (the ``--skip-unchanged`` record). Not flushed: such a file is only a
+    reason to skip, checked against the memory file's digest, so one lost or cut by a power
+    failure costs an analysis, never a wrong skip.
 
     Raises:
         OSError: nothing was left behind.
     """
     with _temp_file(target) as (temp, fd):
         write_all(fd, data, write=platform.write)
-        platform.fsync(fd)
     return temp
 
 
