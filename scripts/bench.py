@@ -305,6 +305,21 @@ class Workspace:
             (self.memory / f"{name}.md").write_bytes(memory)
 
 
+def quiet_fleet(space: Workspace, fleet: int, log: bytes) -> dict[str, str]:
+    """``fleet`` agents that one ``gc --all --skip-unchanged`` has analysed and recorded,
+    and an environment whose provider refuses every connection: a run in it that sent any
+    request would fail (exit 1), so a measured run proves it sent none."""
+    for index in range(fleet):
+        space.agent(f"agent-{index:03d}", log, last_n=10)
+    subprocess.run(
+        [AXE, "gc", "--all", "--skip-unchanged"], env=space.env, capture_output=True, check=True
+    )
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return {**space.env, "AXE_OPENAI_BASE_URL": f"http://127.0.0.1:{port}"}
+
+
 def row(figure: Figure) -> str:
     return (
         f"  {figure.label:<26} {figure.seconds * 1000:8.1f} ms  {figure.peak_kib / 1024:7.1f} MiB"
@@ -433,6 +448,7 @@ def report(
     for index in range(fleet):
         fleet_space.agent(f"agent-{index:03d}", fleet_log, last_n=10)
     one_space.agent("agent-000", fleet_log, last_n=10)
+    quiet_env = quiet_fleet(Workspace(root / "quiet", url), fleet, fleet_log)
 
     def restore_big() -> None:
         shutil.copyfile(pristine_big, big_path)
@@ -487,6 +503,12 @@ def report(
         runs,
         before_each=restore_fleet,
     )
+    quiet = measure(
+        f"--skip-unchanged, {fleet} quiet",
+        [AXE, "gc", "--all", "--skip-unchanged"],
+        quiet_env,
+        runs,
+    )
     small_proxied = measure(
         "proxied gc, 10 entries",
         [AXE, "gc", "small"],
@@ -517,6 +539,7 @@ def report(
         print(row(figure) + " peak RSS")
     for figure in (small_proxied, one_proxied, many_proxied):
         print(row(figure) + " peak RSS")
+    print(row(quiet) + " peak RSS, 0 requests")
     offline_goals = offline_analysis(space, runs=runs, smoke=smoke)
 
     per_agent_ms = (many.seconds - one.seconds) / max(1, fleet - 1) * 1000
@@ -534,6 +557,12 @@ def report(
         ("big log, peak RSS", big_run.peak_kib * 1024 / big_size, 2.5, "x file size"),
         ("--all, per extra agent", per_agent_ms, 2.0, "ms"),
         ("  (via a loopback proxy)", per_agent_proxied_ms, 2.0, "ms"),
+        (
+            f"quiet fleet of {fleet}",
+            quiet.seconds * 1000,
+            round(import_floor.seconds * 1000 + 0.5 * fleet, 1),
+            "ms (floor+0.5/agent)",
+        ),
         *offline_goals,
     ]
     print_goals(goals, no_http=no_http)

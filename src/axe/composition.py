@@ -117,9 +117,15 @@ def agent_names(
 
 
 def console_output(
-    stdout: BinaryIO, stderr: BinaryIO, environ: Mapping[str, str], *, json_lines: bool = False
+    stdout: BinaryIO,
+    stderr: BinaryIO,
+    environ: Mapping[str, str],
+    *,
+    json_lines: bool = False,
+    clock: Clock | None = None,
 ) -> ConsoleOutput:
-    """Console output; a live status line only where a person is watching stderr."""
+    """Console output; a live status line only where a person is watching stderr, timed by
+    the run's one ``clock`` (the system's when None)."""
     interactive = stderr.isatty() and environ.get("TERM", "") != "dumb"
     return ConsoleOutput(
         stdout,
@@ -127,6 +133,7 @@ def console_output(
         json_lines=json_lines,
         interactive=interactive,
         color=interactive and not environ.get("NO_COLOR"),
+        clock=clock or SystemClock(),
         columns=functools.partial(terminal_columns, stderr, environ),
     )
 
@@ -193,7 +200,8 @@ def run_gc(
     timeout = seconds_from(environ, "AXE_HTTP_TIMEOUT")
     cap = max_input_tokens or max_input_tokens_from(environ)
     waits = lock_timeout or seconds_from(environ, "AXE_LOCK_TIMEOUT") or DEFAULT_LOCK_TIMEOUT
-    output = console_output(stdout, stderr, environ, json_lines=json_lines)
+    clock = SystemClock()
+    output = console_output(stdout, stderr, environ, json_lines=json_lines, clock=clock)
     try:
         with production_ports(
             environ,
@@ -204,7 +212,7 @@ def run_gc(
             agents_dir=agents_dir,
             check_config=agent is None,
             model=options.model_override,
-            clock=SystemClock(),
+            clock=clock,
             sending=not options.estimate,
         ) as ports:
             if agent is None:

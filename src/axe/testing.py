@@ -23,6 +23,7 @@ from axe.application.ports import (
     Output,
 )
 from axe.application.workers import RecordingOutput
+from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.errors import AgentError, AxeError, ConfigError
 from axe.domain.model import AgentConfig, MemoryConfig, ModelRef, quoted
@@ -79,12 +80,16 @@ class FakeMemoryStore:
     threads, like the file store's. ``unreadable`` and ``failing_trim`` hold agent names whose
     read or trim fails as I/O would; ``trims`` records every trim applied and ``locked`` every
     lock taken; :meth:`append` adds bytes as a running ``axe run`` would, between a read and a
-    trim.
+    trim. ``records`` holds what ``--skip-unchanged`` remembers, stamped by ``clock``.
     """
 
-    def __init__(self, files: dict[str, bytes] | None = None) -> None:
+    def __init__(
+        self, files: dict[str, bytes] | None = None, *, clock: Clock | None = None
+    ) -> None:
         self.files = dict(files or {})
         self.archives: dict[str, bytes] = {}
+        self.records: dict[str, AnalysedMemory] = {}
+        self.clock = clock or FakeClock()
         self.unreadable: set[str] = set()
         self.failing_trim: set[str] = set()
         self.trims: list[tuple[str, TrimPlan]] = []
@@ -134,6 +139,12 @@ class FakeMemoryStore:
             self.archives[agent.name] = self.archives.get(agent.name, b"") + removed
         self.files[agent.name] = current[plan.keep_from :]
         self.trims.append((agent.name, plan))
+
+    def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
+        return self.records.get(agent.name)
+
+    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> None:
+        self.records[agent.name] = AnalysedMemory.of(left, model=model, at=self.clock.now())
 
 
 class FakeClock:

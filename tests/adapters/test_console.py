@@ -30,6 +30,7 @@ from axe.domain.events import (
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepResult, Usage
 from axe.domain.safe_text import terminal_safe
+from axe.testing import FakeClock
 
 MODEL = ModelRef("anthropic", "claude-3")
 
@@ -116,6 +117,20 @@ def test_closing_the_console_erases_a_status_left_showing() -> None:
     assert shown.endswith(b"\r\x1b[2K")
     console.close()
     assert err.getvalue() == shown
+
+
+def test_the_status_timer_reads_the_runs_one_clock() -> None:
+    """The status line's elapsed time is the run's clock's, as composition hands it the
+    same clock as the memory file and the HTTP side: a test moves it without waiting."""
+    err, clock = Terminal(), FakeClock(1_000.0)
+    console = console_output(io.BytesIO(), err, {"NO_COLOR": "1", "COLUMNS": "120"}, clock=clock)
+    console.emit(AnalysisStarted("a", MODEL, 3))
+    clock.sleep(42)
+    console.emit(AnalysisSplit("a", 4))
+    console.close()
+    shown = err.getvalue().decode()
+    assert "Analysing a: 3 entries with anthropic/claude-3 (0s)" in shown
+    assert "Analysing a: about 4 parts with anthropic/claude-3 (42s)" in shown
 
 
 def test_the_wait_for_a_lock_names_the_agent_first() -> None:

@@ -145,6 +145,21 @@ def test_an_unusable_sidecar_is_one_line(memory: Path) -> None:
     )
 
 
+def test_a_symlink_planted_at_the_sidecar_is_not_followed(memory: Path, tmp_path: Path) -> None:
+    """In a directory others can write, a link planted where the sidecar goes is refused
+    in one line: gc never writes its pid into the file it points at."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    lock_path(memory).symlink_to(victim)
+    with pytest.raises(AgentError) as caught:
+        take(MemoryFileLocks(), memory)
+    assert str(caught.value) == (
+        f'cannot lock the memory file of agent "helper": {lock_path(memory)}: '
+        "a symbolic link, not followed"
+    )
+    assert victim.read_bytes() == b"precious\n"
+
+
 class FakeMsvcrt:
     """Windows' msvcrt.locking as the lock uses it: records the position and mode of each
     call; a byte locked through one descriptor refuses another."""

@@ -13,12 +13,15 @@ from typing import Protocol
 
 import pytest
 
+from axe.adapters.memory.analysed import record_path
 from axe.adapters.memory.store import FileMemoryStore
-from axe.application.ports import MemoryStore
+from axe.adapters.shared.clock import SystemClock
+from axe.application.ports import Clock, MemoryStore
+from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
-from axe.domain.model import AgentConfig
-from axe.testing import FakeMemoryStore, make_agent
+from axe.domain.model import AgentConfig, ModelRef
+from axe.testing import FakeClock, FakeMemoryStore, make_agent
 from tests.support import entries, entry
 
 AGENT = make_agent("helper", last_n=2)
@@ -26,6 +29,7 @@ AGENT = make_agent("helper", last_n=2)
 
 class StoreHarness(Protocol):
     store: MemoryStore
+    clock: Clock
 
     def write(self, agent: AgentConfig, data: bytes) -> None: ...
     def replace(self, agent: AgentConfig, data: bytes) -> None: ...
@@ -33,12 +37,14 @@ class StoreHarness(Protocol):
     def append(self, agent: AgentConfig, data: bytes) -> None: ...
     def contents(self, agent: AgentConfig) -> bytes: ...
     def archive(self, agent: AgentConfig) -> bytes | None: ...
+    def spoil_record(self, agent: AgentConfig, how: str) -> None: ...
 
 
 class FileHarness:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.store: MemoryStore = FileMemoryStore(lambda: root)
+        self.clock: Clock = SystemClock()
+        self.store: MemoryStore = FileMemoryStore(lambda: root, clock=self.clock)
 
     def path(self, agent: AgentConfig) -> Path:
         return self.root / "memory" / f"{agent.name}.md"
@@ -67,10 +73,18 @@ class FileHarness:
         archive = self.path(agent).with_name(f"{agent.name}.md.archive")
         return archive.read_bytes() if archive.exists() else None
 
+    def spoil_record(self, agent: AgentConfig, how: str) -> None:
+        record = record_path(self.path(agent))
+        if how == "deleted":
+            record.unlink()
+        else:  # corrupted: cut short, as no atomic write leaves it, but a disk might
+            record.write_bytes(record.read_bytes()[:20])
+
 
 class FakeHarness:
     def __init__(self) -> None:
-        self.fake = FakeMemoryStore()
+        self.clock: Clock = FakeClock(1_795_608_000.0)
+        self.fake = FakeMemoryStore(clock=self.clock)
         self.store: MemoryStore = self.fake
 
     def write(self, agent: AgentConfig, data: bytes) -> None:
@@ -90,6 +104,9 @@ class FakeHarness:
 
     def archive(self, agent: AgentConfig) -> bytes | None:
         return self.fake.archives.get(agent.name)
+
+    def spoil_record(self, agent: AgentConfig, how: str) -> None:
+        del self.fake.records[agent.name]  # the fake holds values: spoilt is gone
 
 
 @pytest.fixture(params=["file", "fake"])
@@ -196,3 +213,34 @@ def test_a_file_changed_under_gc_is_not_trimmed(
     if left is not None:
         assert harness.contents(AGENT) == left
     assert harness.archive(AGENT) is None
+
+
+MODEL = ModelRef("anthropic", "claude-3")
+
+
+def test_what_gc_left_is_remembered_with_the_model_and_the_time(harness: StoreHarness) -> None:
+    """The record reads back as written: the size and digest of what gc left, its model and
+    the store's clock at the time; a memory file never analysed has none."""
+    harness.write(AGENT, entries(5))
+    assert harness.store.analysed(AGENT) is None
+    before = harness.clock.now()
+    harness.store.remember_analysed(AGENT, entries(2, start=3), model=MODEL)
+    record = harness.store.analysed(AGENT)
+    assert record is not None
+    assert before <= record.at <= harness.clock.now()
+    assert record == AnalysedMemory.of(entries(2, start=3), model=MODEL, at=record.at)
+    harness.store.remember_analysed(AGENT, entries(5), model=MODEL)  # replaces the old one
+    latest = harness.store.analysed(AGENT)
+    assert latest is not None
+    assert latest.holds(entries(5), MODEL)
+
+
+@pytest.mark.parametrize("how", ["deleted", "corrupted"])
+def test_a_deleted_or_corrupted_record_is_no_record(harness: StoreHarness, how: str) -> None:
+    """Deleting the record is always safe, and a spoilt one is never trusted: either way
+    the next --skip-unchanged run analyses the file."""
+    harness.write(AGENT, entries(5))
+    harness.store.remember_analysed(AGENT, entries(5), model=MODEL)
+    harness.spoil_record(AGENT, how)
+    assert harness.store.analysed(AGENT) is None
+    assert harness.contents(AGENT) == entries(5)

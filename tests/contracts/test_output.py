@@ -6,6 +6,7 @@ import io
 import typing
 
 from axe.adapters.console import ConsoleOutput
+from axe.domain.analysed import AnalysedMemory
 from axe.domain.budget import Budget, Estimate
 from axe.domain.errors import ApiError, BudgetTooSmallError
 from axe.domain.events import (
@@ -20,6 +21,7 @@ from axe.domain.events import (
     Event,
     Exposure,
     MemoryRead,
+    MemoryUnchanged,
     MergeStarted,
     NoAgentsDirectory,
     NoEntryHeadings,
@@ -54,6 +56,7 @@ EVERY_KIND_OF_EVENT: list[Event] = [
     AgentStarted("a", in_sweep=False),
     WaitingForLock("a", 42),
     MemoryRead("a", 1, 10),
+    MemoryUnchanged("a", AnalysedMemory(size=10, sha256="0" * 64, model="x/y", at=1795576500.5)),
     NoEntryHeadings("a", 10),
     AnalysisStarted("a", ModelRef("x", "y"), 1),
     AnalysisSplit("a", 3),
@@ -192,6 +195,7 @@ TEXT_LINES = [
     ("", ""),
     ("", ""),
     ("Agent: a\nEntries: 1\n", ""),
+    ("Unchanged since gc analysed it at 2026-11-25T03:15:00Z. Skipping analysis and trim.\n", ""),
     (
         "",
         'Warning: no line in the memory file of agent "a" starts with "## ", so it holds no '
@@ -206,11 +210,12 @@ TEXT_LINES = [
     ("No trimming needed: 1 entries within limit (1).\n", ""),
     ("No trim target configured (last_n and max_entries are both 0). Skipping trim.\n", ""),
     ("Dry run: no entries trimmed.\n", ""),
+    ("", ""),  # unchanged: MemoryUnchanged said it
     ('No memory entries for agent "empty". Nothing to do.\n', ""),
     ("", 'Warning: agent "disabled" does not have memory enabled. Skipping.\n'),
     ("", 'Error: gc failed for agent "failed": down\n'),
     ("", ""),
-    ("", "gc completed with errors: 1 of 7 agents failed\n"),
+    ("", "gc completed with errors: 1 of 8 agents failed\n"),
 ]
 BUDGET_TEXT_LINES = [
     (
@@ -310,10 +315,10 @@ JSON_LINES = [
         f'"requests": null, "error": "x", "exit_code": 3, {_NO_BUDGET}}}\n',
         'Warning: skipping agent "broken": x\n',
     ),
-    *[("", err) for _out, err in TEXT_LINES[7:17]],
+    *[("", err) for _out, err in TEXT_LINES[7:18]],
     *[
         (_SUCCEEDED_OBJECT.format(status=status), "")
-        for status in ("trimmed", "within_limit", "no_target", "dry_run", "empty")
+        for status in ("trimmed", "within_limit", "no_target", "dry_run", "unchanged", "empty")
     ],
     (
         _SUCCEEDED_OBJECT.format(status="disabled"),
@@ -326,7 +331,7 @@ JSON_LINES = [
         'Error: gc failed for agent "failed": down\n',
     ),
     ("", ""),
-    ("", "gc completed with errors: 1 of 7 agents failed\n"),
+    ("", "gc completed with errors: 1 of 8 agents failed\n"),
     (
         "",
         "Budget of 50,000 tokens (from --max-tokens): analysing the newest 412 of 3600 entries "

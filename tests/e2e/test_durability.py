@@ -84,4 +84,4 @@ def test_sigkill_at_any_moment_leaves_the_file_whole(home: AxeHome, server: Loop
     )
     assert finished.returncode == 0, finished.stderr
     assert path.read_bytes() == trimmed
-    assert sorted(os.listdir(path.parent)) == ["fragile.md"]
+    assert sorted(os.listdir(path.parent)) == [".fragile.md.axe-gc.analysed", "fragile.md"]

@@ -13,7 +13,7 @@ from attrs import Attribute, Factory, define, field, frozen, validators
 
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
-from axe.domain.entries import count_entries, plan_trim
+from axe.domain.entries import MemorySnapshot, count_entries, plan_trim
 from axe.domain.errors import (
     AgentError,
     AxeError,
@@ -29,6 +29,7 @@ from axe.domain.events import (
     AnalysisReady,
     AnalysisStarted,
     MemoryRead,
+    MemoryUnchanged,
     NoEntryHeadings,
     SweepFinished,
     SweepProgress,
@@ -74,7 +75,9 @@ def _at_least_one(_instance: object, attribute: Attribute[int], value: int) -> N
 class GcOptions:
     """The choices a user makes per run: ``jobs``, how many agents ``--all`` runs at once
     (1: one after another, as the spec says); ``part_concurrency``, how many parts of a log
-    too large for its model are analysed at once; ``max_tokens``, each agent's budget
+    too large for its model are analysed at once; ``skip_unchanged``, skip an agent whose
+    memory file holds exactly what gc left there when it last analysed it with the same model,
+    and record what each analysis leaves; ``max_tokens``, each agent's budget
     (``--max-tokens``; 0: the agent file's, if any); ``estimate``, to say what would be
     sent instead of sending it (nothing locked, nothing trimmed).
 
@@ -90,6 +93,7 @@ class GcOptions:
     part_concurrency: int = field(default=PART_CONCURRENCY, validator=_at_least_one)
     max_tokens: int = field(default=0, validator=validators.ge(0))
     estimate: bool = False
+    skip_unchanged: bool = False
 
 
 @frozen(kw_only=True)
@@ -226,6 +230,8 @@ class _AgentGc:
             return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
 
     def _steps(self) -> AgentResult:
+        if self.options.skip_unchanged and (skipped := self._unchanged()):
+            return skipped  # decided without the lock: a skip changes nothing
         if self.options.dry_run or self.options.estimate:  # change nothing: take no lock
             return self._flow()
         with self.ports.memory.lock(self.agent, waiting=self._waiting):
@@ -234,16 +240,51 @@ class _AgentGc:
     def _waiting(self, holder: int | None) -> None:
         self.ports.output.emit(WaitingForLock(self.agent.name, holder))
 
+    def _report_read(self, snapshot: MemorySnapshot) -> int:
+        count = self.entries = count_entries(snapshot.content)
+        self.ports.output.emit(MemoryRead(self.agent.name, count, len(snapshot.content)))
+        if not count:
+            self.ports.output.emit(NoEntryHeadings(self.agent.name, len(snapshot.content)))
+        return count
+
+    def _unchanged(self, snapshot: MemorySnapshot | None = None) -> AgentResult | None:
+        """The result of a skip, when the file (``snapshot``, else read now) holds exactly
+        what gc left there, for the model this run would use; None (nothing said) on any
+        doubt, for the flow to decide. The record is looked at first: without one the file
+        is not read here (the flow reads it)."""
+        if (since := self.ports.memory.analysed(self.agent)) is None:
+            return None
+        if snapshot is None:
+            snapshot = self.ports.memory.read(self.agent)
+        if not snapshot.content:
+            return None
+        try:
+            model = self.options.model_override or ModelRef.parse(self.agent.model)
+        except AgentError:
+            return None  # the flow says it, after the lines it always prints first
+        if not since.holds(snapshot.content, model):
+            return None
+        self.model = model
+        count = self._report_read(snapshot)
+        self.ports.output.emit(MemoryUnchanged(self.agent.name, since))
+        return self._result(AgentStatus.UNCHANGED, kept=count)
+
+    def _remember(self, left: bytes) -> None:
+        """Under the lock, after the analysis: what this gc leaves in the file, so that a
+        later ``--skip-unchanged`` run skips it while it holds exactly that (with or
+        without the flag now: a nightly run after a run by hand costs nothing)."""
+        if self.model is not None:
+            self.ports.memory.remember_analysed(self.agent, left, model=self.model)
+
     def _flow(self) -> AgentResult:
         name = self.agent.name
         snapshot = self.ports.memory.read(self.agent)
         if not snapshot.content:
             self.entries = 0
             return self._result(AgentStatus.EMPTY, kept=0)
-        count = self.entries = count_entries(snapshot.content)
-        self.ports.output.emit(MemoryRead(name, count, len(snapshot.content)))
-        if not count:
-            self.ports.output.emit(NoEntryHeadings(name, len(snapshot.content)))
+        if self.options.skip_unchanged and (skipped := self._unchanged(snapshot)):
+            return skipped  # another gc analysed it while this one waited for the lock
+        count = self._report_read(snapshot)
 
         self.model = self.options.model_override or ModelRef.parse(self.agent.model)
         if self.options.estimate:
@@ -257,13 +298,18 @@ class _AgentGc:
             return self._result(AgentStatus.DRY_RUN, kept=count)
         target = trim_target(self.agent.memory)
         if target is None:
+            self._remember(snapshot.content)
             return self._result(AgentStatus.NO_TARGET, kept=count)
         plan = plan_trim(snapshot.content, target, total=count)
         if not plan.changes_file:
+            self._remember(snapshot.content)
             return self._result(AgentStatus.WITHIN_LIMIT, kept=count)
         self.stop.check()  # an interrupted run changes no file it has not started on
         self.trimming = True
         self.ports.memory.trim(self.agent, snapshot, plan, archive=self.options.archive)
+        # What was analysed and kept; bytes `axe run` appended meanwhile were not analysed,
+        # so with them the file no longer matches and the next run analyses it.
+        self._remember(snapshot.content[plan.keep_from :])
         return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
 
     def _analyse(self, memory: bytes, model: ModelRef) -> Analysis:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from attrs import field, frozen
 
@@ -13,6 +13,9 @@ from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.events import Event
 from axe.domain.model import AgentConfig, MemoryConfig, ModelRef
 from axe.domain.results import Completion
+
+if TYPE_CHECKING:
+    from axe.domain.analysed import AnalysedMemory
 
 
 class AgentRepository(Protocol):
@@ -66,6 +69,22 @@ class MemoryStore(Protocol):
 
         Raises:
             AgentError: the trim could not be carried out; nothing was changed.
+        """
+
+    def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
+        """What gc left in ``agent``'s memory file when it last analysed it, as recorded by
+        :meth:`remember_analysed`; None when there is no record it can trust (none, unreadable,
+        corrupt, or where others could have written it). Needs no lock: it changes nothing.
+
+        Raises:
+            ConfigError: the memory path cannot be resolved.
+        """
+
+    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> None:
+        """Record, under the lock, that gc analysed ``agent``'s memory file with ``model`` and
+        left ``left`` there, stamped with the run's clock; atomically, replacing any earlier
+        record. Where it cannot be written safely nothing is recorded, which only costs a
+        later ``--skip-unchanged`` an analysis, so this raises nothing.
         """
 
 

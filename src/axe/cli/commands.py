@@ -27,11 +27,13 @@ Examples:
   axe gc pr-reviewer --archive                keep removed entries in <memory>.archive
   axe gc --all --max-tokens 200000            at most 200k tokens for each agent
   axe gc --all --estimate                     what gc would send, sending nothing
+  axe gc --all --skip-unchanged               skip agents unchanged since gc analysed them
 
 \b
 Where gc looks:
   agents        --agents-dir, then ./axe/agents, then <config dir>/agents (<name>.toml)
   memory        the agent's memory.path, else <data dir>/memory/<agent>.md
+  record        .<memory file>.axe-gc.analysed beside it (--skip-unchanged)
   keys, URLs    <config dir>/config.toml; <PROVIDER>_API_KEY (GEMINI_API_KEY for
                 google; AWS_* credentials for bedrock) and AXE_<PROVIDER>_BASE_URL
                 win over it
@@ -171,6 +173,12 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
     help="Append removed entries to '<memory file>.archive' before trimming.",
 )
 @click.option(
+    "--skip-unchanged",
+    is_flag=True,
+    help="Skip an agent whose memory file holds exactly what gc left there when it last "
+    "analysed it with the same model: no request, no trim (docs/cost.md).",
+)
+@click.option(
     "--json",
     "json_lines",
     is_flag=True,
@@ -231,6 +239,7 @@ def gc(
     all_agents: bool,
     model: str,
     archive: bool,
+    skip_unchanged: bool,
     json_lines: bool,
     jobs: int,
     max_input_tokens: int | None,
@@ -264,6 +273,7 @@ def gc(
             jobs=jobs,
             max_tokens=max_tokens,
             estimate=estimate,
+            skip_unchanged=skip_unchanged,
         )
     except BelowOneError as error:  # the options' fact, in the command line's words
         raise AgentError(f"--{error.option} must be at least 1, not {error.value}") from None

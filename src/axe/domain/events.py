@@ -13,7 +13,8 @@ from axe.domain.errors import AxeError
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, Analysis, SweepResult
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded only by runs that use them (hashlib is slow to load)
+    from axe.domain.analysed import AnalysedMemory
     from axe.domain.budget import Budget
 
 
@@ -92,6 +93,16 @@ class NoEntryHeadings:
 
     agent: str
     size: int
+
+
+@frozen
+class MemoryUnchanged:
+    """``--skip-unchanged``: the memory file holds exactly what gc left there when it
+    analysed it (``since``), for the model this run would use; it is neither analysed
+    again nor trimmed."""
+
+    agent: str
+    since: AnalysedMemory
 
 
 @frozen
@@ -185,6 +196,7 @@ Event = (
     | WaitingForLock
     | MemoryRead
     | NoEntryHeadings
+    | MemoryUnchanged
     | AnalysisStarted
     | AnalysisNarrowed
     | AnalysisSplit

@@ -464,33 +464,31 @@ def _coalesced(layout: LogLayout, pieces: Sequence[Piece]) -> list[Piece]:
 def _plan(layout: LogLayout, span: Part, sizing: Sizing) -> list[Part]:
     """``span`` in parts that fit what is known; always progress, or the window is too
     small. With a stated window, as few parts as fit; with only refusals without numbers,
-    halves (as even as the entries allow) until each fits. A cut entry is checked with
-    its marker (once calibrated, their costs do not quite add up) and cut shorter while
-    it does not fit; cut to the least that is ever sent and still too large, the window
-    is too small, said before anything is sent.
+    halves (as even as the entries allow) until each fits.
 
     Raises:
-        WindowTooSmallError: not even the least part of an entry fits.
+        WindowTooSmallError: an entry too large for the window cannot be cut smaller (it is
+            no longer than the least head ever sent), or its least head cannot fit even at
+            the lowest rate the provider was seen to count: said before it is sent.
     """
     cost = sizing.content_cost(PATTERN_DETECTION_PROMPT)  # a limit is known: a cap, or a refusal
     if sizing.window is None:
         return _halves(layout, span, sizing)
     parts = plan_parts(layout.measured(cost), _UNIT, span.start, span.end)
-    return [part if part.sent_bytes is None else _cut(layout, part, sizing) for part in parts]
+    if any(_hopeless(layout, part, sizing) for part in parts if part.sent_bytes is not None):
+        raise sizing.too_small()
+    return parts
 
 
-def _cut(layout: LogLayout, part: Part, sizing: Sizing) -> Part:
-    """A cut entry ``part`` cut shorter, by halves, until it fits with its marker.
-
-    Raises:
-        WindowTooSmallError: cut to the least ever sent, it still does not fit.
-    """
-    cost = sizing.content_cost(PATTERN_DETECTION_PROMPT)
-    while cost(token_classes(part.content(layout.log))) > _UNIT:
-        if part.sent_size <= _SMALLEST_PART:
-            raise sizing.too_small()
-        (part,) = halve(layout, part)
-    return part
+def _hopeless(layout: LogLayout, cut: Part, sizing: Sizing) -> bool:
+    """Whether a cut entry certainly cannot fit the known window: its head is the whole
+    entry (the marker only adds to what did not fit), or even at the lowest rate the
+    provider was seen to count it is over (the estimate errs high, so only then)."""
+    if cut.sent_size >= cut.end - cut.start:
+        return True
+    calibration, window = sizing.calibration, sizing.window
+    request = request_classes(PATTERN_DETECTION_PROMPT, cut.content(layout.log))
+    return bool(calibration.samples) and window is not None and calibration.least(request) > window
 
 
 def _part_classes(layout: LogLayout, part: Part) -> Classes:

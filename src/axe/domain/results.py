@@ -23,6 +23,7 @@ class AgentStatus(enum.Enum):
     WITHIN_LIMIT = "within_limit"
     NO_TARGET = "no_target"
     DRY_RUN = "dry_run"
+    UNCHANGED = "unchanged"  # --skip-unchanged: the file holds what gc last analysed
     ESTIMATED = "estimated"
     EMPTY = "empty"
     DISABLED = "disabled"

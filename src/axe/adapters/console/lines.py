@@ -7,6 +7,7 @@ place. Every sentence a user reads during gc is written here and nowhere in the 
 from __future__ import annotations
 
 import enum
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, assert_never
 
@@ -31,6 +32,7 @@ from axe.domain.events import (
     Event,
     Exposure,
     MemoryRead,
+    MemoryUnchanged,
     MergeStarted,
     NoAgentsDirectory,
     NoEntryHeadings,
@@ -103,8 +105,8 @@ class TextLines:
                 return _err(_left_out(event))
             case AgentStarted(agent=agent, in_sweep=in_sweep):
                 return _out(f"=== GC: {agent} ===") if in_sweep else []
-            case MemoryRead(agent=agent, entries=entries):
-                return _out(f"Agent: {agent}", f"Entries: {entries}")
+            case MemoryRead() | MemoryUnchanged():
+                return _out(*_memory(event))
             case AnalysisReady(analysis=analysis):
                 return _out("--- Analysis ---", analysis.text)
             case AgentFinished(result=result):
@@ -129,6 +131,8 @@ class TextLines:
             return _err(
                 f"Warning: agent {quoted(result.agent)} does not have memory enabled. Skipping."
             )
+        if result.status is AgentStatus.UNCHANGED:
+            return []  # MemoryUnchanged said it, with the time
         if result.error is not None:
             if self._in_sweep:
                 failure = error_text(result.error)
@@ -197,6 +201,20 @@ def _budget(budget: Budget | None) -> str:
     else:
         where = f"[budget] max_tokens in {budget.source or 'the agent file'}"
     return f"{budget.max_tokens:,} tokens (from {where})"
+
+
+def utc_time(seconds: float) -> str:
+    """``seconds`` since the epoch as ``axe run`` stamps its entries: ``2026-11-25T03:15:00Z``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _memory(event: MemoryRead | MemoryUnchanged) -> list[str]:
+    """What gc found in the memory file (the spec's two lines), and that it is unchanged."""
+    if isinstance(event, MemoryRead):
+        return [f"Agent: {event.agent}", f"Entries: {event.entries}"]
+    return [
+        f"Unchanged since gc analysed it at {utc_time(event.since.at)}. Skipping analysis and trim."
+    ]
 
 
 _LARGER = "use a model with a larger window, or --model builtin/heuristic"

@@ -8,12 +8,13 @@ where a person is watching stderr, erased before anything else is written.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import BinaryIO
 
 from axe.adapters.console.lines import Line, Stream, TextLines
 from axe.adapters.console.status import StatusLine
+from axe.adapters.shared.clock import SystemClock
+from axe.application.ports import Clock
 from axe.domain.events import (
     AgentFinished,
     AgentSkipped,
@@ -56,7 +57,7 @@ class ConsoleOutput:
         json_lines: bool = False,
         interactive: bool = False,
         color: bool = False,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
         refresh_seconds: float = 0.1,
         columns: Callable[[], int] | None = None,
     ) -> None:
@@ -71,7 +72,7 @@ class ConsoleOutput:
                 stderr,
                 self._lock,
                 color=color,
-                clock=clock,
+                clock=clock or SystemClock(),
                 refresh_seconds=refresh_seconds,
                 columns=columns,
             )

@@ -15,12 +15,14 @@ import contextlib
 import os
 import re
 import threading
-import time
 import unicodedata
 from collections.abc import Callable, Mapping
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from axe.domain.safe_text import terminal_safe
+
+if TYPE_CHECKING:
+    from axe.application.ports import Clock
 
 _FRAMES = "|/-\\"
 ERASE_LINE = "\r\x1b[2K"
@@ -125,9 +127,10 @@ def terminal_columns(stream: BinaryIO, environ: Mapping[str, str]) -> int:
 
 
 class StatusLine:
-    """An animated one-row status on ``stream``, repainted every ``refresh_seconds``; every
-    write, the painter's included, happens under ``lock``, which the console shares, so a
-    status frame never lands in the middle of a result line."""
+    """An animated one-row status on ``stream``, repainted every ``refresh_seconds``, its
+    timer read from the run's ``clock``; every write, the painter's included, happens under
+    ``lock``, which the console shares, so a status frame never lands in the middle of a
+    result line."""
 
     def __init__(
         self,
@@ -135,7 +138,7 @@ class StatusLine:
         lock: threading.Lock,
         *,
         color: bool,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock,
         refresh_seconds: float = 0.1,
         columns: Callable[[], int] | None = None,
     ) -> None:
@@ -157,7 +160,7 @@ class StatusLine:
         """Start showing ``text`` (caller holds the lock); the timer starts now. ``keep``
         is the part of it cut last on a narrow terminal (the agent's name)."""
         self._text, self._keep = one_row(text), one_row(keep)
-        self._started = self._clock()
+        self._started = self._clock.monotonic()
         self._paint()
         if self._painter is None:
             self._stop.clear()
@@ -203,7 +206,7 @@ class StatusLine:
     def _paint(self) -> None:
         if self._text is None:
             return
-        elapsed = self._clock() - self._started
+        elapsed = self._clock.monotonic() - self._started
         line = status_text(self._frame, self._text, elapsed, self._columns(), self._keep)
         if self._color:
             line = f"{_DIM}{line}{_RESET}"

@@ -148,6 +148,37 @@ def new_temp(target: Path, kind: str = "") -> Path:
     return sidecar(target, f"-{os.getpid()}-{os.urandom(4).hex()}{kind}.tmp")
 
 
+@contextlib.contextmanager
+def _temp_file(target: Path) -> Iterator[tuple[Path, int]]:
+    """A new temp file beside ``target``, private to its owner and open for writing for the
+    block; closed after it, and removed if the block fails."""
+    temp = new_temp(target)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(temp, flags | getattr(os, "O_BINARY", 0), 0o600)
+    try:
+        try:
+            yield temp, fd
+        finally:
+            os.close(fd)
+    except BaseException:
+        remove_quietly(temp)
+        raise
+
+
+def write_temp(target: Path, data: bytes, *, platform: FilePlatform) -> Path:
+    """A new temp file beside ``target`` holding ``data``, closed, to be renamed over a file
+    of gc's own (the ``--skip-unchanged`` record). Not flushed: such a file is only a
+    reason to skip, checked against the memory file's digest, so one lost or cut by a power
+    failure costs an analysis, never a wrong skip.
+
+    Raises:
+        OSError: nothing was left behind.
+    """
+    with _temp_file(target) as (temp, fd):
+        write_all(fd, data, write=platform.write)
+    return temp
+
+
 def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
     """A new temp file beside ``source`` holding it from ``keep_from`` to its end (bytes
     appended meanwhile included), with its permissions (and, where allowed, its owner),
@@ -156,19 +187,10 @@ def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
     Raises:
         OSError: nothing changed and the temp file is gone.
     """
-    temp = new_temp(source.path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(temp, flags | getattr(os, "O_BINARY", 0), 0o600)
-    try:
-        try:
-            copied_to = copy_to_end(source.fd, keep_from, fd)
-            copy_ownership(fd, source.status)
-            source.file.platform.fsync(fd)
-        finally:
-            os.close(fd)
-    except BaseException:
-        remove_quietly(temp)
-        raise
+    with _temp_file(source.path) as (temp, fd):
+        copied_to = copy_to_end(source.fd, keep_from, fd)
+        copy_ownership(fd, source.status)
+        source.file.platform.fsync(fd)
     return temp, copied_to
 
 

@@ -44,11 +44,17 @@ class MemoryFile:
     def __init__(
         self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
     ) -> None:
-        if platform is None:  # imported here: a run that never locks or reads needs none
+        self.path, self._platform, self.clock = path, platform, clock or SystemClock()
+
+    @property
+    def platform(self) -> FilePlatform:
+        """The given platform, else this system's, imported only once a run needs it (to
+        trim or write): reading a file, or skipping an unchanged one, needs none."""
+        if self._platform is None:
             from axe.adapters.memory.platforms import current_platform  # noqa: PLC0415
 
-            platform = current_platform()
-        self.path, self.platform, self.clock = path, platform, clock or SystemClock()
+            self._platform = current_platform()
+        return self._platform
 
     @property
     def real(self) -> Path:

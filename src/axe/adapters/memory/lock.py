@@ -230,14 +230,16 @@ class _Wait:
 
 
 def _open(path: Path, agent: str) -> tuple[int | None, bool]:
-    flags = os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    """The sidecar, opened never through a symlink: in a directory others can write, one
+    planted at its name would otherwise have gc write its pid into the link's target."""
+    flags = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
-        return os.open(path, os.O_RDWR | flags, 0o644), True
+        return os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o644), True
     except OSError as error:
         if error.errno not in _UNLOCKABLE:
             raise _unusable(path, agent, error) from None
     try:  # someone else's sidecar we may not write: a read-only descriptor locks as well
-        return os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)), False
+        return os.open(path, os.O_RDONLY | flags), False
     except OSError as error:
         if error.errno in _UNLOCKABLE:
             return None, False
@@ -279,5 +281,6 @@ def _busy(path: Path, agent: str, holder: int | None, timeout: float) -> AgentEr
 
 
 def _unusable(path: Path, agent: str, error: OSError) -> AgentError:
-    reason = "a directory" if error.errno == errno.EISDIR else (error.strerror or str(error))
+    reasons = {errno.EISDIR: "a directory", errno.ELOOP: "a symbolic link, not followed"}
+    reason = reasons.get(error.errno or 0) or error.strerror or str(error)
     return AgentError(f"cannot lock the memory file of agent {quoted(agent)}: {path}: {reason}")

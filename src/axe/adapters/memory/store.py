@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
@@ -15,7 +16,10 @@ from axe.adapters.shared.clock import SystemClock
 from axe.application.ports import Clock
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
 from axe.domain.errors import AgentError, ConfigError
-from axe.domain.model import AgentConfig, quoted, validate_agent_name
+from axe.domain.model import AgentConfig, ModelRef, quoted, validate_agent_name
+
+if TYPE_CHECKING:
+    from axe.domain.analysed import AnalysedMemory
 
 
 class FileMemoryStore:
@@ -34,6 +38,7 @@ class FileMemoryStore:
         self._environ = os.environ if environ is None else environ  # for memory.path
         self._clock = clock or SystemClock()
         self._locks = MemoryFileLocks(timeout=lock_timeout, clock=self._clock)
+        self._files: dict[tuple[str, str], MemoryFile] = {}
         self._trimming = 0  # trims under way, so an interrupted run lets them finish
         self._interrupted = False
         self._trims = threading.Condition()
@@ -69,10 +74,27 @@ class FileMemoryStore:
                 self._trimming -= 1
                 self._trims.notify_all()
 
+    # The record's module (and the digest's hashlib) load only in runs that skip unchanged.
+    def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
+        from axe.adapters.memory.analysed import read_record  # noqa: PLC0415
+
+        return read_record(self.file_for(agent))
+
+    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> None:
+        from axe.adapters.memory.analysed import write_record  # noqa: PLC0415
+        from axe.domain.analysed import AnalysedMemory  # noqa: PLC0415
+
+        record = AnalysedMemory.of(left, model=model, at=self._clock.now())
+        write_record(self.file_for(agent), record)
+
     def file_for(self, agent: AgentConfig) -> MemoryFile:
         """``agent``'s memory file, with this run's platform and clock (a ``ConfigError`` as
-        :meth:`path_for` says)."""
-        return MemoryFile(self.path_for(agent), clock=self._clock)
+        :meth:`path_for` says); made once per agent name and ``memory.path``, the only
+        inputs of its path, as each gc asks for it several times."""
+        key = (agent.name, agent.memory.path)
+        if (file := self._files.get(key)) is None:
+            file = self._files[key] = MemoryFile(self.path_for(agent), clock=self._clock)
+        return file
 
     def path_for(self, agent: AgentConfig) -> Path:
         """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does

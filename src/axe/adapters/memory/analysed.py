@@ -1,0 +1,139 @@
+"""The record ``--skip-unchanged`` reads: what gc left in a memory file when it last analysed
+it (:class:`~axe.domain.analysed.AnalysedMemory`), in ``.<name>.axe-gc.analysed`` beside the
+resolved file, as one line of JSON.
+
+It is only ever a reason to skip, so any doubt about it reads as no record, and deleting it
+only costs the next run an analysis:
+
+- It is written under the memory file's lock, atomically (a temp file renamed over the old
+  record), so a reader sees a whole record or the one before. It is not flushed to disk: a
+  skip needs the memory file's digest to match, so a record lost or cut by a power failure
+  only costs an analysis.
+- Never through a symlink: it sits beside the resolved real path; a new record replaces a
+  link of that name rather than following it, and a record is opened with ``O_NOFOLLOW``.
+- Never where another user could have written it: in a directory that group or others may
+  write to, none is written and none is read, and one that is not the user's own regular
+  file is not read. (Windows has no mode bits or user ids the standard library can read;
+  there the record is as safe as the lock and temp files beside it.)
+- Never mistaken for memory: hidden, not ending in ``.md``. An archive intent left by a
+  stopped ``--archive`` also reads as no record, so the gc that settles it is never skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from axe.adapters.memory.durable import remove_abandoned_temps, remove_quietly, write_temp
+from axe.adapters.memory.paths import intent_path, sidecar
+from axe.domain.analysed import AnalysedMemory
+
+if TYPE_CHECKING:
+    from axe.adapters.memory.platforms import HandledFile
+
+_LARGEST = 4096  # a record is about 150 bytes; anything much larger is not one
+_WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
+_LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z
+_FIELDS = {"size": int, "sha256": str, "model": str, "at": float}
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def record_path(real: Path) -> Path:
+    """The record of the memory file whose resolved path is ``real``."""
+    return sidecar(real, ".analysed")
+
+
+def read_record(file: HandledFile) -> AnalysedMemory | None:
+    """The record beside ``file``, or None: none, unreadable, not whole, not the user's, in
+    a directory others can write, or an archive left to settle."""
+    real = _resolved(file)
+    if not _private(real.parent) or os.path.lexists(intent_path(file.path)):
+        return None
+    try:
+        fd = os.open(record_path(real), _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        status = os.fstat(fd)
+        if not (stat.S_ISREG(status.st_mode) and _yours(status)) or status.st_size > _LARGEST:
+            return None
+        text = os.read(fd, _LARGEST + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return _parse(text)
+
+
+def write_record(file: HandledFile, record: AnalysedMemory) -> None:
+    """Replace the record beside ``file`` with ``record`` (the caller holds the file's
+    lock), or leave no record where it cannot be written safely (see the module docstring):
+    an ``OSError`` only costs a later run an analysis, and is not raised."""
+    real = _resolved(file)
+    if not _private(real.parent):
+        return
+    data = json.dumps(
+        {"size": record.size, "sha256": record.sha256, "model": record.model, "at": record.at}
+    )
+    remove_abandoned_temps(file)
+    with contextlib.suppress(OSError):
+        temp = write_temp(real, (data + "\n").encode(), platform=file.platform)
+        try:
+            file.platform.replace(temp, record_path(real))
+        except BaseException:
+            remove_quietly(temp)
+            raise
+
+
+def _resolved(file: HandledFile) -> Path:
+    """The memory file's path with a final symlink resolved: the directory entry its record
+    goes beside. A path that is no link already names it (a linked directory on the way
+    leads to the same directory), and needs no walk of every component."""
+    try:
+        linked = stat.S_ISLNK(os.lstat(file.path).st_mode)
+    except OSError:
+        linked = True  # let the full resolution decide
+    return file.real if linked else file.path
+
+
+def _private(directory: Path) -> bool:
+    """Whether only its owner may add or replace files in ``directory`` (always where there
+    are no mode bits to read: Windows)."""
+    if not hasattr(os, "geteuid"):
+        return True
+    try:
+        mode = os.stat(directory).st_mode
+    except OSError:
+        return False
+    return not mode & _WRITABLE_BY_OTHERS
+
+
+def _yours(status: os.stat_result) -> bool:
+    return not hasattr(os, "geteuid") or status.st_uid == os.geteuid()
+
+
+def _parse(text: bytes) -> AnalysedMemory | None:
+    """The record in ``text``, or None unless it is exactly one, every field of its type."""
+    try:
+        fields = json.loads(text)
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
+        return None
+    if not isinstance(fields, dict) or fields.keys() != _FIELDS.keys():
+        return None
+    for name, kind in _FIELDS.items():
+        value = fields[name]
+        if type(value) is not kind and not (kind is float and type(value) is int):
+            return None
+    if fields["size"] < 0 or not 0 <= fields["at"] <= _LATEST:  # NaN too: a time to print
+        return None
+    return AnalysedMemory(**fields)

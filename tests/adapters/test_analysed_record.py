@@ -1,0 +1,177 @@
+"""The ``--skip-unchanged`` record on disk: where it lives, how it is written, and every
+reason it is not trusted (each one means the next run analyses the file)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import attrs
+import pytest
+
+from axe.adapters.memory.analysed import read_record, record_path, write_record
+from axe.adapters.memory.file import MemoryFile
+from axe.adapters.memory.paths import intent_path
+from axe.adapters.memory.platforms import current_platform
+from axe.domain.analysed import AnalysedMemory
+from axe.domain.model import ModelRef
+from tests.support import entries
+
+RECORD = AnalysedMemory.of(entries(3), model=ModelRef("ollama", "m"), at=1_795_608_000.0)
+WHOLE = json.dumps({"size": 3, "sha256": "ab" * 32, "model": "ollama/m", "at": 1.5})
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> MemoryFile:
+    directory = tmp_path / "memory"
+    directory.mkdir(mode=0o700)
+    path = directory / "helper.md"
+    path.write_bytes(entries(3))
+    return MemoryFile(path)
+
+
+def names(directory: Path) -> list[str]:
+    return sorted(os.listdir(directory))
+
+
+def test_the_record_is_a_hidden_file_beside_the_memory_file(memory: MemoryFile) -> None:
+    """One hidden file, not ending in .md (neither axe reads it as memory), private to its
+    owner, holding one line of JSON, and read back as written."""
+    write_record(memory, RECORD)
+    assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
+    record = record_path(memory.path)
+    assert oct(record.stat().st_mode & 0o777) == "0o600"
+    assert record.read_bytes().count(b"\n") == 1
+    assert read_record(memory) == RECORD
+
+
+def test_a_symlinked_memory_file_has_its_record_beside_the_target(
+    memory: MemoryFile, tmp_path: Path
+) -> None:
+    """The record belongs to the real file, as the lock does: nothing is written through
+    the link's directory, and the link and its target share one record."""
+    links = tmp_path / "links"
+    links.mkdir(mode=0o700)
+    (links / "helper.md").symlink_to(memory.path)
+    write_record(MemoryFile(links / "helper.md"), RECORD)
+    assert names(links) == ["helper.md"]
+    assert read_record(memory) == RECORD
+
+
+def test_a_symlink_at_the_records_name_is_never_followed(
+    memory: MemoryFile, tmp_path: Path
+) -> None:
+    """A link planted where the record goes is neither read nor written through: the
+    record replaces the link, and the file it pointed at keeps its bytes."""
+    victim = tmp_path / "victim"
+    victim.write_text(WHOLE)
+    record = record_path(memory.path)
+    record.symlink_to(victim)
+    assert read_record(memory) is None
+    write_record(memory, RECORD)
+    assert (record.is_symlink(), victim.read_text()) == (False, WHOLE)
+    assert read_record(memory) == RECORD
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o1777, 0o770, 0o720])
+def test_no_record_in_a_directory_others_can_write(memory: MemoryFile, mode: int) -> None:
+    """Where group or others may write (a sticky /tmp too), a record could be anybody's:
+    none is written, and one already there is not read, so nothing is ever skipped."""
+    write_record(memory, RECORD)
+    memory.path.parent.chmod(mode)
+    assert read_record(memory) is None
+    record_path(memory.path).unlink()
+    write_record(memory, RECORD)
+    assert names(memory.path.parent) == ["helper.md"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a file to another user")
+def test_another_users_record_is_not_trusted(memory: MemoryFile) -> None:
+    """A record that is not the user's own file is not read."""
+    write_record(memory, RECORD)
+    os.chown(record_path(memory.path), 65534, 65534)
+    assert read_record(memory) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"",
+        WHOLE[:-5].encode(),  # cut short
+        b"\xff\xfe{}",
+        b"null",
+        b"[1, 2]",
+        WHOLE.replace('"at"', '"when"').encode(),
+        WHOLE.replace("}", ', "extra": 1}').encode(),
+        WHOLE.replace('"size": 3', '"size": "3"').encode(),
+        WHOLE.replace('"size": 3', '"size": true').encode(),
+        WHOLE.replace('"size": 3', '"size": -3').encode(),
+        WHOLE.replace('"size": 3', '"size": 3.0').encode(),
+        WHOLE.replace('"ollama/m"', "5").encode(),
+        WHOLE.replace("1.5", "NaN").encode(),
+        WHOLE.replace("1.5", "1e300").encode(),
+        WHOLE.replace("1.5", "-1").encode(),
+        WHOLE.replace("1.5", '"2026-11-25T12:00:00Z"').encode(),
+        WHOLE.replace("}", "}" + " " * 5000).encode(),  # huge: no record is that large
+    ],
+)
+def test_a_record_that_is_not_whole_and_well_formed_is_no_record(
+    memory: MemoryFile, text: bytes
+) -> None:
+    """Bad JSON, a missing, extra or mistyped field, an impossible size or time, bytes
+    that are not text, a size no record has: not trusted (the next run analyses)."""
+    record_path(memory.path).write_bytes(text)
+    assert read_record(memory) is None
+
+
+def test_the_well_formed_record_of_those_is_read(memory: MemoryFile) -> None:
+    """The one the refusals above are cut from is a record (an integer time included)."""
+    record_path(memory.path).write_text(WHOLE)
+    assert read_record(memory) == AnalysedMemory(size=3, sha256="ab" * 32, model="ollama/m", at=1.5)
+    record_path(memory.path).write_text(WHOLE.replace("1.5", "2"))
+    assert read_record(memory) == AnalysedMemory(size=3, sha256="ab" * 32, model="ollama/m", at=2)
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_something_else_at_the_records_name_is_no_record(memory: MemoryFile, kind: str) -> None:
+    """A directory or a FIFO where the record goes is no record, and reading never hangs;
+    a record replaces the FIFO, and leaves a directory (which it cannot replace) alone."""
+    record = record_path(memory.path)
+    record.mkdir() if kind == "directory" else os.mkfifo(record)
+    assert read_record(memory) is None
+    write_record(memory, RECORD)
+    assert read_record(memory) == (None if kind == "directory" else RECORD)
+    assert [name for name in names(memory.path.parent) if name.endswith(".tmp")] == []
+
+
+def test_an_archive_left_to_settle_is_no_record(memory: MemoryFile) -> None:
+    """A stopped `gc --archive` left its intent record: the next gc must take the lock and
+    settle it, so it is never skipped."""
+    write_record(memory, RECORD)
+    intent_path(memory.path).write_text("{}")
+    assert read_record(memory) is None
+
+
+def test_a_failed_write_keeps_the_old_record_and_leaves_no_temp(memory: MemoryFile) -> None:
+    """The record is replaced atomically: a write that fails (here the write itself, EIO)
+    leaves the earlier record whole and no temp file, and raises nothing."""
+    write_record(memory, RECORD)
+
+    def failing_write(fd: int, data: memoryview) -> int:
+        raise OSError(errno.EIO, "Input/output error")
+
+    broken = MemoryFile(memory.path, platform=attrs.evolve(current_platform(), write=failing_write))
+    write_record(broken, AnalysedMemory.of(b"other", model=ModelRef("ollama", "m"), at=2.0))
+    assert read_record(memory) == RECORD
+    assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
+
+
+def test_temps_a_killed_run_left_are_removed(memory: MemoryFile) -> None:
+    """A temp file of a process that is gone (killed between write and rename) is removed
+    by the next record written, as a trim removes its own."""
+    abandoned = memory.path.with_name(".helper.md.axe-gc-999999999-0badcafe.tmp")
+    abandoned.write_text(WHOLE)
+    write_record(memory, RECORD)
+    assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
