@@ -45,6 +45,7 @@ def production_ports(
     check_config: bool = False,
     model: ModelRef | None = None,
     clock: Clock | None = None,
+    sending: bool = True,
 ) -> Iterator[GcPorts]:
     """The real adapters, configured from ``environ`` and the options of ``axe gc`` (None:
     the adapter's default); the HTTP client closes on exit.
@@ -52,7 +53,8 @@ def production_ports(
     ``check_config`` reads ``config.toml`` now, if it exists, so that ``--all`` says a
     broken one once, like a bad ``--model``, instead of once per agent; ``model`` is checked
     now, so a model no provider serves is refused before any agent runs; ``clock`` is the
-    run's one clock (the system's when None).
+    run's one clock (the system's when None); not ``sending`` (``--estimate``), no key is
+    needed and no analysis is sent.
 
     Raises:
         ConfigError: ``agents_dir`` is not a directory, or ``check_config`` and
@@ -67,6 +69,7 @@ def production_ports(
         http_timeout=http_timeout,
         max_input_tokens=max_input_tokens,
         user_agent=f"axe/{__version__}",
+        sending=sending,
     )
     agents = TomlAgentRepository(agents_directories(environ, agents_dir), report=_once(output.emit))
     if check_config:
@@ -210,6 +213,7 @@ def run_gc(
             check_config=agent is None,
             model=options.model_override,
             clock=clock,
+            sending=not options.estimate,
         ) as ports:
             if agent is None:
                 return collect_all_garbage(options, ports)

@@ -181,7 +181,8 @@ class ScriptedLLM:
     ``reply`` is what every request gets, a text, a :class:`Completion` (to report usage) or
     an error to raise; ``script`` instead decides per request (one agent's analysis fails in
     ``--all``, a request too long is refused with ``PromptTooLargeError``); ``window`` is
-    what :meth:`input_limit` reports, as a configured cap or an Ollama server would.
+    what :meth:`input_limit` reports, as a configured cap or an Ollama server would;
+    ``free``, that requests spend no tokens, as the offline analyst's do not.
     """
 
     def __init__(
@@ -190,15 +191,20 @@ class ScriptedLLM:
         *,
         script: Callable[[AnalysisRequest], Reply] | None = None,
         window: int | None = None,
+        free: bool = False,
     ) -> None:
         self.reply = reply
         self.script = script
         self.window = window
+        self.free = free
         self.requests: list[AnalysisRequest] = []
         self._lock = threading.Lock()
 
     def input_limit(self, request: AnalysisRequest) -> int | None:
         return self.window
+
+    def charges_tokens(self, model: ModelRef) -> bool:
+        return not self.free
 
     def complete(self, request: AnalysisRequest) -> Completion:
         with self._lock:

@@ -281,6 +281,9 @@ def test_json_lines_put_one_object_per_agent_on_stdout_and_keep_stderr() -> None
         "requests": 1,
         "error": None,
         "exit_code": 0,
+        "budget_max_tokens": None,
+        "budget_used_tokens": None,
+        "analysed_entries": 3,
     }
     assert (second["status"], second["error"], second["exit_code"]) == ("failed", "down", 3)
     assert err.getvalue() == b'Error: gc failed for agent "b": down\n'

@@ -7,12 +7,14 @@ import typing
 
 from axe.adapters.console import ConsoleOutput
 from axe.domain.analysed import AnalysedMemory
-from axe.domain.errors import ApiError
+from axe.domain.budget import Budget, Estimate
+from axe.domain.errors import ApiError, BudgetTooSmallError
 from axe.domain.events import (
     AgentFinished,
     AgentsIgnored,
     AgentSkipped,
     AgentStarted,
+    AnalysisNarrowed,
     AnalysisReady,
     AnalysisSplit,
     AnalysisStarted,
@@ -36,7 +38,7 @@ from axe.testing import RecordingOutput
 SUCCEEDED = [
     AgentResult(agent=status.value, status=status, entries=1, kept=1, limit=1)
     for status in AgentStatus
-    if status is not AgentStatus.FAILED
+    if status not in (AgentStatus.FAILED, AgentStatus.ESTIMATED)  # an estimate: see below
 ]
 RESULTS = (
     *SUCCEEDED,
@@ -65,6 +67,108 @@ EVERY_KIND_OF_EVENT: list[Event] = [
     SweepProgress(1, 2, ("b",)),
     SweepFinished(SweepResult(RESULTS)),
 ]
+
+# The budget (issue 25): an agent analysed within it, one it is too small for, and
+# --estimate's results (narrowed by a budget, unlimited, offline, too small).
+FLAG_BUDGET = Budget(50_000, flag=True)
+FILE_BUDGET = Budget(2_000, flag=False, source="/c/axe/agents/h.toml")
+CLAUDE = ModelRef("anthropic", "claude-3")
+
+
+def _estimated(agent: str, entries: int, **facts: object) -> AgentResult:
+    estimate = facts.pop("estimate")
+    assert isinstance(estimate, Estimate)
+    return AgentResult(
+        agent=agent,
+        status=AgentStatus.ESTIMATED,
+        entries=entries,
+        kept=entries,
+        model=facts.pop("model", CLAUDE),  # type: ignore[arg-type]
+        estimate=estimate,
+        **facts,  # type: ignore[arg-type]
+    )
+
+
+BUDGET_EVENTS: list[Event] = [
+    AnalysisNarrowed("a", FLAG_BUDGET, 412, 3600),
+    AgentFinished(
+        AgentResult(
+            agent="a",
+            status=AgentStatus.DRY_RUN,
+            entries=3600,
+            kept=3600,
+            analysis=Analysis(text="r"),
+            budget=FLAG_BUDGET,
+            budget_used=49_000,
+            analysed=412,
+        )
+    ),
+    AgentFinished(
+        AgentResult(
+            agent="b",
+            status=AgentStatus.FAILED,
+            entries=5,
+            kept=5,
+            budget=FILE_BUDGET,
+            budget_used=0,
+            error=BudgetTooSmallError(FILE_BUDGET, needed=4_700),
+        )
+    ),
+    AgentFinished(
+        _estimated(
+            "e",
+            3600,
+            budget=FLAG_BUDGET,
+            budget_used=0,
+            estimate=Estimate(
+                window=9000,
+                requests=17,
+                merges=1,
+                most_requests=23,
+                input_tokens=214_332,
+                likely_input_tokens=138_598,
+                output_tokens=94_208,
+                analysed=412,
+                all_entries=308_540,
+            ),
+        )
+    ),
+    AgentFinished(
+        _estimated(
+            "f",
+            20,
+            estimate=Estimate(
+                requests=1,
+                most_requests=1,
+                input_tokens=1_500,
+                likely_input_tokens=1_050,
+                output_tokens=4_096,
+                analysed=20,
+                all_entries=5_596,
+            ),
+        )
+    ),
+    AgentFinished(
+        _estimated(
+            "g",
+            5,
+            model=ModelRef("builtin", "heuristic"),
+            budget=FILE_BUDGET,
+            budget_used=0,
+            estimate=Estimate(offline=True, analysed=5),
+        )
+    ),
+    AgentFinished(
+        _estimated(
+            "h",
+            5,
+            budget=FILE_BUDGET,
+            budget_used=0,
+            estimate=Estimate(window=200_000, all_entries=9_000, one_entry=4_700),
+        )
+    ),
+]
+EVERY_KIND_OF_EVENT += BUDGET_EVENTS
 
 # What the text console prints for each event above, in order: (stdout, stderr).
 TEXT_LINES = [
@@ -113,6 +217,55 @@ TEXT_LINES = [
     ("", ""),
     ("", "gc completed with errors: 1 of 8 agents failed\n"),
 ]
+BUDGET_TEXT_LINES = [
+    (
+        "",
+        "Budget of 50,000 tokens (from --max-tokens): analysing the newest 412 of 3600 entries "
+        'of agent "a"\n',
+    ),
+    ("Dry run: no entries trimmed.\n", ""),
+    (
+        "",
+        "budget of 2,000 tokens (from [budget] max_tokens in /c/axe/agents/h.toml) is too "
+        "small: analysing even the newest entry needs a budget of 4,700 tokens; nothing was "
+        "sent or trimmed\n",
+    ),
+    (
+        "Model: anthropic/claude-3, input window 9,000 tokens\n"
+        "Requests: about 17 (16 parts, 1 merge), at most 23\n"
+        "Input tokens: 214,332 at most, likely about 138,598\n"
+        "Output tokens: 94,208 at most\n"
+        "Budget: 50,000 tokens (from --max-tokens): the newest 412 of 3600 entries (every "
+        "entry needs 308,540 at most)\n",
+        "",
+    ),
+    (
+        "Model: anthropic/claude-3, input window unknown until a request is refused\n"
+        "Requests: 1\n"
+        "Input tokens: 1,500 at most, likely about 1,050\n"
+        "Output tokens: 4,096 at most\n"
+        "Budget: unlimited (every entry needs 5,596 at most)\n",
+        "",
+    ),
+    (
+        "Model: builtin/heuristic, offline: it reads the log here, for no tokens\n"
+        "Requests: none\n"
+        "Input tokens: 0\n"
+        "Output tokens: 0\n"
+        "Budget: 2,000 tokens (from [budget] max_tokens in /c/axe/agents/h.toml): every entry\n",
+        "",
+    ),
+    (
+        "Model: anthropic/claude-3, input window 200,000 tokens\n"
+        "Requests: none\n"
+        "Input tokens: 0\n"
+        "Output tokens: 0\n"
+        "Budget: 2,000 tokens (from [budget] max_tokens in /c/axe/agents/h.toml): too small, "
+        "the newest entry alone needs 4,700\n",
+        "",
+    ),
+]
+TEXT_LINES += BUDGET_TEXT_LINES
 
 
 def test_the_list_holds_every_kind_of_event() -> None:
@@ -125,17 +278,41 @@ def test_the_list_holds_every_kind_of_event() -> None:
 # What the console prints with --json for each event above, in order: (stdout, stderr).
 # stderr is the text console's, word for word; stdout has one object per agent gc ran or
 # skipped, and nothing else.
+_NO_BUDGET = '"budget_max_tokens": null, "budget_used_tokens": null, "analysed_entries": null'
 _SUCCEEDED_OBJECT = (
     '{{"agent": "{status}", "status": "{status}", "entries": 1, "removed": 0, "kept": 1, '
     '"limit": 1, "model": null, "analysis": null, "usage": null, "parts": null, '
-    '"requests": null, "error": null, "exit_code": 0}}\n'
+    '"requests": null, "error": null, "exit_code": 0, ' + _NO_BUDGET.replace("{", "{{") + "}}\n"
 )
+ESTIMATED_FACTS = [
+    ("e", 3600, CLAUDE, 50000, 0, 412, 17, 214332, 94208, 138598, 9000),
+    ("f", 20, CLAUDE, None, None, 20, 1, 1500, 4096, 1050, None),
+    ("g", 5, "builtin/heuristic", 2000, 0, 5, 0, 0, 0, 0, None),
+    ("h", 5, CLAUDE, 2000, 0, None, 0, 0, 0, 0, 200000),
+]
+
+
+def _estimated_object(*facts: object) -> str:
+    agent, entries, model, budget, used, analysed, requests, sure, out, likely, window = [
+        "null" if fact is None else fact for fact in facts
+    ]
+    return (
+        f'{{"agent": "{agent}", "status": "estimated", "entries": {entries}, "removed": 0, '
+        f'"kept": {entries}, "limit": null, "model": "{model}", "analysis": null, '
+        '"usage": null, "parts": null, "requests": null, "error": null, "exit_code": 0, '
+        f'"budget_max_tokens": {budget}, "budget_used_tokens": {used}, '
+        f'"analysed_entries": {analysed}, "estimated_requests": {requests}, '
+        f'"estimated_input_tokens": {sure}, "estimated_output_tokens": {out}, '
+        f'"likely_input_tokens": {likely}, "input_window_tokens": {window}}}\n'
+    )
+
+
 JSON_LINES = [
     *TEXT_LINES[:6],
     (
         '{"agent": "broken", "status": "failed", "entries": null, "removed": 0, "kept": null, '
         '"limit": null, "model": null, "analysis": null, "usage": null, "parts": null, '
-        '"requests": null, "error": "x", "exit_code": 3}\n',
+        f'"requests": null, "error": "x", "exit_code": 3, {_NO_BUDGET}}}\n',
         'Warning: skipping agent "broken": x\n',
     ),
     *[("", err) for _out, err in TEXT_LINES[7:18]],
@@ -150,11 +327,33 @@ JSON_LINES = [
     (
         '{"agent": "failed", "status": "failed", "entries": null, "removed": 0, "kept": null, '
         '"limit": null, "model": null, "analysis": null, "usage": null, "parts": null, '
-        '"requests": null, "error": "down", "exit_code": 3}\n',
+        f'"requests": null, "error": "down", "exit_code": 3, {_NO_BUDGET}}}\n',
         'Error: gc failed for agent "failed": down\n',
     ),
     ("", ""),
     ("", "gc completed with errors: 1 of 8 agents failed\n"),
+    (
+        "",
+        "Budget of 50,000 tokens (from --max-tokens): analysing the newest 412 of 3600 entries "
+        'of agent "a"\n',
+    ),
+    (
+        '{"agent": "a", "status": "dry_run", "entries": 3600, "removed": 0, "kept": 3600, '
+        '"limit": null, "model": null, "analysis": "r", "usage": null, "parts": 1, '
+        '"requests": 1, "error": null, "exit_code": 0, "budget_max_tokens": 50000, '
+        '"budget_used_tokens": 49000, "analysed_entries": 412}\n',
+        "",
+    ),
+    (
+        '{"agent": "b", "status": "failed", "entries": 5, "removed": 0, "kept": 5, '
+        '"limit": null, "model": null, "analysis": null, "usage": null, "parts": null, '
+        '"requests": null, "error": "budget of 2,000 tokens (from [budget] max_tokens in '
+        "/c/axe/agents/h.toml) is too small: analysing even the newest entry needs a budget "
+        'of 4,700 tokens; nothing was sent or trimmed", "exit_code": 4, '
+        '"budget_max_tokens": 2000, "budget_used_tokens": 0, "analysed_entries": null}\n',
+        BUDGET_TEXT_LINES[2][1],
+    ),
+    *[(_estimated_object(*facts), "") for facts in ESTIMATED_FACTS],
 ]
 
 

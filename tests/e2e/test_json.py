@@ -68,6 +68,9 @@ def test_a_trimmed_agent_is_one_object_with_every_documented_key(
             "requests": 1,
             "error": None,
             "exit_code": 0,
+            "budget_max_tokens": None,
+            "budget_used_tokens": None,
+            "analysed_entries": 10,
         }
     ]
     assert home.memory_path("helper").read_bytes() == entries(3, start=7)
@@ -134,6 +137,9 @@ def test_a_missing_agent_fails_with_its_exit_code_in_the_object(home: AxeHome) -
         "requests": None,
         "error": message,
         "exit_code": 2,
+        "budget_max_tokens": None,
+        "budget_used_tokens": None,
+        "analysed_entries": None,
     }
     assert (result.exit_code, result.stderr) == (2, message + "\n")
 
@@ -261,6 +267,9 @@ def test_a_split_analysis_that_fails_still_says_what_it_sent(
         "requests": len(calls),
         "error": found["error"],
         "exit_code": 3,
+        "budget_max_tokens": None,
+        "budget_used_tokens": None,
+        "analysed_entries": None,
     }
     assert found["error"].startswith(f"analysis of part {answered + 1} of ")
     assert home.memory_path("helper").read_bytes() == memory
@@ -290,6 +299,9 @@ def test_a_stated_cost_is_in_the_usage_object_and_only_then() -> None:
         "requests": 2,
         "error": "boom",
         "exit_code": 3,
+        "budget_max_tokens": None,
+        "budget_used_tokens": None,
+        "analysed_entries": None,
     }
     assert json.loads(result_line(ok))["usage"] == {"input_tokens": 1, "output_tokens": 2}
 

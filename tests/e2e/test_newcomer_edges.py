@@ -98,6 +98,9 @@ def test_broken_agent_files_under_all_json_are_one_failed_object_each(
         "requests": None,
         "error": a,
         "exit_code": 2,
+        "budget_max_tokens": None,
+        "budget_used_tokens": None,
+        "analysed_entries": None,
     }
 
 

@@ -118,6 +118,9 @@ def test_json_says_unchanged(fleet: AxeHome, server: LoopbackLLM) -> None:
         "requests": None,
         "error": None,
         "exit_code": 0,
+        "budget_max_tokens": None,
+        "budget_used_tokens": None,
+        "analysed_entries": None,
     }
 
 

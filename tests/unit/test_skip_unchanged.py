@@ -128,7 +128,8 @@ def test_the_json_status_is_unchanged() -> None:
     assert stdout(second, json_lines=True) == [
         '{"agent": "a", "status": "unchanged", "entries": 2, "removed": 0, "kept": 2, '
         '"limit": 3, "model": "anthropic/claude-3", "analysis": null, "usage": null, '
-        '"parts": null, "requests": null, "error": null, "exit_code": 0}'
+        '"parts": null, "requests": null, "error": null, "exit_code": 0, '
+        '"budget_max_tokens": null, "budget_used_tokens": null, "analysed_entries": null}'
     ]
 
 

@@ -1,6 +1,8 @@
 """Analysing one agent's memory log: the short loop that sends what the planner
-(:mod:`axe.domain.planning`) asks for, tells the frontend how far it got, and counts what
-every request spent (architecture.md, "Big logs")."""
+(:mod:`axe.domain.planning`) asks for, within the agent's budget
+(:mod:`axe.domain.spending`), tells the frontend how far it got, and counts what every
+request spent (architecture.md, "Big logs"); and the estimate of all that, sending nothing.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +12,25 @@ from attrs import Factory, define, field
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.workers import StopSignal, ordered_map
+from axe.domain.budget import Budget, Estimate
 from axe.domain.errors import AxeError
-from axe.domain.events import AnalysisSplit, MergeStarted, PartAnalysed
+from axe.domain.events import AnalysisNarrowed, AnalysisSplit, MergeStarted, PartAnalysed
 from axe.domain.model import MemoryConfig, ModelRef
+from axe.domain.parts import LogLayout
 from axe.domain.planning import Ask, Batch, Failed, Finished, Outcome, Plan, Stage, start
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN_DETECTION_PROMPT
 from axe.domain.results import Analysis, Completion, Spent
+from axe.domain.spending import Budgeted, estimated, within
 
 
 @define(kw_only=True)
 class LogAnalysis:
-    """The analysis of one agent's log with one model; emits progress for that agent.
+    """The analysis of one agent's log with one model, within its ``budget`` (None:
+    unlimited); emits progress for that agent.
 
-    ``spent`` says what was sent so far, also after :meth:`run` failed.
+    ``spent`` says what was sent so far, also after :meth:`run` failed; with a budget,
+    ``budget_used`` what was counted against it, and ``analysed`` the entries the report
+    covers, once it is in, if the budget left the oldest out.
     """
 
     llm: LLMClient
@@ -32,7 +40,14 @@ class LogAnalysis:
     memory_config: MemoryConfig
     concurrency: int
     stop: StopSignal = Factory(StopSignal)
+    budget: Budget | None = None
     spent: Spent = field(factory=Spent, init=False)
+    budget_used: int | None = field(
+        default=Factory(lambda self: None if self.budget is None else 0, takes_self=True),
+        init=False,
+    )
+    analysed: int | None = field(default=None, init=False)
+    _layout: LogLayout | None = field(default=None, init=False)
 
     def run(self, memory: bytes) -> Analysis:
         """The report on ``memory``.
@@ -42,21 +57,68 @@ class LogAnalysis:
                 which part or merge, when the log was split), the window is too small, or
                 the provider's refusals cannot be true of what was sent.
             AgentError: the provider is unknown.
+            BudgetTooSmallError: the budget cannot pay for analysing the newest entry.
         """
-        cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
-        plan: Plan | Finished | Failed = start(memory, cap)
-        announced = 0  # the part count the frontend was last told
+        plan: Plan | Budgeted | Finished | Failed = self._first_plan(memory)
+        announced = begins = 0  # the part count and the start the frontend was last told
         while not isinstance(plan, Finished | Failed):
+            begins = self._narrowed(plan, begins)
             batch = plan.batch()
             if batch.stage is Stage.MERGE:
                 self.output.emit(MergeStarted(self.agent, batch.total))
             elif batch.stage is Stage.PARTS and batch.total != announced:
                 announced = batch.total
                 self.output.emit(AnalysisSplit(self.agent, announced))
-            plan = plan.after(self._send(batch))
+            outcomes = self._send(batch)
+            if isinstance(plan, Budgeted):
+                self.budget_used = plan.charged(outcomes)
+            plan = plan.after(outcomes)
         if isinstance(plan, Failed):
             raise _in_context(plan)
+        self._narrowed(plan, begins)
+        self.analysed = self._entries_from(plan.start) if plan.start else None
         return Analysis(text=plan.text, spent=self.spent)
+
+    def estimate(self, memory: bytes, entries: int) -> Estimate:
+        """What :meth:`run` would send, sending no analysis (a window lookup at most), and
+        how many of the log's ``entries`` it would cover.
+
+        Raises:
+            WindowTooSmallError: the window holds no part of the log beside the instructions.
+            AgentError, ApiError: as :meth:`LLMClient.input_limit` raises them.
+        """
+        if not self.llm.charges_tokens(self.model):
+            return Estimate(offline=True, analysed=entries)
+        cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
+        layout = LogLayout(memory)
+        return estimated(start(memory, cap, layout), self.budget, layout, cap)
+
+    def _first_plan(self, memory: bytes) -> Plan | Budgeted | Finished:
+        """The plan, within the budget when there is one and the model spends tokens (the
+        offline analyst spends none, so it reads every entry): one pass over the log gives
+        the estimates that both need.
+
+        Raises:
+            BudgetTooSmallError: not even the newest entry's analysis fits the budget.
+        """
+        cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
+        if self.budget is None or not self.llm.charges_tokens(self.model):
+            return start(memory, cap)
+        self._layout = LogLayout(memory)
+        return within(start(memory, cap, self._layout), self.budget, self._layout)
+
+    def _narrowed(self, plan: Plan | Budgeted | Finished, told: int) -> int:
+        """Where the analysis begins now; the frontend is told when the budget moved it."""
+        begins = plan.start if isinstance(plan, Budgeted | Finished) else 0
+        if begins != told and self.budget is not None:
+            everything = self._entries_from(0)
+            analysed = self._entries_from(begins)
+            self.output.emit(AnalysisNarrowed(self.agent, self.budget, analysed, everything))
+        return begins
+
+    def _entries_from(self, start: int) -> int:
+        assert self._layout is not None  # a budget is planned on the layout
+        return self._layout.entries_between(start, len(self._layout.log))
 
     def _send(self, batch: Batch) -> list[Outcome]:
         """Each request of ``batch``, through the one scheduler; the first refusal or

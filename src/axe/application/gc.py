@@ -6,8 +6,10 @@ steps follow gc-spec §3.3 and §3.5 in order, and every run ends in a result va
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
-from attrs import Attribute, Factory, define, field, frozen
+from attrs import Attribute, Factory, define, field, frozen, validators
 
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
@@ -37,6 +39,10 @@ from axe.domain.events import (
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
 from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepResult
+
+if TYPE_CHECKING:
+    from axe.application.analysis import LogAnalysis
+    from axe.domain.budget import Budget, Estimate
 
 
 def _model_override(value: ModelRef | str | None) -> ModelRef | None:
@@ -71,7 +77,9 @@ class GcOptions:
     (1: one after another, as the spec says); ``part_concurrency``, how many parts of a log
     too large for its model are analysed at once; ``skip_unchanged``, skip an agent whose
     memory file holds exactly what gc left there when it last analysed it with the same model,
-    and record what each analysis leaves.
+    and record what each analysis leaves; ``max_tokens``, each agent's budget
+    (``--max-tokens``; 0: the agent file's, if any); ``estimate``, to say what would be
+    sent instead of sending it (nothing locked, nothing trimmed).
 
     Raises:
         AgentError: ``model_override`` is text that is not ``provider/model-name``.
@@ -83,6 +91,8 @@ class GcOptions:
     archive: bool = False
     jobs: int = field(default=1, validator=_at_least_one)
     part_concurrency: int = field(default=PART_CONCURRENCY, validator=_at_least_one)
+    max_tokens: int = field(default=0, validator=validators.ge(0))
+    estimate: bool = False
     skip_unchanged: bool = False
 
 
@@ -169,10 +179,23 @@ def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
     return enabled
 
 
+def _budget(flag: int, agent: AgentConfig) -> Budget | None:
+    """``--max-tokens`` when given, else the agent file's ``[budget] max_tokens``, else
+    none (0 is "not given" in both), as the Go axe's ``axe run`` chooses."""
+    if flag <= 0 and agent.budget.max_tokens <= 0:
+        return None
+    from axe.domain.budget import Budget  # noqa: PLC0415  (with a budget only: start-up)
+
+    if flag > 0:
+        return Budget(flag, flag=True)
+    return Budget(agent.budget.max_tokens, flag=False, source=agent.source)
+
+
 @define
 class _AgentGc:
     """gc of one memory-enabled agent, step by step, keeping what it learns (the entry
-    count, the model, the report) so that a failure at any step still says how far gc got."""
+    count, the model, the report, what the budget counted) so that a failure at any step
+    still says how far gc got."""
 
     agent: AgentConfig
     options: GcOptions
@@ -183,6 +206,16 @@ class _AgentGc:
     analysis: Analysis | None = field(default=None, init=False)
     spent: Spent | None = field(default=None, init=False)
     trimming: bool = field(default=False, init=False)  # then what is kept is the store's say
+    budget: Budget | None = field(
+        default=Factory(lambda gc: _budget(gc.options.max_tokens, gc.agent), takes_self=True),
+        init=False,
+    )
+    budget_used: int | None = field(
+        default=Factory(lambda gc: None if gc.budget is None else 0, takes_self=True),
+        init=False,
+    )
+    analysed: int | None = field(default=None, init=False)
+    estimate: Estimate | None = field(default=None, init=False)
 
     def run(self) -> AgentResult:
         try:
@@ -199,7 +232,7 @@ class _AgentGc:
     def _steps(self) -> AgentResult:
         if self.options.skip_unchanged and (skipped := self._unchanged()):
             return skipped  # decided without the lock: a skip changes nothing
-        if self.options.dry_run:  # changes nothing: neither waits for a lock nor holds one
+        if self.options.dry_run or self.options.estimate:  # change nothing: take no lock
             return self._flow()
         with self.ports.memory.lock(self.agent, waiting=self._waiting):
             return self._flow()
@@ -254,6 +287,9 @@ class _AgentGc:
         count = self._report_read(snapshot)
 
         self.model = self.options.model_override or ModelRef.parse(self.agent.model)
+        if self.options.estimate:
+            self.estimate = self._analysis(self.model).estimate(snapshot.content, count)
+            return self._result(AgentStatus.ESTIMATED, kept=count)
         self.stop.check()
         self.analysis = self._analyse(snapshot.content, self.model)
         self.ports.output.emit(AnalysisReady(name, self.analysis))
@@ -277,12 +313,21 @@ class _AgentGc:
         return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
 
     def _analyse(self, memory: bytes, model: ModelRef) -> Analysis:
+        self.ports.output.emit(AnalysisStarted(self.agent.name, model, self.entries or 0))
+        analysis = self._analysis(model)
+        try:
+            return analysis.run(memory)
+        finally:
+            self.spent = analysis.spent  # what was sent is said, also on a failure
+            self.budget_used = analysis.budget_used
+            self.analysed = analysis.analysed
+
+    def _analysis(self, model: ModelRef) -> LogAnalysis:
         # Imported here: runs that never analyse (memory disabled, no entries, a missing
         # agent) start faster without the analysis machinery.
         from axe.application.analysis import LogAnalysis  # noqa: PLC0415
 
-        self.ports.output.emit(AnalysisStarted(self.agent.name, model, self.entries or 0))
-        analysis = LogAnalysis(
+        return LogAnalysis(
             llm=self.ports.llm,
             output=self.ports.output,
             agent=self.agent.name,
@@ -290,11 +335,8 @@ class _AgentGc:
             memory_config=self.agent.memory,
             concurrency=self.options.part_concurrency,
             stop=self.stop,
+            budget=self.budget,
         )
-        try:
-            return analysis.run(memory)
-        finally:
-            self.spent = analysis.spent  # what was sent is said, also on a failure
 
     def _result(
         self,
@@ -317,4 +359,8 @@ class _AgentGc:
             analysis=self.analysis,
             error=error,
             spent=self.spent,
+            budget=self.budget,
+            budget_used=self.budget_used,
+            analysed=self.analysed,
+            estimate=self.estimate,
         )

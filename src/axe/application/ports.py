@@ -117,6 +117,14 @@ class LLMClient(Protocol):
             ApiError: asking the server failed.
         """
 
+    def charges_tokens(self, model: ModelRef) -> bool:
+        """Whether a request to ``model`` spends tokens, which a budget counts (the
+        offline analyst's spend none).
+
+        Raises:
+            AgentError: the provider is unknown.
+        """
+
     def complete(self, request: AnalysisRequest) -> Completion:
         """The reply text and, where the provider reports it, the tokens it used.
 

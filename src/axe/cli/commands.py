@@ -25,6 +25,8 @@ Examples:
                                               offline report, no API key, no trim
   axe gc pr-reviewer --model openai/gpt-4o    use another model for the analysis
   axe gc pr-reviewer --archive                keep removed entries in <memory>.archive
+  axe gc --all --max-tokens 200000            at most 200k tokens for each agent
+  axe gc --all --estimate                     what gc would send, sending nothing
   axe gc --all --skip-unchanged               skip agents unchanged since gc analysed them
 
 \b
@@ -41,7 +43,8 @@ Where gc looks:
   limits        AXE_HTTP_TIMEOUT, AXE_LOCK_TIMEOUT, AXE_MAX_INPUT_TOKENS
 
 \b
-Exit codes: 0 success or nothing to do, 1 agent error, 2 config error, 3 API error.
+Exit codes: 0 success or nothing to do, 1 agent error, 2 config error, 3 API error,
+4 budget too small for the newest entry.
 """
 
 
@@ -198,6 +201,21 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
     "log is analysed in parts whose reports are merged.",
 )
 @click.option(
+    "--max-tokens",
+    type=_WholeNumber(min=0),
+    default=0,
+    metavar="N",
+    help="Maximum total tokens (input+output) for each agent's analysis (0 = the agent "
+    "file's [budget] max_tokens, else unlimited); only the newest entries that fit are "
+    "analysed.",
+)
+@click.option(
+    "--estimate",
+    is_flag=True,
+    help="Print the requests and tokens the analysis would take, and what the budget "
+    "allows; send, lock and trim nothing.",
+)
+@click.option(
     "--lock-timeout",
     type=_Seconds(min=0, min_open=True, max=MAX_WAIT_SECONDS),
     callback=_a_number,
@@ -225,6 +243,8 @@ def gc(
     json_lines: bool,
     jobs: int,
     max_input_tokens: int | None,
+    max_tokens: int,
+    estimate: bool,
     lock_timeout: float | None,
     agents_dir: Path | None,
 ) -> int:
@@ -251,6 +271,8 @@ def gc(
             model_override=model or None,
             archive=archive,
             jobs=jobs,
+            max_tokens=max_tokens,
+            estimate=estimate,
             skip_unchanged=skip_unchanged,
         )
     except BelowOneError as error:  # the options' fact, in the command line's words

@@ -1,11 +1,17 @@
-"""The three kinds of failure axe reports, and the one table of their exit codes (gc-spec
-§3.6), beside them because two edges need it: the command line and the JSON report's
-``exit_code``. Messages are complete one-line sentences for the person at the terminal.
+"""The kinds of failure axe reports, and the one table of their exit codes (gc-spec §3.6,
+and the Go axe's 4 for a budget), beside them because two edges need it: the command line
+and the JSON report's ``exit_code``. Messages are complete one-line sentences for the
+person at the terminal.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from attrs import frozen
+
+if TYPE_CHECKING:
+    from axe.domain.budget import Budget
 
 
 class AxeError(Exception):
@@ -95,6 +101,21 @@ class RefusalMismatchError(ApiError):
         self.estimate = estimate
 
 
+class BudgetTooSmallError(AxeError):
+    """``budget`` cannot pay for analysing even the newest entry: that takes ``needed``
+    tokens at most (its input by gc's conservative estimate and the reply it allows) on top
+    of ``spent``, what was already spent (only a refusal mid-run leaves less than planned);
+    nothing is trimmed (exit 4, the Go axe's code for a budget)."""
+
+    def __init__(self, budget: Budget, *, needed: int, spent: int = 0) -> None:
+        super().__init__(
+            f"budget of {budget.max_tokens} tokens too small: {spent} spent, {needed} needed"
+        )
+        self.budget = budget
+        self.needed = needed
+        self.spent = spent
+
+
 def detached(error: AxeError) -> AxeError:
     """``error`` without the stack frames it was raised through, its causes' included: a
     result keeps its error as long as the caller keeps the result, and the frames would keep
@@ -109,7 +130,12 @@ def detached(error: AxeError) -> AxeError:
 
 
 EXIT_SUCCESS = 0
-EXIT_CODES: dict[type[AxeError], int] = {AgentError: 1, ConfigError: 2, ApiError: 3}
+EXIT_CODES: dict[type[AxeError], int] = {
+    AgentError: 1,
+    ConfigError: 2,
+    ApiError: 3,
+    BudgetTooSmallError: 4,
+}
 
 
 def exit_code_for(error: AxeError) -> int:

@@ -13,8 +13,9 @@ from axe.domain.errors import AxeError
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, Analysis, SweepResult
 
-if TYPE_CHECKING:  # loaded only by runs that skip unchanged agents (hashlib is slow to load)
+if TYPE_CHECKING:  # loaded only by runs that use them (hashlib is slow to load)
     from axe.domain.analysed import AnalysedMemory
+    from axe.domain.budget import Budget
 
 
 @frozen
@@ -114,6 +115,18 @@ class AnalysisStarted:
 
 
 @frozen
+class AnalysisNarrowed:
+    """The agent's ``budget`` cannot pay for analysing every entry, so only the newest
+    ``analysed`` of its ``entries`` are analysed; said before anything is sent, and again
+    should a refusal leave fewer affordable."""
+
+    agent: str
+    budget: Budget
+    analysed: int
+    entries: int
+
+
+@frozen
 class AnalysisSplit:
     """The log does not fit the model: it is analysed in about ``parts`` parts, then merged.
 
@@ -185,6 +198,7 @@ Event = (
     | NoEntryHeadings
     | MemoryUnchanged
     | AnalysisStarted
+    | AnalysisNarrowed
     | AnalysisSplit
     | PartAnalysed
     | MergeStarted

@@ -57,6 +57,14 @@ class MemoryConfig:
 
 
 @frozen
+class BudgetConfig:
+    """The ``[budget]`` table: ``max_tokens`` an analysis of the agent may spend, input
+    plus output (0: unlimited), the cap the Go axe's ``axe run`` sets itself too."""
+
+    max_tokens: int = 0
+
+
+@frozen
 class SubAgentsConfig:
     """The ``[sub_agents_config]`` table; gc only validates it, as the Go axe does on load."""
 
@@ -88,6 +96,7 @@ class AgentConfig:
     sub_agents: SubAgentsConfig = field(factory=SubAgentsConfig)
     source: str = ""
     timeout: int = 0  # axe 1.10's run timeout in seconds: gc does not use it, only checks it
+    budget: BudgetConfig = field(factory=BudgetConfig)
 
 
 _MAX_SUB_AGENT_DEPTH = 5
@@ -112,6 +121,7 @@ def validate_agent(agent: AgentConfig) -> None:
         (agent.timeout < 0, "timeout", natural, agent.timeout),
         (memory.last_n < 0, "memory.last_n", natural, memory.last_n),
         (memory.max_entries < 0, "memory.max_entries", natural, memory.max_entries),
+        (agent.budget.max_tokens < 0, "budget.max_tokens", natural, agent.budget.max_tokens),
         (not 0 <= sub.max_depth <= _MAX_SUB_AGENT_DEPTH, *depth, sub.max_depth),
         (sub.timeout < 0, "sub_agents_config.timeout", natural, sub.timeout),
     )

@@ -102,9 +102,11 @@ class Batch:
 
 @frozen
 class Finished:
-    """The report: the one reply of a log that fits, or the last merge."""
+    """The report: the one reply of a log that fits, or the last merge; it covers the log
+    from byte ``start`` on (0 unless a budget left the oldest entries out)."""
 
     text: str
+    start: int = 0
 
 
 @frozen
@@ -242,21 +244,74 @@ def _check_believable(refusal: PromptTooLargeError, ask: Ask, estimate: float) -
         raise RefusalMismatchError(str(refusal), content=content, estimate=math.ceil(estimate))
 
 
-def start(log: bytes, cap: int | None) -> Plan | Finished:
+def start(log: bytes, cap: int | None, layout: LogLayout | None = None) -> Plan | Finished:
     """The first plan for ``log``, ``cap`` being the most input tokens the client knows
-    one request may carry (None: unknown, and the log goes whole, as the spec says).
+    one request may carry (None: unknown, and the log goes whole, as the spec says);
+    ``layout``, the log's entries and estimates when they are already known (a budget
+    needs them even when the window is not).
 
     Raises:
         WindowTooSmallError: the window holds no part beside gc's instructions, or no merge.
     """
     sizing = Sizing(cap=cap)
-    if sizing.window is None:  # not even estimated: a log that fits costs nothing more
-        return _Whole(sizing, Ask(PATTERN_DETECTION_PROMPT, log, None))
-    layout = LogLayout(log)
-    whole = _part_classes(layout, layout.part(0, len(log)))
-    if sizing.fits(whole):
-        return _Whole(sizing, Ask(PATTERN_DETECTION_PROMPT, log, whole), layout)
-    return _planned(layout, sizing, (layout.part(0, len(log)),))
+    if sizing.window is None and layout is None:  # not even estimated: a log that fits costs
+        return _Whole(sizing, Ask(PATTERN_DETECTION_PROMPT, log, None))  # nothing more
+    layout = layout or LogLayout(log)
+    return _first(layout, sizing, layout.part(0, len(log)))
+
+
+def _first(layout: LogLayout, sizing: Sizing, span: Part) -> Plan | Finished:
+    """``span`` in one request if it may fit (the whole log is sent as read), else in parts.
+
+    Raises:
+        WindowTooSmallError: as :func:`_planned`.
+    """
+    classes = _part_classes(layout, span)
+    if sizing.window is None or sizing.fits(classes):
+        part = None if (span.start, span.end) == (0, len(layout.log)) else span
+        return _Whole(sizing, Ask(PATTERN_DETECTION_PROMPT, layout.log, classes, part), layout)
+    return _planned(layout, sizing, (span,))
+
+
+def narrowed(plan: Plan, at: int) -> Plan | Finished:
+    """``plan`` for the log from byte ``at`` on (where an entry begins) only: what lies
+    before is left out, a report that covers any of it too, and what is left is planned
+    afresh with what is known (one report left is the report).
+
+    Raises:
+        WindowTooSmallError: as :func:`start`.
+    """
+    layout = _layout(plan)
+    kept: list[Piece] = []
+    for piece in plan.pieces:
+        if piece.start >= at:
+            kept.append(piece)
+        elif piece.end > at and isinstance(piece, Part):
+            kept.append(layout.part(at, piece.end))
+    if len(kept) == 1 and isinstance(kept[0], Part):
+        return _first(layout, plan.sizing, kept[0])
+    return _planned(layout, plan.sizing, tuple(kept))
+
+
+def narrowing_points(plan: Plan) -> list[int]:
+    """Where the analysis of ``plan`` may begin instead, oldest first: where it begins
+    now, then each later entry's start that no report already made runs across. Text
+    before the first entry goes only with every entry."""
+    layout, pieces = _layout(plan), plan.pieces
+    first = pieces[0].start
+    inside = layout.bounds_between(first, len(layout.log))[1:-1]
+    if first == 0 and layout.entries_between(0, 1) == 0:  # text before the first entry
+        inside = inside[1:]
+    reports = [(piece.start, piece.end) for piece in pieces if isinstance(piece, _Report)]
+    return [first] + [
+        point for point in inside if not any(start < point < end for start, end in reports)
+    ]
+
+
+def _layout(plan: Plan) -> LogLayout:
+    if isinstance(plan, _Whole):
+        return plan.layout or LogLayout(plan.ask.source)
+    return plan.layout
 
 
 @frozen(eq=False)
@@ -270,16 +325,21 @@ class _Whole:
     def batch(self) -> Batch:
         return Batch(Stage.WHOLE, (self.ask,))
 
+    @property
+    def pieces(self) -> tuple[Part]:
+        """The one span it analyses: the whole log, or its newest entries under a budget."""
+        return (self.ask.part or _layout(self).part(0, len(self.ask.source)),)
+
     def after(self, outcomes: Sequence[Outcome]) -> Plan | Finished | Failed:
         (outcome,) = outcomes
         if outcome is None:
             return self
         if isinstance(outcome, Completion):
-            return Finished(outcome.text)
+            return Finished(outcome.text, self.ask.part.start if self.ask.part else 0)
         if not isinstance(outcome, PromptTooLargeError):
             return Failed(outcome, Stage.WHOLE)
-        layout = self.layout or LogLayout(self.ask.source)
-        whole = layout.part(0, len(layout.log))
+        layout = _layout(self)
+        whole = self.ask.part or layout.part(0, len(layout.log))
         ask = attrs.evolve(self.ask, classes=self.ask.classes or _part_classes(layout, whole))
         return _planned(layout, self.sizing.refused(outcome, ask), (whole,))
 
@@ -463,6 +523,10 @@ class _Merge:
         """How many reports this round starts from."""
         return sum(map(len, self.groups))
 
+    @property
+    def pieces(self) -> tuple[_Report, ...]:
+        return tuple(report for group in self.groups for report in group)
+
     def batch(self) -> Batch:
         return Batch(Stage.MERGE, self.asks, self.reports)
 
@@ -495,7 +559,7 @@ def _merge_round(layout: LogLayout, sizing: Sizing, reports: list[_Report]) -> P
         WindowTooSmallError: two reports cut as short as they go do not fit one request.
     """
     if len(reports) == 1:
-        return Finished(reports[0].text)
+        return Finished(reports[0].text, reports[0].start)
     groups = _groups(layout, reports, sizing)
     asks = tuple(
         Ask(MERGE_PROMPT, content, request_classes(MERGE_PROMPT, content))

@@ -5,11 +5,15 @@ them); the use case returns one :class:`AgentResult` per agent, a :class:`SweepR
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
 from axe.domain.errors import EXIT_SUCCESS, ApiError, AxeError, PromptTooLargeError, exit_code_for
 from axe.domain.model import ModelRef
+
+if TYPE_CHECKING:
+    from axe.domain.budget import Budget, Estimate
 
 
 class AgentStatus(enum.Enum):
@@ -20,6 +24,7 @@ class AgentStatus(enum.Enum):
     NO_TARGET = "no_target"
     DRY_RUN = "dry_run"
     UNCHANGED = "unchanged"  # --skip-unchanged: the file holds what gc last analysed
+    ESTIMATED = "estimated"
     EMPTY = "empty"
     DISABLED = "disabled"
     FAILED = "failed"
@@ -116,6 +121,10 @@ class AgentResult:
     it sets none, its memory is disabled or the agent did not load.
     A failed agent carries its ``error`` and whatever was learnt before it failed;
     ``spent`` is what its analysis sent, also when it failed (None: no analysis began).
+    ``budget`` is the agent's token budget (None: unlimited) and ``budget_used`` the tokens
+    counted against it; ``analysed``, the entries the report covers when the budget left
+    the oldest out (None: every entry read); ``estimate``, what ``--estimate`` found
+    instead of analysing.
     """
 
     agent: str
@@ -128,6 +137,20 @@ class AgentResult:
     analysis: Analysis | None = None
     error: AxeError | None = None
     spent: Spent | None = None
+    budget: Budget | None = None
+    budget_used: int | None = None
+    analysed: int | None = None
+    estimate: Estimate | None = None
+
+    @property
+    def analysed_entries(self) -> int | None:
+        """The entries the report covers, or the estimated analysis would; None without
+        either."""
+        if self.estimate is not None:
+            return self.estimate.analysed
+        if self.analysis is None:
+            return None
+        return self.entries if self.analysed is None else self.analysed
 
     @property
     def exit_code(self) -> int:

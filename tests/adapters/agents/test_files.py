@@ -8,7 +8,7 @@ import pytest
 
 from axe.adapters.agents.repository import TomlAgentRepository
 from axe.domain.errors import ConfigError
-from axe.domain.model import MemoryConfig
+from axe.domain.model import BudgetConfig, MemoryConfig
 
 
 @pytest.fixture
@@ -68,6 +68,20 @@ def test_loads_every_documented_key_and_ignores_unknown_ones(agents_dir: Path) -
     assert agent.memory == MemoryConfig(
         enabled=True, path="/var/mem.md", last_n=10, max_entries=100
     )
+
+
+def test_the_budget_table_is_read_and_its_absence_is_no_budget(agents_dir: Path) -> None:
+    """[budget] max_tokens, the Go axe's setting, is the agent's budget; no table is 0
+    (unlimited); a value of the wrong type is a config error naming the key."""
+    write(agents_dir, "a", 'name = "a"\nmodel = "x/y"\n[budget]\nmax_tokens = 50000\n')
+    write(agents_dir, "b", 'name = "b"\nmodel = "x/y"\n')
+    write(agents_dir, "c", 'name = "c"\nmodel = "x/y"\n[budget]\nmax_tokens = "50k"\n')
+    repository = TomlAgentRepository([agents_dir])
+    assert repository.load("a").budget == BudgetConfig(50_000)
+    assert repository.load("b").budget == BudgetConfig(0)
+    with pytest.raises(ConfigError) as caught:
+        repository.load("c")
+    assert str(caught.value).endswith('budget.max_tokens: expected an integer, got "50k"')
 
 
 def test_no_memory_table_means_disabled(agents_dir: Path) -> None:

@@ -76,3 +76,23 @@ def test_the_offline_row_answers_without_a_request_or_a_window(tmp_path: Path) -
     assert (completion.sent, completion.usage) == (0, None)
     assert llm.input_limit(request("builtin", "heuristic")) is None
     assert llm._transport is None
+
+
+def test_a_run_that_sends_nothing_needs_no_key_and_refuses_an_analysis(tmp_path: Path) -> None:
+    """--estimate: the window a keyed provider allows, and Bedrock's with no AWS
+    credentials, is known without a key; an analysis is refused, never sent unsigned."""
+    environ = {"AWS_REGION": "us-east-1"}
+    llm = LLMProviders(environ, config_dir=tmp_path, clock=FakeClock(), sending=False)
+    assert llm.input_limit(request("anthropic", "claude-3")) == 1_000_000
+    assert llm.input_limit(request("bedrock", "anthropic.claude-3")) is None  # none published
+    with pytest.raises(AgentError, match="sends nothing"):
+        llm.complete(request("anthropic", "claude-3"))
+
+
+def test_only_the_offline_analyst_spends_no_tokens(tmp_path: Path) -> None:
+    """What a budget counts: requests to every provider but the offline analyst, known
+    from the catalogue alone (no key, no client built)."""
+    llm = LLMProviders({}, config_dir=tmp_path, clock=FakeClock())
+    assert llm.charges_tokens(ModelRef("anthropic", "claude-3"))
+    assert llm.charges_tokens(ModelRef("ollama", "llama3"))
+    assert not llm.charges_tokens(ModelRef("builtin", "heuristic"))

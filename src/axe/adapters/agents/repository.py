@@ -24,6 +24,7 @@ from axe.domain.errors import ConfigError
 from axe.domain.events import AgentsIgnored, Exposure, NoAgentsDirectory
 from axe.domain.model import (
     AgentConfig,
+    BudgetConfig,
     MemoryConfig,
     Params,
     SubAgentsConfig,
@@ -53,6 +54,7 @@ class _AgentFile:
     sub_agents_config: SubAgentsConfig = Factory(SubAgentsConfig)
     memory: MemoryConfig = Factory(MemoryConfig)
     params: Params = Factory(Params)
+    budget: BudgetConfig = Factory(BudgetConfig)
 
 
 @frozen
@@ -284,6 +286,7 @@ def _agent(name: str, path: Path, document: dict[str, Any]) -> AgentConfig:
         sub_agents=layout.sub_agents_config,
         source=str(path),
         timeout=layout.timeout,
+        budget=layout.budget,
     )
     validate_agent(agent)  # its message names the file: the user fixes a file
     return agent

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from axe.adapters.console.lines import error_text
 from axe.domain.results import AgentResult, Usage
 from axe.domain.safe_text import BIDI_CONTROLS
+
+if TYPE_CHECKING:
+    from axe.domain.budget import Estimate
 
 _UNESCAPED_CONTROLS = re.compile(f"[\x7f-\x9f{BIDI_CONTROLS}]")  # json.dumps leaves these
 
@@ -34,6 +37,22 @@ def result_object(result: AgentResult) -> dict[str, Any]:
         "requests": spent.requests if spent else None,
         "error": error_text(result.error) if result.error else None,
         "exit_code": result.exit_code,
+        "budget_max_tokens": result.budget.max_tokens if result.budget else None,
+        "budget_used_tokens": result.budget_used if result.budget else None,
+        "analysed_entries": result.analysed_entries,
+    } | _estimate(result.estimate)
+
+
+def _estimate(estimate: Estimate | None) -> dict[str, Any]:
+    """``--estimate``'s figures, in the objects of ``"status": "estimated"`` alone."""
+    if estimate is None:
+        return {}
+    return {
+        "estimated_requests": estimate.requests,
+        "estimated_input_tokens": estimate.input_tokens,
+        "estimated_output_tokens": estimate.output_tokens,
+        "likely_input_tokens": estimate.likely_input_tokens,
+        "input_window_tokens": estimate.window,
     }
 
 

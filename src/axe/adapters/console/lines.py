@@ -9,12 +9,13 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Callable
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from attrs import frozen
 
 from axe.domain.errors import (
     AxeError,
+    BudgetTooSmallError,
     ModelNotFoundError,
     RefusalMismatchError,
     WindowTooSmallError,
@@ -24,6 +25,7 @@ from axe.domain.events import (
     AgentsIgnored,
     AgentSkipped,
     AgentStarted,
+    AnalysisNarrowed,
     AnalysisReady,
     AnalysisSplit,
     AnalysisStarted,
@@ -42,6 +44,9 @@ from axe.domain.events import (
 )
 from axe.domain.model import quoted
 from axe.domain.results import AgentResult, AgentStatus, SweepResult
+
+if TYPE_CHECKING:
+    from axe.domain.budget import Budget
 
 
 class Stream(enum.Enum):
@@ -90,7 +95,13 @@ class TextLines:
             case SweepStarted(agents=agents):
                 self._in_sweep = True
                 return [] if agents else _out("No agents with memory enabled.")
-            case AgentSkipped() | AgentsIgnored() | NoAgentsDirectory() | NoEntryHeadings():
+            case (
+                AgentSkipped()
+                | AgentsIgnored()
+                | NoAgentsDirectory()
+                | NoEntryHeadings()
+                | AnalysisNarrowed()
+            ):
                 return _err(_left_out(event))
             case AgentStarted(agent=agent, in_sweep=in_sweep):
                 return _out(f"=== GC: {agent} ===") if in_sweep else []
@@ -127,7 +138,69 @@ class TextLines:
                 failure = error_text(result.error)
                 return _err(f"Error: gc failed for agent {quoted(result.agent)}: {failure}")
             return _err(error_text(result.error))
+        if result.status is AgentStatus.ESTIMATED:
+            return _out(*estimate_lines(result))
         return _out(_OUTCOME[result.status](result))
+
+
+def estimate_lines(result: AgentResult) -> list[str]:
+    """``--estimate``: after the spec's ``Agent:`` and ``Entries:`` lines, what gc would
+    send: the model and its window, the requests, the tokens, what the budget allows."""
+    estimate = result.estimate
+    assert estimate is not None  # an estimated result carries its estimate
+    if estimate.offline:
+        model = f"Model: {result.model}, offline: it reads the log here, for no tokens"
+    elif estimate.window is None:
+        model = f"Model: {result.model}, input window unknown until a request is refused"
+    else:
+        model = f"Model: {result.model}, input window {estimate.window:,} tokens"
+    requests = str(estimate.requests or "none")
+    if estimate.requests > 1:  # parts, and the merges of their reports
+        parts, merges = estimate.requests - estimate.merges, estimate.merges
+        requests = f"about {requests} ({parts} parts, {merges} merge{'s' * (merges != 1)})"
+    if estimate.most_requests > estimate.requests:
+        requests += f", at most {estimate.most_requests}"
+    if estimate.requests:
+        likely = f"likely about {estimate.likely_input_tokens:,}"
+        tokens = [
+            f"{estimate.input_tokens:,} at most, {likely}",
+            f"{estimate.output_tokens:,} at most",
+        ]
+    else:
+        tokens = ["0", "0"]
+    return [
+        model,
+        f"Requests: {requests}",
+        f"Input tokens: {tokens[0]}",
+        f"Output tokens: {tokens[1]}",
+        f"Budget: {_allowance(result)}",
+    ]
+
+
+def _allowance(result: AgentResult) -> str:
+    """What the budget lets the analysis cover, and what every entry would need."""
+    estimate, budget = result.estimate, result.budget
+    assert estimate is not None
+    if estimate.one_entry is not None:
+        return f"{_budget(budget)}: too small, the newest entry alone needs {estimate.one_entry:,}"
+    needs = "" if estimate.offline else f" (every entry needs {estimate.all_entries:,} at most)"
+    if budget is None:
+        return f"unlimited{needs}"
+    if estimate.analysed != result.entries:
+        return (
+            f"{_budget(budget)}: the newest {estimate.analysed} of {result.entries} entries{needs}"
+        )
+    return f"{_budget(budget)}: every entry{needs}"
+
+
+def _budget(budget: Budget | None) -> str:
+    """A budget and where it was set."""
+    assert budget is not None
+    if budget.flag:
+        where = "--max-tokens"
+    else:
+        where = f"[budget] max_tokens in {budget.source or 'the agent file'}"
+    return f"{budget.max_tokens:,} tokens (from {where})"
 
 
 def utc_time(seconds: float) -> str:
@@ -153,6 +226,16 @@ def error_text(error: AxeError) -> str:
     provider does not know was named)."""
     if isinstance(error, WindowTooSmallError):
         return _too_small(error)
+    if isinstance(error, BudgetTooSmallError):
+        if error.spent:
+            return (
+                f"budget of {_budget(error.budget)} ran short: {error.spent:,} spent, and "
+                f"analysing even the newest entry needs {error.needed:,} more; nothing was trimmed"
+            )
+        return (
+            f"budget of {_budget(error.budget)} is too small: analysing even the newest entry "
+            f"needs a budget of {error.needed:,} tokens; nothing was sent or trimmed"
+        )
     if isinstance(error, RefusalMismatchError):
         return (
             f"{error.refusal} (gc sent {error.content:,} bytes beside its instructions: about "
@@ -183,9 +266,16 @@ def _too_small(error: WindowTooSmallError) -> str:
     )
 
 
-def _left_out(event: AgentSkipped | AgentsIgnored | NoAgentsDirectory | NoEntryHeadings) -> str:
-    """What ``--all`` (or a lookup, or a reading) could not use, and why."""
+def _left_out(
+    event: AgentSkipped | AgentsIgnored | NoAgentsDirectory | NoEntryHeadings | AnalysisNarrowed,
+) -> str:
+    """What ``--all`` (or a lookup, a reading, a budget) could not use, and why."""
     match event:
+        case AnalysisNarrowed(agent=agent, budget=budget, analysed=analysed, entries=entries):
+            return (
+                f"Budget of {_budget(budget)}: analysing the newest {analysed} of {entries} "
+                f"entries of agent {quoted(agent)}"
+            )
         case AgentSkipped(agent=agent, error=error):
             return f"Warning: skipping agent {quoted(agent)}: {error}"
         case AgentsIgnored(path=path):

@@ -18,6 +18,7 @@ from axe.application.ports import Clock
 from axe.domain.events import (
     AgentFinished,
     AgentSkipped,
+    AnalysisNarrowed,
     AnalysisReady,
     AnalysisSplit,
     AnalysisStarted,
@@ -136,6 +137,8 @@ class ConsoleOutput:
             case AnalysisStarted(agent=agent, model=model, entries=entries):
                 self._model = model
                 status.show(f"Analysing {agent}: {entries} entries with {model}", agent)
+            case AnalysisNarrowed(agent=agent, analysed=analysed):
+                status.update(f"Analysing {agent}: the newest {analysed} entries", agent)
             case AnalysisSplit(agent=agent, parts=parts):  # the plan's count: it may change
                 status.update(f"Analysing {agent}: about {parts} parts with {self._model}", agent)
             case PartAnalysed(agent=agent, done=done, parts=parts):

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from axe.domain.errors import AgentError
+
 if TYPE_CHECKING:
     from axe.adapters.llm.catalogue import Provider
     from axe.adapters.llm.config import TomlGlobalConfig
@@ -40,16 +42,20 @@ class LLMProviders:
         http_timeout: float | None = None,
         max_input_tokens: int | None = None,
         user_agent: str = "axe",
+        sending: bool = True,
     ) -> None:
         """``clock``: the run's one clock, for every HTTP deadline and retry pause;
         ``http_timeout``: seconds for one request, retries included (default: the
-        transport's); ``max_input_tokens``: a cap on every request (``--max-input-tokens``)."""
+        transport's); ``max_input_tokens``: a cap on every request (``--max-input-tokens``);
+        not ``sending`` (``--estimate``): only windows are asked for, so no key is needed,
+        and an analysis is refused."""
         self._environ = environ
         self._clock = clock
         self._config_path = config_dir / "config.toml"
         self._http_timeout = http_timeout
         self._max_input_tokens = max_input_tokens
         self._user_agent = user_agent
+        self._sending = sending
         self._building = threading.RLock()
         self._config: TomlGlobalConfig | None = None
         self._transport: HttpTransport | None = None
@@ -75,7 +81,15 @@ class LLMProviders:
     def input_limit(self, request: AnalysisRequest) -> int | None:
         return self._client(request.model).input_limit(request)
 
+    def charges_tokens(self, model: ModelRef) -> bool:
+        """Every row but the offline analyst's, known from the row alone (no client)."""
+        from axe.adapters.llm.catalogue import provider  # noqa: PLC0415
+
+        return not provider(model.provider).offline
+
     def complete(self, request: AnalysisRequest) -> Completion:
+        if not self._sending:
+            raise AgentError("internal: a run that sends nothing asked for an analysis")
         return self._client(request.model).complete(request)
 
     def close(self) -> None:
@@ -108,7 +122,9 @@ class LLMProviders:
             return HeuristicAnalyst()
         from axe.adapters.llm.settings import provider_settings  # noqa: PLC0415
 
-        settings = provider_settings(row, config, self._environ, self._max_input_tokens)
+        settings = provider_settings(
+            row, config, self._environ, self._max_input_tokens, keyless=not self._sending
+        )
         # httpx is imported here, once the settings are known to be good
         from axe.adapters.llm.client import HttpLLMClient  # noqa: PLC0415
         from axe.adapters.llm.transport import HttpTransport  # noqa: PLC0415

@@ -54,8 +54,11 @@ def provider_settings(
     config: TomlGlobalConfig,
     environ: Mapping[str, str],
     max_input_tokens: int | None,
+    *,
+    keyless: bool = False,
 ) -> ProviderSettings:
-    """What ``config`` and ``environ`` say about ``row``'s provider.
+    """What ``config`` and ``environ`` say about ``row``'s provider; ``keyless``, for a run
+    that sends no analysis (``--estimate``), a missing key or AWS credentials are no error.
 
     Raises:
         ConfigError: config.toml is broken (whatever the row needs from it: the same
@@ -82,8 +85,11 @@ def provider_settings(
         headers=headers,
     )
     if row.auth is not Auth.SIGV4:
-        return sendable(row, settings)
-    from axe.adapters.llm.aws_credentials import required_aws_credentials  # noqa: PLC0415
+        return sendable(row, settings, keyless=keyless)
+    from axe.adapters.llm.aws_credentials import (  # noqa: PLC0415
+        read_aws_credentials,
+        required_aws_credentials,
+    )
 
     region = config.setting(name, "region", row.region_variables)
     if not region:
@@ -92,11 +98,13 @@ def provider_settings(
             f"{', '.join(row.region_variables)}, or add region to [providers.{name}] in "
             f"{config.path})"
         )
-    aws = required_aws_credentials(name, environ)
+    aws = read_aws_credentials(environ) if keyless else required_aws_credentials(name, environ)
     return sendable(row, attrs.evolve(settings, region=region, aws=aws))
 
 
-def sendable(row: Provider, settings: ProviderSettings) -> ProviderSettings:
+def sendable(
+    row: Provider, settings: ProviderSettings, *, keyless: bool = False
+) -> ProviderSettings:
     """``settings``, once sure that a request to ``row`` can carry them: both checked
     before any request, so a run that cannot send says why without sending.
 
@@ -108,7 +116,7 @@ def sendable(row: Provider, settings: ProviderSettings) -> ProviderSettings:
             secret and all.
     """
     name = row.name
-    if row.auth.needs_key and not settings.api_key:
+    if row.auth.needs_key and not settings.api_key and not keyless:
         raise ApiError(
             f"API key for provider {quoted(name)} is not configured "
             f"(set {settings.key_variable} or add it to {settings.config_path})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from axe.adapters.llm.offline import analyse
 from axe.application.ports import AnalysisRequest
+from axe.domain.model import ModelRef
 from axe.domain.results import Completion
 
 
@@ -18,3 +19,7 @@ class HeuristicAnalyst:
     def input_limit(self, request: AnalysisRequest) -> int | None:
         """No window: the offline analyst reads a log of any size, so it is never split."""
         return None
+
+    def charges_tokens(self, model: ModelRef) -> bool:
+        """It reads the log here: no token is spent, so no budget narrows what it reads."""
+        return False
