@@ -220,7 +220,7 @@ TEXT_LINES = [
 BUDGET_TEXT_LINES = [
     (
         "",
-        "Budget of 50,000 tokens (from --max-tokens): analysing the newest 412 of 3600 entries "
+        "Budget of 50,000 tokens (from --max-tokens): analysing the newest 412 of 3,600 entries "
         'of agent "a"\n',
     ),
     ("Dry run: no entries trimmed.\n", ""),
@@ -235,7 +235,7 @@ BUDGET_TEXT_LINES = [
         "Requests: about 17 (16 parts, 1 merge), at most 23\n"
         "Input tokens: 214,332 at most, likely about 138,598\n"
         "Output tokens: 94,208 at most\n"
-        "Budget: 50,000 tokens (from --max-tokens): the newest 412 of 3600 entries (every "
+        "Budget: 50,000 tokens (from --max-tokens): the newest 412 of 3,600 entries (every "
         "entry needs 308,540 at most)\n",
         "",
     ),
@@ -334,7 +334,7 @@ JSON_LINES = [
     ("", "gc completed with errors: 1 of 8 agents failed\n"),
     (
         "",
-        "Budget of 50,000 tokens (from --max-tokens): analysing the newest 412 of 3600 entries "
+        "Budget of 50,000 tokens (from --max-tokens): analysing the newest 412 of 3,600 entries "
         'of agent "a"\n',
     ),
     (

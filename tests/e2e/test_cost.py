@@ -223,7 +223,7 @@ def test_a_ten_window_log_under_a_two_window_budget_spends_at_most_the_budget(
     prefix = "Budget of 24,000 tokens (from --max-tokens): analysing the newest "
     assert all(line.startswith(prefix) for line in told)
     analysed = int(told[-1].removeprefix(prefix).split()[0])
-    assert told[-1] == f'{prefix}{analysed} of {ENTRIES} entries of agent "diary"'
+    assert told[-1] == f'{prefix}{analysed:,} of {ENTRIES:,} entries of agent "diary"'
     sent = sorted((p.user.encode() for p in parts(server)), key=memory.find)
     answered = b"".join(sent)
     assert memory.endswith(answered)

@@ -120,7 +120,7 @@ def test_a_log_of_ten_windows_under_two_spends_at_most_the_budget_on_the_newest_
     assert store.files["a"] == entries(2, start=2998)
     assert rendered(output.events)[1] == [
         "Budget of 20,000 tokens (from --max-tokens): analysing the newest "
-        f'{analysed} of 3000 entries of agent "a"'
+        f'{analysed:,} of 3,000 entries of agent "a"'
     ]
 
 

@@ -187,9 +187,8 @@ def _allowance(result: AgentResult) -> str:
     if budget is None:
         return f"unlimited{needs}"
     if estimate.analysed != result.entries:
-        return (
-            f"{_budget(budget)}: the newest {estimate.analysed} of {result.entries} entries{needs}"
-        )
+        newest = f"the newest {estimate.analysed:,} of {result.entries or 0:,} entries"
+        return f"{_budget(budget)}: {newest}{needs}"
     return f"{_budget(budget)}: every entry{needs}"
 
 
@@ -273,7 +272,7 @@ def _left_out(
     match event:
         case AnalysisNarrowed(agent=agent, budget=budget, analysed=analysed, entries=entries):
             return (
-                f"Budget of {_budget(budget)}: analysing the newest {analysed} of {entries} "
+                f"Budget of {_budget(budget)}: analysing the newest {analysed:,} of {entries:,} "
                 f"entries of agent {quoted(agent)}"
             )
         case AgentSkipped(agent=agent, error=error):
