@@ -143,9 +143,8 @@ class MemoryFile:
         self._check_unchanged(source, snapshot, plan.keep_from)
         remove_abandoned_temps(self)
         with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
-            removed = snapshot.content[: plan.keep_from]
-            if archive and removed:
-                self._archive(archived, removed, source.status)
+            if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
+                self._archive(archived, snapshot.content[: plan.keep_from], source.status)
             self._replace_with_tail(source, plan.keep_from)
 
     def _replace_with_tail(self, source: SourceFile, keep_from: int) -> None:
