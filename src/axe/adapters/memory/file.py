@@ -8,6 +8,7 @@ and :mod:`.archive` (imported only by runs that lock).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -50,10 +51,11 @@ class MemoryFile:
             platform = current_platform()
         self.path, self.platform, self.clock = path, platform, clock or SystemClock()
 
-    @property
+    @functools.cached_property
     def real(self) -> Path:
         """The path with every symlink resolved: the file that is replaced, and beside
-        which gc's own files (lock, temps) go."""
+        which gc's own files (lock, temps) go; resolved once (a dozen system calls), so a
+        trim's steps all work beside the one file it opened."""
         return Path(os.path.realpath(self.path))
 
     @contextlib.contextmanager
