@@ -91,7 +91,7 @@ def token_classes(data: bytes | memoryview) -> Classes:
         counts, unpaired = _slice_counts(piece, previous, unpaired)
         total = [a + b for a, b in zip(total, counts, strict=True)]
         previous = piece[-1]
-    words, letters, numbers, digits, spaces, pairs, whole_tokens = total
+    words, letters, numbers, digits, spaces, pairs, whole_tokens = map(float, total)
     whole_tokens += len(view) > 0  # a lone space at the very end is a token
     return (words, letters / 4, numbers, digits / 3, spaces / 4, pairs, whole_tokens)
 
