@@ -170,7 +170,9 @@ def fleet(root: Path, server: LoopbackLLM, agents: int, jobs: int, *, delay: flo
     return seconds
 
 
-def report(root: Path, *, smoke: bool) -> None:
+def report(root: Path, *, smoke: bool) -> tuple[tuple[float, str], float]:
+    """Prints the figures; returns the ten-window log's wall time over its critical path
+    (and that path, said), and ``--all --jobs``' share of a sequential run's least time."""
     window = 8_000 if smoke else 32_000
     delay = 0.02 if smoke else 1.0
     agents, jobs = (8, 4) if smoke else (100, 16)
@@ -195,9 +197,11 @@ def report(root: Path, *, smoke: bool) -> None:
             )
 
         run = big_log(root, server, "anthropic numbers", window, delay=delay)
-        critical = (math.ceil(run.parts / PART_BOUND) + run.merge_rounds) * delay
+        waves = math.ceil(run.parts / PART_BOUND)
+        critical = (waves + run.merge_rounds) * delay
         best = (math.ceil(10 / PART_BOUND) + 1) * delay
         share = run.seconds / critical
+        path = f"{waves} waves of parts + {run.merge_rounds} merge: {critical:.2f} s"
         print(f"\na ten-window log, {delay:g} s per answered request, {PART_BOUND} parts at once")
         print(
             f"  {run.seconds:6.2f} s wall for {run.parts} parts and {run.requests} requests; "
@@ -209,11 +213,13 @@ def report(root: Path, *, smoke: bool) -> None:
         concurrent = fleet(root, server, agents, jobs, delay=delay)
         sequential_floor = agents * delay
         print(f"\n{agents} agents, {delay:g} s per request")
-        share = concurrent / sequential_floor
+        fleet_share = concurrent / sequential_floor
         print(
             f"  --all --jobs {jobs}: {concurrent:6.2f} s wall; sequential needs at least "
-            f"{sequential_floor:.0f} s ({agents} x {delay:g} s): {share:.3f} of it (target <= 0.1)"
+            f"{sequential_floor:.0f} s ({agents} x {delay:g} s): {fleet_share:.3f} of it "
+            "(target <= 0.1)"
         )
+    return (share, path), fleet_share
 
 
 def main() -> None:

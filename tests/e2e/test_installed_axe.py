@@ -143,6 +143,21 @@ def test_paths_that_need_no_http_never_import_httpx(home: AxeHome) -> None:
         assert "click" in imported
 
 
+def test_a_profiled_run_still_ends_through_the_interpreter(home: AxeHome) -> None:
+    """A run under ``python -m cProfile`` (or a tracer such as coverage) still gets its
+    report: axe leaves the process early only when nothing waits for the interpreter's
+    own ending (the profiler prints, then exits 0, as it always did)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-m", "axe", "gc", "missing"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **home.env},
+        check=False,
+    )
+    assert "function calls" in done.stdout
+    assert done.stderr.startswith('agent "missing" not found')
+
+
 def test_the_offline_analyst_never_imports_httpx(home: AxeHome) -> None:
     """builtin/heuristic is a row of the catalogue answered in the process: no HTTP client,
     transport or httpx is loaded for it."""

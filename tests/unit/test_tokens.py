@@ -10,6 +10,7 @@ from axe.domain import tokens
 from axe.domain.tokens import Calibration, certainly_under, estimate_tokens, token_classes
 from tests.tokenizer import count_tokens
 
+_FEW_KINDS = bytes(b"ab 1\t\n,\xe9"[byte % 8] for byte in range(256))  # so runs are common
 log_like_text = st.lists(
     st.sampled_from(
         [
@@ -52,18 +53,29 @@ def test_the_estimate_is_additive_at_entry_boundaries(first: bytes, second: byte
     assert together >= estimate_tokens(first) + estimate_tokens(second) - 2
 
 
-@pytest.mark.parametrize("tail", [b"abcdef 12345", b"123456 abc", b"  - x"])
+@pytest.mark.parametrize("tail", [b"abcdef 12345", b"123456 abc", b"  - x", b" ab"])
 def test_slices_of_a_large_log_cost_what_one_pass_costs(
     tail: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A log estimated in 1 MiB slices costs exactly what one pass costs: a word, a number
-    or a run of spaces across a slice boundary is not counted twice."""
+    """A log estimated in slices costs exactly what one pass costs: a word, a number or a
+    run of spaces across a slice boundary is not counted twice."""
     for filler in (b"x", b"7", b" "):
-        data = filler * ((1 << 20) - 3) + tail
+        data = filler * ((1 << 16) - 3) + tail
         sliced = estimate_tokens(data)
         monkeypatch.setattr(tokens, "_SLICE", 1 << 30)
         assert estimate_tokens(data) == sliced
         monkeypatch.undo()
+
+
+@given(st.binary().map(lambda b: b.translate(_FEW_KINDS)), st.integers(1, 9))
+def test_any_slicing_costs_what_one_pass_costs(data: bytes, size: int) -> None:
+    """However a log is sliced for counting, its estimate by kind of text is that of one
+    pass: words, numbers and runs of spaces (their pairs counted from each run's start)
+    carry over slice boundaries, so planning can estimate a log piece by piece."""
+    whole = token_classes(data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokens, "_SLICE", size)
+        assert token_classes(data) == whole
 
 
 @given(st.binary(max_size=3000), st.integers(min_value=1, max_value=1000))

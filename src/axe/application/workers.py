@@ -61,7 +61,8 @@ def ordered_map(
     halts: Callable[[R], bool] | None = None,
     waiting: Callable[[int, list[T]], None] | None = None,
 ) -> list[R | None]:
-    """``work(item)`` for every item, up to ``jobs`` at once, started in item order.
+    """``work(item)`` for every item, up to ``jobs`` at once, started in item order: the
+    next starts as soon as any under way is done, so one slow item holds up no other.
 
     ``settled(index, result)`` is called in item order, each as soon as that result and
     every one before it are in; ``waiting(done, running_items)`` before each wait. An item
@@ -80,7 +81,7 @@ def ordered_map(
     halted = False
     try:
         while done < len(items):
-            while not halted and len(futures) < min(done + jobs, len(items)):
+            while not halted and len(futures) < len(items) and _under_way(futures) < jobs:
                 stop.check()  # nothing starts after a stop
                 futures.append(pool.submit(work, items[len(futures)]))
             if waiting is not None:
@@ -97,6 +98,10 @@ def ordered_map(
         raise
     pool.shutdown(wait=True)
     return results
+
+
+def _under_way(futures: list[Future[R]]) -> int:
+    return sum(not future.done() for future in futures)
 
 
 def _wait_for_one(futures: list[Future[R]]) -> None:

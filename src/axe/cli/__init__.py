@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+from collections.abc import Callable
 from typing import NoReturn
 
 import click
@@ -26,9 +28,35 @@ def main() -> NoReturn:
             click.echo(handoff.missing_command(foreign), err=True)
             sys.exit(1)
         sys.argv[1:] = ["--help"]
-    cli.main(prog_name="axe")
+    _ended(lambda: cli.main(prog_name="axe"))
 
 
 def gc_main() -> NoReturn:
     """The ``axe-gc`` console script: ``axe-gc pr-reviewer`` is ``axe gc pr-reviewer``."""
-    gc.main(prog_name="axe-gc")
+    _ended(lambda: gc.main(prog_name="axe-gc"))
+
+
+def _ended(command: Callable[[], NoReturn]) -> NoReturn:
+    """Run ``command`` (which ends by raising ``SystemExit``), then leave the process at once.
+
+    By then every file gc wrote is closed and every lock given back; what is left is the
+    interpreter freeing hundreds of modules that are about to vanish anyway, 10-30 ms of
+    every run, which is skipped once the output is flushed. Left to the interpreter as
+    before: an exit that is not a plain code, output that cannot be flushed (a closed
+    pipe, which it reports), threads still running, a profiler or tracer that reports at
+    exit.
+    """
+    try:
+        command()
+    except SystemExit as done:
+        if not isinstance(done.code, int) or sys.getprofile() or sys.gettrace():
+            raise
+        main = threading.main_thread()
+        if any(not thread.daemon and thread is not main for thread in threading.enumerate()):
+            raise
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            raise done from None
+        os._exit(done.code)

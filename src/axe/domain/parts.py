@@ -8,14 +8,13 @@ with a marker saying how many bytes were left out: that changes the prompt, neve
 
 from __future__ import annotations
 
-import bisect
 import copy
 import math
 from collections.abc import Callable
 
 from attrs import frozen
 
-from axe.domain.entries import entry_starts
+from axe.domain.entries import HEADER
 from axe.domain.tokens import Classes, classes_sum, token_classes
 
 Measure = Callable[[Classes], float]  # what an estimate by kind of text costs (default: sum)
@@ -69,36 +68,45 @@ class Part:
         return f"{span}, {first_header}" if first_header else span
 
 
+_LINE_HEADER = b"\n" + HEADER
+
+
 def _header(log: bytes, at: int) -> str:
-    if not log.startswith(b"## ", at):
+    if not log.startswith(HEADER, at):
         return ""
     end = log.find(b"\n", at, at + 200)
     return log[at + 3 : end if end != -1 else at + 200].decode("utf-8", "replace").strip()
 
 
 def _first_entry_start(log: bytes, start: int, end: int) -> int:
-    if log.startswith(b"## ", start):
+    if log.startswith(HEADER, start):
         return start
-    at = log.find(b"\n## ", start, end)
+    at = log.find(_LINE_HEADER, start, end)
     return at + 1 if at != -1 else start
 
 
 def _last_entry_start(log: bytes, start: int, end: int) -> int:
-    at = log.rfind(b"\n## ", start, end - 1)
+    at = log.rfind(_LINE_HEADER, start, end - 1)
     return at + 1 if at != -1 else start
 
 
 class LogLayout:
-    """Where the entries of one log begin, found once and shared by every split of it."""
+    """One log's entries and estimate, worked out once, a 32 KiB block at a time as planning
+    first asks for them, and shared by every split of it.
+
+    Where parts may begin or end (units: each entry, and the text before the first) is
+    found with ``find``/``rfind`` around the offset asked about, and entries are counted
+    per block, so neither costs a Python step per entry of a log of 200,000 of them.
+    """
 
     def __init__(self, log: bytes, measure: Measure = sum) -> None:
         self.log = log
         self._view = memoryview(log)
         self.measure = measure
-        self._entry_starts = entry_starts(log)
-        # Unit boundaries: each entry, and the pre-header text as a unit of its own.
-        self.bounds = [*sorted({0, *self._entry_starts}), len(log)] if log else [0]
         self._blocks: list[Classes] = [(0.0,) * 7]  # the estimate up to each block boundary
+        self._entries = [0]  # entries beginning before each block boundary
+        self._heads: dict[int, Classes] = {}  # the estimate from an offset to its block's end
+        self._tails: dict[int, Classes] = {}  # ... from its block's start to an offset
 
     def measured(self, measure: Measure) -> LogLayout:
         """The same log, entries and estimates, its spans costed by ``measure`` instead."""
@@ -115,43 +123,72 @@ class LogLayout:
 
     def classes(self, start: int, end: int) -> Classes:
         """The estimate of bytes ``start:end`` by kind of text: whole blocks from the kept
-        sums, the two ends counted afresh (at most a word counted twice where they meet:
-        never below the estimate of the span in one piece), so planning many parts of a
-        large log costs about one pass over it."""
+        sums, the two ends counted afresh once each (at most a word counted twice where they
+        meet: never below the estimate of the span in one piece), so planning many parts of
+        a large log costs about one pass over it."""
         first, last = -(-start // _BLOCK), end // _BLOCK
         if first >= last:
             return token_classes(self._view[start:end])
-        self._sum_blocks(last)
+        self._extend(last)
         blocks = self._blocks
         middle = tuple(b - a for a, b in zip(blocks[first], blocks[last], strict=True))
-        head = token_classes(self._view[start : first * _BLOCK])
-        tail = token_classes(self._view[last * _BLOCK : end])
+        if (head := self._heads.get(start)) is None:
+            head = self._heads[start] = token_classes(self._view[start : first * _BLOCK])
+        if (tail := self._tails.get(end)) is None:
+            tail = self._tails[end] = token_classes(self._view[last * _BLOCK : end])
         return classes_sum(head, middle, tail)
 
-    def _sum_blocks(self, upto: int) -> None:
-        blocks = self._blocks
+    def _extend(self, upto: int) -> None:
+        """The running sums kept up to block ``upto``."""
+        blocks, entries = self._blocks, self._entries
         while len(blocks) <= upto:
             at = (len(blocks) - 1) * _BLOCK
             blocks.append(classes_sum(blocks[-1], token_classes(self._view[at : at + _BLOCK])))
+            entries.append(entries[-1] + self._entries_in(at, at + _BLOCK))
+
+    def _entries_in(self, start: int, end: int) -> int:
+        """How many entries begin in bytes ``start:end`` (each "## " after a newline, the
+        first one also at the very start): one C-speed count."""
+        log = self.log
+        return log.count(_LINE_HEADER, max(start - 1, 0), end + 2) + (
+            start == 0 < end and log.startswith(HEADER)
+        )
+
+    def _entries_before(self, at: int) -> int:
+        block = at // _BLOCK
+        self._extend(block)
+        return self._entries[block] + self._entries_in(block * _BLOCK, at)
 
     def entries_between(self, start: int, end: int) -> int:
         """How many entries begin in bytes ``start:end``."""
-        starts = self._entry_starts
-        return bisect.bisect_left(starts, end) - bisect.bisect_left(starts, start)
+        return self._entries_before(end) - self._entries_before(start)
 
     def part(self, start: int, end: int) -> Part:
         """Bytes ``start:end`` as a part, its entries numbered and counted."""
-        first = bisect.bisect_left(self._entry_starts, start) + 1
-        return Part(start, end, first, self.entries_between(start, end))
+        first = self._entries_before(start)
+        return Part(start, end, first + 1, self._entries_before(end) - first)
+
+    def unit_at_or_before(self, at: int, after: int) -> int | None:
+        """The last place a part may end (an entry's start, or the log's end) in
+        ``after+1:at+1``; None if there is none."""
+        if at >= len(self.log) > after:
+            return len(self.log)
+        found = self.log.rfind(_LINE_HEADER, after, at + 3)  # its "##" at or before ``at``
+        return found + 1 if found != -1 else None
+
+    def unit_after(self, at: int, before: int) -> int | None:
+        """The first place a part may end in ``at+1:before``; None if there is none."""
+        found = self.log.find(_LINE_HEADER, at, before + 2)  # its "##" before ``before``
+        if found != -1:
+            return found + 1
+        return len(self.log) if at < len(self.log) < before else None
 
     def bounds_between(self, start: int, end: int) -> list[int]:
         """The unit boundaries from ``start`` to ``end``, both included."""
-        low = bisect.bisect_left(self.bounds, start)
-        high = bisect.bisect_right(self.bounds, end)
-        inside = self.bounds[low:high]
-        return (
-            [start] * (not inside or inside[0] != start) + inside + [end] * (inside[-1:] != [end])
-        )
+        bounds = [start]
+        while (following := self.unit_after(bounds[-1], end)) is not None:
+            bounds.append(following)
+        return bounds + [end] * (bounds[-1] != end)
 
 
 def plan_parts(layout: LogLayout, room: int, start: int = 0, end: int | None = None) -> list[Part]:
@@ -164,48 +201,53 @@ def plan_parts(layout: LogLayout, room: int, start: int = 0, end: int | None = N
     if room <= 0:
         raise ValueError("a part must have room for at least one token")
     end = len(layout.log) if end is None else end
-    bounds = layout.bounds_between(start, end)
     density = max(layout.cost(start, end), 1) / max(end - start, 1)
     parts: list[Part] = []
-    first = 0
-    while first < len(bounds) - 1:
-        last = _furthest_fit(layout, bounds, first, room, density)
-        if last == first:  # one unit alone is too big: send it cut
-            parts.append(_cut(layout, bounds[first], bounds[first + 1], room))
-            first += 1
+    while start < end:
+        last = _furthest_fit(layout, start, end, room, density)
+        if last is None:  # one unit alone is too big: send it cut
+            last = layout.unit_after(start, end) or end
+            parts.append(_cut(layout, start, last, room))
         else:
-            parts.append(layout.part(bounds[first], bounds[last]))
-            first = last
+            parts.append(layout.part(start, last))
+        start = last
     return parts
 
 
-def _furthest_fit(
-    layout: LogLayout, bounds: list[int], first: int, room: int, density: float
-) -> int:
-    """The furthest boundary index ``last > first`` whose span fits ``room``, or ``first``
-    if even one unit does not. Guesses from the log's density and corrects a few times,
-    so each part costs a few estimates of its own size rather than one per entry."""
-    start = bounds[first]
-    fitting, too_far = first, len(bounds)
+def _furthest_fit(layout: LogLayout, start: int, end: int, room: int, density: float) -> int | None:
+    """The furthest place in ``start+1:end+1`` where a part from ``start`` may end within
+    ``room`` (an entry's start, or ``end``), or None if not even the first does. Guesses
+    from the log's density and corrects a few times, so each part costs a few estimates of
+    its own size rather than one per entry."""
+    fitting, too_far = start, end + 1  # the furthest end known to fit; the nearest known not to
+
+    def candidate(guess: float) -> int | None:
+        """An end between the two: the last at or before ``guess``, else the first."""
+        at = min(int(guess), too_far - 1)
+        found = end if at >= end else layout.unit_at_or_before(at, fitting)
+        if found is None or found <= fitting:
+            found = layout.unit_after(fitting, min(too_far, end))
+            found = end if found is None and fitting < end < too_far else found
+        return found
+
+    def settle(at: int) -> int:
+        nonlocal fitting, too_far
+        cost = layout.cost(start, at)
+        if cost <= room:
+            fitting = at
+        else:
+            too_far = at
+        return cost
+
     guess = start + room / density
     for _ in range(4):
-        index = max(fitting + 1, min(bisect.bisect_right(bounds, guess) - 1, too_far - 1))
-        if index <= fitting or index >= too_far:
+        if (at := candidate(guess)) is None:
             break
-        cost = layout.cost(start, bounds[index])
-        if cost <= room:
-            fitting = index
-            guess = start + (bounds[index] - start) * room / max(cost, 1) * 1.02
-        else:
-            too_far = index
-            guess = start + (bounds[index] - start) * room / cost * 0.97
-    while fitting + 1 < too_far:  # the guesses land close: a few halvings settle it
-        middle = (fitting + too_far) // 2
-        if layout.cost(start, bounds[middle]) <= room:
-            fitting = middle
-        else:
-            too_far = middle
-    return fitting
+        cost = settle(at)
+        guess = start + (at - start) * room / max(cost, 1) * (1.02 if cost <= room else 0.97)
+    while (at := candidate((fitting + too_far) // 2)) is not None:  # a few halvings settle it
+        settle(at)
+    return fitting if fitting > start else None
 
 
 def _cut(layout: LogLayout, start: int, end: int, room: int) -> Part:
@@ -238,9 +280,11 @@ def _char_boundary(layout: LogLayout, start: int, length: int) -> int:
 def halve(layout: LogLayout, part: Part) -> list[Part]:
     """Two parts of about equal size, for a refusal that did not say by how much; a part
     that is a single entry (or pre-header text) is cut to half of what it sent instead."""
-    if inside := layout.bounds_between(part.start, part.end)[1:-1]:
-        middle = (part.start + part.end) // 2
-        split = min(inside, key=lambda bound: abs(bound - middle))
+    middle = (part.start + part.end) // 2
+    below = layout.unit_at_or_before(min(middle, part.end - 1), part.start)
+    above = layout.unit_after(middle, part.end)
+    if below is not None or above is not None:  # the nearest to the middle; a tie: the earlier
+        split = min(filter(None, (below, above)), key=lambda bound: abs(bound - middle))
         return [layout.part(part.start, split), layout.part(split, part.end)]
     kept = _char_boundary(layout, part.start, max(part.sent_size // 2, 1))
     return [Part(part.start, part.end, part.first_entry, part.entries, sent_bytes=kept)]

@@ -8,6 +8,7 @@ and :mod:`.archive` (imported only by runs that lock).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -56,10 +57,11 @@ class MemoryFile:
             self._platform = current_platform()
         return self._platform
 
-    @property
+    @functools.cached_property
     def real(self) -> Path:
         """The path with every symlink resolved: the file that is replaced, and beside
-        which gc's own files (lock, temps) go."""
+        which gc's own files (lock, temps) go; resolved once (a dozen system calls), so a
+        trim's steps all work beside the one file it opened."""
         return Path(os.path.realpath(self.path))
 
     @contextlib.contextmanager
@@ -149,9 +151,8 @@ class MemoryFile:
         self._check_unchanged(source, snapshot, plan.keep_from)
         remove_abandoned_temps(self)
         with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
-            removed = snapshot.content[: plan.keep_from]
-            if archive and removed:
-                self._archive(archived, removed, source.status)
+            if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
+                self._archive(archived, snapshot.content[: plan.keep_from], source.status)
             self._replace_with_tail(source, plan.keep_from)
 
     def _replace_with_tail(self, source: SourceFile, keep_from: int) -> None:
