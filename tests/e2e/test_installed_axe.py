@@ -118,13 +118,13 @@ def test_errors_are_one_line_without_traceback(home: AxeHome) -> None:
     assert "Traceback" not in done.stderr
 
 
-def imported_by(home: AxeHome, *args: str) -> set[str]:
+def imported_by(home: AxeHome, *args: str, **env: str) -> set[str]:
     """The modules ``axe *args`` imports, as ``python -X importtime`` lists them."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "axe", *args],
         capture_output=True,
         text=True,
-        env={**os.environ, **home.env},
+        env={**os.environ, **home.env, **env},
         check=False,
     )
     return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
@@ -167,6 +167,20 @@ def test_the_offline_analyst_never_imports_httpx(home: AxeHome) -> None:
     assert "axe.adapters.llm.offline.client" in imported
     http = {"httpx", "axe.adapters.llm.client", "axe.adapters.llm.transport"}
     assert http & imported == set()
+
+
+def test_the_budget_is_loaded_only_by_runs_that_have_one(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """A gc with no budget loads none of the budget's code, so the budget costs nightly runs
+    that do not use it no start-up time; a budget loads it (and the run still sends)."""
+    home.add_agent("helper", last_n=1)
+    home.write_memory("helper", entries(3))
+    env = {"ANTHROPIC_API_KEY": KEY, "AXE_ANTHROPIC_BASE_URL": server.url}
+    budget = {"axe.domain.budget", "axe.domain.spending"}
+    assert budget & imported_by(home, "gc", "helper", "--dry-run", **env) == set()
+    assert budget <= imported_by(home, "gc", "helper", "--dry-run", "--max-tokens", "9999", **env)
+    assert len(server.requests) == 2
 
 
 def test_a_100_mb_line_without_a_newline(home: AxeHome, server: LoopbackLLM) -> None:

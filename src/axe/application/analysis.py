@@ -7,12 +7,12 @@ request spent (architecture.md, "Big logs"); and the estimate of all that, sendi
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 from attrs import Factory, define, field
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.workers import StopSignal, ordered_map
-from axe.domain.budget import Budget, Estimate
 from axe.domain.errors import AxeError
 from axe.domain.events import AnalysisNarrowed, AnalysisSplit, MergeStarted, PartAnalysed
 from axe.domain.model import MemoryConfig, ModelRef
@@ -20,7 +20,10 @@ from axe.domain.parts import LogLayout
 from axe.domain.planning import Ask, Batch, Failed, Finished, Outcome, Plan, Stage, start
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN_DETECTION_PROMPT
 from axe.domain.results import Analysis, Completion, Spent
-from axe.domain.spending import Budgeted, estimated, within
+
+if TYPE_CHECKING:  # loaded with a budget or --estimate only: start-up
+    from axe.domain.budget import Budget, Estimate
+    from axe.domain.spending import Budgeted
 
 
 @define(kw_only=True)
@@ -70,7 +73,7 @@ class LogAnalysis:
                 announced = batch.total
                 self.output.emit(AnalysisSplit(self.agent, announced))
             outcomes = self._send(batch)
-            if isinstance(plan, Budgeted):
+            if not isinstance(plan, Plan):  # within a budget
                 self.budget_used = plan.charged(outcomes)
             plan = plan.after(outcomes)
         if isinstance(plan, Failed):
@@ -87,6 +90,9 @@ class LogAnalysis:
             WindowTooSmallError: the window holds no part of the log beside the instructions.
             AgentError, ApiError: as :meth:`LLMClient.input_limit` raises them.
         """
+        from axe.domain.budget import Estimate  # noqa: PLC0415  (--estimate only: start-up)
+        from axe.domain.spending import estimated  # noqa: PLC0415
+
         if not self.llm.charges_tokens(self.model):
             return Estimate(offline=True, analysed=entries)
         cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
@@ -104,12 +110,14 @@ class LogAnalysis:
         cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
         if self.budget is None or not self.llm.charges_tokens(self.model):
             return start(memory, cap)
+        from axe.domain.spending import within  # noqa: PLC0415  (with a budget only: start-up)
+
         self._layout = LogLayout(memory)
         return within(start(memory, cap, self._layout), self.budget, self._layout)
 
     def _narrowed(self, plan: Plan | Budgeted | Finished, told: int) -> int:
         """Where the analysis begins now; the frontend is told when the budget moved it."""
-        begins = plan.start if isinstance(plan, Budgeted | Finished) else 0
+        begins = 0 if isinstance(plan, Plan) else plan.start
         if begins != told and self.budget is not None:
             everything = self._entries_from(0)
             analysed = self._entries_from(begins)
