@@ -24,6 +24,7 @@ from axe.testing import (
 )
 from tests.rendering import rendered
 from tests.support import entries, entry
+from tests.unit.test_analysis import Window
 
 SKIP = GcOptions(skip_unchanged=True)
 NOON = 1_795_608_000.0  # 2026-11-25T12:00:00Z
@@ -234,3 +235,20 @@ def test_an_agent_analysed_while_this_gc_waited_for_the_lock_is_skipped() -> Non
     result = collect_garbage("a", SKIP, second := attrs.evolve(again(p), memory=racing))
     assert (result.status, sent(second), sent(p)) == (AgentStatus.UNCHANGED, 0, 1)
     assert stdout(second)[-1].startswith("Unchanged since gc analysed it at")
+
+
+def test_entries_a_budget_left_out_are_never_recorded_as_analysed() -> None:
+    """A budget that narrows the analysis to the newest entries leaves no record of a file
+    whose older entries it did not read, so the next --skip-unchanged run analyses them; a
+    trim that keeps only analysed entries is recorded as usual."""
+    budget = attrs.evolve(SKIP, max_tokens=20_000)
+    window = ScriptedLLM(script=Window(10_000), window=10_000)
+    kept_all = make_agent("a", last_n=5000)
+    p = attrs.evolve(ports(kept_all, files={"a": entries(3000)}), llm=window)
+    assert collect_garbage("a", budget, p).analysed_entries < 3000  # type: ignore[operator]
+    assert store(p).records == {}
+    result = collect_garbage("a", SKIP, second := again(p))
+    assert (result.status, sent(second)) == (AgentStatus.WITHIN_LIMIT, 1)
+    trimmed = attrs.evolve(ports(make_agent("b", last_n=3), files={"b": entries(3000)}), llm=window)
+    assert collect_garbage("b", budget, trimmed).status is AgentStatus.TRIMMED
+    assert store(trimmed).records["b"] == AnalysedMemory.of(entries(3, 2997), model=MODEL, at=NOON)

@@ -269,10 +269,14 @@ class _AgentGc:
         self.ports.output.emit(MemoryUnchanged(self.agent.name, since))
         return self._result(AgentStatus.UNCHANGED, kept=count)
 
-    def _remember(self, left: bytes) -> None:
+    def _remember(self, left: bytes, entries: int) -> None:
         """Under the lock, after the analysis: what this gc leaves in the file, so that a
         later ``--skip-unchanged`` run skips it while it holds exactly that (with or
-        without the flag now: a nightly run after a run by hand costs nothing)."""
+        without the flag now: a nightly run after a run by hand costs nothing). Not when
+        the budget left out some of the ``entries`` left: a skip must never hide an entry
+        gc has not analysed."""
+        if self.analysed is not None and self.analysed < entries:
+            return
         if self.model is not None:
             self.ports.memory.remember_analysed(self.agent, left, model=self.model)
 
@@ -298,18 +302,18 @@ class _AgentGc:
             return self._result(AgentStatus.DRY_RUN, kept=count)
         target = trim_target(self.agent.memory)
         if target is None:
-            self._remember(snapshot.content)
+            self._remember(snapshot.content, count)
             return self._result(AgentStatus.NO_TARGET, kept=count)
         plan = plan_trim(snapshot.content, target, total=count)
         if not plan.changes_file:
-            self._remember(snapshot.content)
+            self._remember(snapshot.content, count)
             return self._result(AgentStatus.WITHIN_LIMIT, kept=count)
         self.stop.check()  # an interrupted run changes no file it has not started on
         self.trimming = True
         self.ports.memory.trim(self.agent, snapshot, plan, archive=self.options.archive)
         # What was analysed and kept; bytes `axe run` appended meanwhile were not analysed,
         # so with them the file no longer matches and the next run analyses it.
-        self._remember(snapshot.content[plan.keep_from :])
+        self._remember(snapshot.content[plan.keep_from :], target)
         return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
 
     def _analyse(self, memory: bytes, model: ModelRef) -> Analysis:
