@@ -81,7 +81,7 @@ def ordered_map(
     halted = False
     try:
         while done < len(items):
-            while not halted and len(futures) < len(items) and _under_way(futures) < jobs:
+            while not halted and len(futures) < len(items) and _under_way(futures[done:]) < jobs:
                 stop.check()  # nothing starts after a stop
                 futures.append(pool.submit(work, items[len(futures)]))
             if waiting is not None:
