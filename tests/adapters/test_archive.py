@@ -18,7 +18,7 @@ from axe.adapters.memory.durable import signals_deferred
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.memory.platforms import FilePlatform, current_platform
-from axe.adapters.memory.store import FileMemoryStore
+from axe.adapters.memory.store import FileMemoryStore, trim_entries
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 from axe.domain.model import AgentConfig, MemoryConfig
@@ -276,6 +276,27 @@ def test_an_undo_that_fails_too_is_finished_by_the_next_gc(tmp_path: Path) -> No
     assert path.read_bytes() == entries(5)
     next_gc(path, 2)
     assert archive_path(path).read_bytes() == entries(1, start=100) + entries(3)
+    assert path.read_bytes() == entries(2, start=3)
+    assert names(tmp_path) == ["m.md", "m.md.archive"]
+
+
+def test_trim_entries_settles_what_a_stopped_archive_left_first(tmp_path: Path) -> None:
+    """The library's trim_entries takes the lock as gc does, settling first: an archive
+    append a failed gc left is undone before the trim, so no entry is archived twice."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    archive_path(path).write_bytes(entries(1, start=100))
+    base = current_platform()
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(archive_path(path)):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        base.fsync(fd)
+
+    with pytest.raises(AgentError):
+        trim_with_archive(path, 2, attrs.evolve(base, fsync=fsync))
+    assert trim_entries(path, 2) == 3
+    assert archive_path(path).read_bytes() == entries(1, start=100)
     assert path.read_bytes() == entries(2, start=3)
     assert names(tmp_path) == ["m.md", "m.md.archive"]
 

@@ -134,7 +134,8 @@ def trim_entries(path: Path, keep: int) -> int:
     Returns how many entries were removed: 0 when the file is missing, ``keep`` is 0, or
     the file holds ``keep`` entries or fewer (then it is not touched at all).
 
-    Like ``axe gc``, it holds the file's lock while it works, so it never overlaps a gc.
+    Like ``axe gc``, it holds the file's lock while it works, so it never overlaps a gc,
+    and first settles an ``--archive`` a stopped gc left, so no entry is archived twice.
 
     Raises:
         AgentError: ``keep`` is negative, the file cannot be read or replaced, or another
@@ -142,7 +143,7 @@ def trim_entries(path: Path, keep: int) -> int:
     """
     check_keep(keep)  # refused before anything is touched
     file = MemoryFile(path)
-    with MemoryFileLocks().hold(path, agent=path.stem, waiting=lambda _: None):
+    with file.locked(MemoryFileLocks(), agent=path.stem, waiting=lambda _: None):
         snapshot = file.read()
         plan = plan_trim(snapshot.content, keep)
         if snapshot.stamp is None or not plan.changes_file:
