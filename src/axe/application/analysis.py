@@ -65,7 +65,7 @@ class LogAnalysis:
         plan: Plan | Budgeted | Finished | Failed = self._first_plan(memory)
         announced = begins = 0  # the part count and the start the frontend was last told
         while not isinstance(plan, Finished | Failed):
-            begins = self._narrowed(plan, begins)
+            begins = self._tell_narrowing(plan, begins)
             batch = plan.batch()
             if batch.stage is Stage.MERGE:
                 self.output.emit(MergeStarted(self.agent, batch.total))
@@ -78,7 +78,7 @@ class LogAnalysis:
             plan = plan.after(outcomes)
         if isinstance(plan, Failed):
             raise _in_context(plan)
-        self._narrowed(plan, begins)
+        self._tell_narrowing(plan, begins)
         self.analysed = self._entries_from(plan.start) if plan.start else None
         return Analysis(text=plan.text, spent=self.spent)
 
@@ -115,7 +115,7 @@ class LogAnalysis:
         self._layout = LogLayout(memory)
         return within(start(memory, cap, self._layout), self.budget, self._layout)
 
-    def _narrowed(self, plan: Plan | Budgeted | Finished, told: int) -> int:
+    def _tell_narrowing(self, plan: Plan | Budgeted | Finished, told: int) -> int:
         """Where the analysis begins now; the frontend is told when the budget moved it."""
         begins = 0 if isinstance(plan, Plan) else plan.start
         if begins != told and self.budget is not None:

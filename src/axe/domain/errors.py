@@ -1,7 +1,8 @@
 """The kinds of failure axe reports, and the one table of their exit codes (gc-spec §3.6,
 and the Go axe's 4 for a budget), beside them because two edges need it: the command line
-and the JSON report's ``exit_code``. Messages are complete one-line sentences for the
-person at the terminal.
+and the JSON report's ``exit_code``. Most messages are complete one-line sentences for the
+person at the terminal; the errors that carry numbers (a window too small, refusals that
+cannot be true, a budget) carry them as values, and the console words them.
 """
 
 from __future__ import annotations

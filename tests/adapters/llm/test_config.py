@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.llm.config import TomlGlobalConfig, key_variable
+from axe.adapters.llm.config import TomlGlobalConfig
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.shared.places import config_dir, data_dir
 from axe.domain.errors import ConfigError
 
+KEY = "ANTHROPIC_API_KEY"
 CONFIG = """
 [providers.anthropic]
 api_key = "file-key"
@@ -25,7 +26,7 @@ def test_file_values_are_used_when_environment_is_silent(tmp_path: Path) -> None
     """Keys and base URLs come from config.toml when no variable is set."""
     (tmp_path / "config.toml").write_text(CONFIG)
     config = TomlGlobalConfig(tmp_path / "config.toml", {})
-    assert (config.api_key("anthropic"), config.base_url("anthropic")) == (
+    assert (config.key_and_source("anthropic", KEY)[0], config.base_url("anthropic")) == (
         "file-key",
         "https://proxy.example",
     )
@@ -36,24 +37,19 @@ def test_environment_wins_over_the_file(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text(CONFIG)
     env = {"ANTHROPIC_API_KEY": "env-key", "AXE_ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
     config = TomlGlobalConfig(tmp_path / "config.toml", env)
-    assert (config.api_key("anthropic"), config.base_url("anthropic")) == (
+    assert (config.key_and_source("anthropic", KEY)[0], config.base_url("anthropic")) == (
         "env-key",
         "http://127.0.0.1:9",
     )
 
 
-def test_other_providers_use_upper_cased_variable_names(tmp_path: Path) -> None:
-    """Any provider's key is read from <PROVIDER>_API_KEY."""
-    assert key_variable("groq") == "GROQ_API_KEY"
-    env = {"GROQ_API_KEY": "g"}
-    assert TomlGlobalConfig(tmp_path / "config.toml", env).api_key("groq") == "g"
-
-
 def test_missing_file_means_nothing_configured(tmp_path: Path) -> None:
     """No config.toml is fine: no key, no source, default base URL, no other setting."""
     config = TomlGlobalConfig(tmp_path / "config.toml", {})
-    assert (config.api_key("openai"), config.base_url("openai")) == ("", "")
-    assert config.key_and_source("openai") == ("", "")
+    assert (config.key_and_source("openai", "OPENAI_API_KEY"), config.base_url("openai")) == (
+        ("", ""),
+        "",
+    )
     assert config.setting("bedrock", "region") == ""
 
 
@@ -61,7 +57,7 @@ def test_a_rows_own_variable_is_read_for_its_key(tmp_path: Path) -> None:
     """Google's key is read from GEMINI_API_KEY (the catalogue's variable), not GOOGLE_API_KEY."""
     env = {"GEMINI_API_KEY": "g", "GOOGLE_API_KEY": "wrong"}
     config = TomlGlobalConfig(tmp_path / "config.toml", env)
-    assert config.api_key("google", "GEMINI_API_KEY") == "g"
+    assert config.key_and_source("google", "GEMINI_API_KEY") == ("g", "GEMINI_API_KEY")
 
 
 def test_the_source_of_a_key_is_the_variable_or_the_files_path(tmp_path: Path) -> None:
@@ -69,9 +65,9 @@ def test_the_source_of_a_key_is_the_variable_or_the_files_path(tmp_path: Path) -
     environment winning over the file as before."""
     path = tmp_path / "config.toml"
     path.write_text(CONFIG)
-    assert TomlGlobalConfig(path, {}).key_and_source("anthropic") == ("file-key", str(path))
+    assert TomlGlobalConfig(path, {}).key_and_source("anthropic", KEY) == ("file-key", str(path))
     env = {"ANTHROPIC_API_KEY": "env-key"}
-    assert TomlGlobalConfig(path, env).key_and_source("anthropic") == (
+    assert TomlGlobalConfig(path, env).key_and_source("anthropic", KEY) == (
         "env-key",
         "ANTHROPIC_API_KEY",
     )
@@ -128,7 +124,7 @@ def test_malformed_file_is_a_config_error(tmp_path: Path, text: str) -> None:
     """A config.toml that does not parse or has the wrong shape is a ConfigError naming it."""
     (tmp_path / "config.toml").write_text(text)
     with pytest.raises(ConfigError, match=r"config\.toml"):
-        TomlGlobalConfig(tmp_path / "config.toml", {}).api_key("anthropic")
+        TomlGlobalConfig(tmp_path / "config.toml", {}).key_and_source("anthropic", KEY)
     with pytest.raises(ConfigError, match=r"config\.toml"):
         TomlGlobalConfig(tmp_path / "config.toml", {}).check()
 

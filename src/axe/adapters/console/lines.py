@@ -181,20 +181,19 @@ def _allowance(result: AgentResult) -> str:
     """What the budget lets the analysis cover, and what every entry would need."""
     estimate, budget = result.estimate, result.budget
     assert estimate is not None
-    if estimate.one_entry is not None:
-        return f"{_budget(budget)}: too small, the newest entry alone needs {estimate.one_entry:,}"
     needs = "" if estimate.offline else f" (every entry needs {estimate.all_entries:,} at most)"
     if budget is None:
         return f"unlimited{needs}"
+    if estimate.one_entry is not None:
+        return f"{_budget(budget)}: too small, the newest entry alone needs {estimate.one_entry:,}"
     if estimate.analysed != result.entries:
         newest = f"the newest {estimate.analysed:,} of {result.entries or 0:,} entries"
         return f"{_budget(budget)}: {newest}{needs}"
     return f"{_budget(budget)}: every entry{needs}"
 
 
-def _budget(budget: Budget | None) -> str:
+def _budget(budget: Budget) -> str:
     """A budget and where it was set."""
-    assert budget is not None
     if budget.flag:
         where = "--max-tokens"
     else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from axe.domain.errors import AgentError
 
@@ -17,9 +17,17 @@ if TYPE_CHECKING:
     from axe.adapters.llm.catalogue import Provider
     from axe.adapters.llm.config import TomlGlobalConfig
     from axe.adapters.llm.transport import HttpTransport
-    from axe.application.ports import AnalysisRequest, Clock, LLMClient
+    from axe.application.ports import AnalysisRequest, Clock
     from axe.domain.model import ModelRef
     from axe.domain.results import Completion
+
+
+class _RowClient(Protocol):
+    """What serves one row: the port without ``charges_tokens``, which the row itself says."""
+
+    def input_limit(self, request: AnalysisRequest) -> int | None: ...
+
+    def complete(self, request: AnalysisRequest) -> Completion: ...
 
 
 class LLMProviders:
@@ -59,7 +67,7 @@ class LLMProviders:
         self._building = threading.RLock()
         self._config: TomlGlobalConfig | None = None
         self._transport: HttpTransport | None = None
-        self._clients: dict[str, LLMClient] = {}
+        self._clients: dict[str, _RowClient] = {}
 
     def check(self, model: ModelRef) -> None:
         """Raises AgentError (exit 1) for a model no row serves, so that a ``--model`` is
@@ -97,7 +105,7 @@ class LLMProviders:
         if self._transport is not None:
             self._transport.close()
 
-    def _client(self, model: ModelRef) -> LLMClient:
+    def _client(self, model: ModelRef) -> _RowClient:
         """The client of ``model``'s row, built once; the model is checked after the
         provider's configuration, so a broken config.toml is said first for every row."""
         from axe.adapters.llm.catalogue import provider  # noqa: PLC0415
@@ -110,7 +118,7 @@ class LLMProviders:
         row.check_model(model.name)
         return client
 
-    def _build(self, row: Provider) -> LLMClient:
+    def _build(self, row: Provider) -> _RowClient:
         """Called under the lock. Raises what :meth:`TomlGlobalConfig.check` and
         :func:`~axe.adapters.llm.settings.provider_settings` raise: a broken config.toml
         (said whichever row is asked), a missing region, key or credentials."""

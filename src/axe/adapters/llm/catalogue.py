@@ -43,7 +43,7 @@ from axe.domain.model import quoted
 
 
 class Auth(enum.Enum):
-    """How a provider's requests prove who sends them (``auth.py`` builds each)."""
+    """How a provider's requests prove who sends them (``client.authentication`` builds each)."""
 
     NONE = "none"
     X_API_KEY = "x-api-key"

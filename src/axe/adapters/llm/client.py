@@ -22,7 +22,6 @@ from axe.adapters.llm.transport import HttpStatusError, HttpTransport, Reply
 from axe.adapters.llm.wire.base import Sent, ShapeError
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, PromptTooLargeError
-from axe.domain.model import ModelRef
 from axe.domain.results import Completion
 from axe.domain.tokens import certainly_under
 
@@ -70,9 +69,6 @@ class HttpLLMClient:
                 limits.append(window - min(request.max_tokens, window // 2))
         known = [limit for limit in limits if limit is not None]
         return min(known) if known else None
-
-    def charges_tokens(self, model: ModelRef) -> bool:
-        return True
 
     def complete(self, request: AnalysisRequest) -> Completion:
         route = self._provider.route(request.model.name)

@@ -26,12 +26,6 @@ class _GlobalFile:
     providers: dict[str, _ProviderTable] = Factory(dict)
 
 
-def key_variable(provider: str) -> str:
-    """The variable that holds ``provider``'s key unless its row names another:
-    ``<PROVIDER>_API_KEY`` upper-cased."""
-    return f"{provider.upper()}_API_KEY"
-
-
 class TomlGlobalConfig:
     """``config.toml``, read once on first use; environment variables win over the file.
 
@@ -54,15 +48,10 @@ class TomlGlobalConfig:
         """Read the file now, so a broken one is reported whatever the run needs from it."""
         self._load()
 
-    def api_key(self, provider: str, variable: str | None = None) -> str:
-        """``provider``'s key from ``variable`` (default :func:`key_variable`), else the
-        file; "" when neither has one."""
-        return self.key_and_source(provider, variable)[0]
-
-    def key_and_source(self, provider: str, variable: str | None = None) -> tuple[str, str]:
-        """``provider``'s key and where it came from (the variable's name or the file's
-        path); ``("", "")`` when neither has one. The environment wins over the file."""
-        variable = variable or key_variable(provider)
+    def key_and_source(self, provider: str, variable: str) -> tuple[str, str]:
+        """``provider``'s key from ``variable`` (its catalogue row's) or the file, and where
+        it came from (the variable's name or the file's path); ``("", "")`` when neither
+        has one. The environment wins over the file."""
         if key := self._environ.get(variable, ""):
             return key, variable
         if key := self._table(provider).api_key:

@@ -1,8 +1,8 @@
 """The offline analyst (``--model builtin/heuristic``): the gc report, worked out from the log.
 
-An ``LLMClient`` that needs no key, no network and no context window, so it is the way out
-for logs no model can hold. It reads the ``**Task:**`` / ``**Result:**`` entries ``axe run``
-writes (and copes with entries that have neither), and is:
+The client of the catalogue's ``builtin`` row: it needs no key, no network and no context
+window, so it is the way out for logs no model can hold. It reads the ``**Task:**`` /
+``**Result:**`` entries ``axe run`` writes (and copes with entries that have neither), and is:
 
 - linear in time and memory: one pass leaves a few integers per entry
   (:mod:`~axe.adapters.llm.offline.columns`); repeats are found with bounded counters, never a
