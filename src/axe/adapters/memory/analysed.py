@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from axe.adapters.memory.durable import remove_abandoned_temps, remove_quietly, write_temp
 from axe.adapters.memory.paths import intent_path, sidecar
+from axe.adapters.shared.reading import read_regular
 from axe.domain.analysed import AnalysedMemory
 
 if TYPE_CHECKING:
@@ -39,13 +40,6 @@ _LARGEST = 4096  # a record is about 150 bytes; anything much larger is not one
 _WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
 _LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z
 _FIELDS = {"size": int, "sha256": str, "model": str, "at": float}
-_READ_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
 
 
 def record_path(real: Path) -> Path:
@@ -60,18 +54,9 @@ def read_record(file: HandledFile) -> AnalysedMemory | None:
     if not _private(real.parent) or os.path.lexists(intent_path(file.path)):
         return None
     try:
-        fd = os.open(record_path(real), _READ_FLAGS)
-    except OSError:
+        text, _ = read_regular(record_path(real), limit=_LARGEST, check=_yours, nofollow=True)
+    except (OSError, ValueError):
         return None
-    try:
-        status = os.fstat(fd)
-        if not (stat.S_ISREG(status.st_mode) and _yours(status)) or status.st_size > _LARGEST:
-            return None
-        text = os.read(fd, _LARGEST + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     return _parse(text)
 
 
@@ -118,8 +103,10 @@ def _private(directory: Path) -> bool:
     return not mode & _WRITABLE_BY_OTHERS
 
 
-def _yours(status: os.stat_result) -> bool:
-    return not hasattr(os, "geteuid") or status.st_uid == os.geteuid()
+def _yours(status: os.stat_result) -> None:
+    """Refuses a record someone else wrote: only the user's own is trusted."""
+    if hasattr(os, "geteuid") and status.st_uid != os.geteuid():
+        raise PermissionError("not your own record")
 
 
 def _parse(text: bytes) -> AnalysedMemory | None:

@@ -31,16 +31,19 @@ class NotRegularFileError(OSError):
         self.kind = kind
 
 
-def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
-    """Open ``path`` without blocking and return the descriptor and its status.
+def open_regular(path: Path | str, *, nofollow: bool = False) -> tuple[int, os.stat_result]:
+    """Open ``path`` without blocking (nor through a final symlink, with ``nofollow``:
+    gc's own files beside a memory file) and return the descriptor and its status.
 
     Raises:
         FileNotFoundError: nothing at ``path``.
         NotRegularFileError: something other than a regular file is there.
-        OSError: any other reason it cannot be opened.
+        OSError: any other reason it cannot be opened (a symlink, with ``nofollow``).
     """
     nonblock = getattr(os, "O_NONBLOCK", 0)
     flags = os.O_RDONLY | nonblock | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    if nofollow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except IsADirectoryError:  # where opening a directory is refused outright (Windows)
@@ -67,6 +70,7 @@ def read_regular(
     *,
     limit: int | None = None,
     check: Callable[[os.stat_result], None] | None = None,
+    nofollow: bool = False,
 ) -> tuple[bytes, FileStamp]:
     """All bytes of the regular file at ``path`` and the stamp of the version read; ``check``
     is shown its status as opened, before a byte is read, and may raise to refuse it.
@@ -76,7 +80,7 @@ def read_regular(
             failed; ``ValueError`` if the file is larger than ``limit``; whatever ``check``
             raises.
     """
-    fd, status = open_regular(path)
+    fd, status = open_regular(path, nofollow=nofollow)
     with os.fdopen(fd, "rb", buffering=0) as file:
         if check is not None:
             check(status)
