@@ -428,3 +428,18 @@ def test_a_config_error_in_a_part_keeps_its_exit_code() -> None:
     result, _, _ = run(entries(60), ScriptedLLM(script=proxy_misconfigured, window=1024))
     assert (result.status, result.exit_code) == (AgentStatus.FAILED, 2)
     assert str(result.error).endswith("failed: HTTPS_PROXY: unsupported scheme")
+
+
+@pytest.mark.parametrize("max_tokens", [0, 1_000_000])
+def test_only_a_budget_keeps_unanswered_requests_from_being_sent_again(max_tokens: int) -> None:
+    """Under a budget every request says that an attempt which went out unanswered (and
+    may have been billed) is not to be tried again; without one the client may retry it."""
+    llm = ScriptedLLM("the analysis")
+    ports = GcPorts(
+        agents=FakeAgentRepository(make_agent("a", last_n=2)),
+        memory=FakeMemoryStore({"a": entries(5)}),
+        llm=llm,
+        output=RecordingOutput(),
+    )
+    collect_garbage("a", GcOptions(max_tokens=max_tokens), ports)
+    assert [request.retry_unanswered for request in llm.requests] == [max_tokens == 0]

@@ -170,6 +170,7 @@ class LogAnalysis:
             temperature=ANALYSIS_TEMPERATURE,
             max_tokens=ANALYSIS_MAX_TOKENS,
             memory_config=self.memory_config,
+            retry_unanswered=self.budget is None,  # a budget pays for one bill a request
         )
 
 

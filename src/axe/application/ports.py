@@ -94,6 +94,9 @@ class AnalysisRequest:
     is the memory log (or a part of it) exactly as read, decoded only where it is sent, or
     the part reports a merge combines. ``memory_config`` is not sent to remote models (the
     spec fixes what they see); the built-in analyst comments on the agent's own settings.
+    ``retry_unanswered`` False: an attempt that went out and got no answer (a connection
+    broken mid-request) may have been billed, so under a token budget it is not tried again
+    (a retry after an error reply, which providers do not bill, still is).
     """
 
     model: ModelRef
@@ -102,6 +105,7 @@ class AnalysisRequest:
     temperature: float
     max_tokens: int
     memory_config: MemoryConfig = field(factory=MemoryConfig)
+    retry_unanswered: bool = True
 
 
 class LLMClient(Protocol):

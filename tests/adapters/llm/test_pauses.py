@@ -8,11 +8,12 @@ import httpx
 import pytest
 import respx
 
+from axe.adapters.llm.client import HttpLLMClient
 from axe.adapters.llm.pauses import SharedPauses
 from axe.adapters.llm.retry import RetryPolicy
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport
-from axe.application.ports import AnalysisRequest, LLMClient
+from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef
 from axe.testing import FakeClock
@@ -59,7 +60,7 @@ def when_first_waiting(clock: FakeClock, other: Callable[[], None]) -> None:
     clock.on_sleep = turn
 
 
-def send(client: LLMClient, provider: str) -> None:
+def send(client: HttpLLMClient, provider: str) -> None:
     client.complete(request(provider))
 
 
@@ -81,7 +82,7 @@ def test_a_retry_after_holds_back_the_other_workers_of_that_provider(
     times: list[float] = []
     replies = [httpx.Response(429, headers={"retry-after": "2"}), httpx.Response(200, json=OK)]
     replies.append(httpx.Response(200, json=OK))
-    client: LLMClient = http_client("anthropic", transport, SETTINGS)
+    client = http_client("anthropic", transport, SETTINGS)
     when_first_waiting(clock, lambda: send(client, "anthropic"))
     with respx.mock() as mock:
         mock.post(ANTHROPIC).mock(side_effect=recording(clock, times, replies))
@@ -95,7 +96,7 @@ def test_another_provider_is_not_held_back(clock: FakeClock, transport: HttpTran
     times: list[float] = []
     openai_times: list[float] = []
     replies = [httpx.Response(429, headers={"retry-after": "2"}), httpx.Response(200, json=OK)]
-    other: LLMClient = http_client("openai", transport, SETTINGS)
+    other = http_client("openai", transport, SETTINGS)
     when_first_waiting(clock, lambda: send(other, "openai"))
     with respx.mock() as mock:
         mock.post(ANTHROPIC).mock(side_effect=recording(clock, times, replies))

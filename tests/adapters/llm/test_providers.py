@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 import respx
@@ -382,6 +383,28 @@ def test_retry_succeeds_after_a_transient_error(
     )
     reply = http_client("anthropic", transport, settings()).complete(request())
     assert reply == Completion("Part one. Part two.", sent=2)
+
+
+@pytest.mark.parametrize("budgeted", [False, True])
+def test_under_a_budget_an_unanswered_attempt_is_not_tried_again(
+    mock: respx.MockRouter, transport: HttpTransport, budgeted: bool
+) -> None:
+    """A connection that broke after the request went out may have been billed: under a
+    token budget (retry_unanswered False) it is not sent again, so the spending cannot pass
+    the budget; without one it is retried. An error reply (503), which is not billed, is
+    retried either way."""
+    disconnected = httpx.RemoteProtocolError("Server disconnected without sending a response.")
+    route = mock.post(ANTHROPIC_URL).mock(
+        side_effect=[httpx.Response(503), disconnected, httpx.Response(200, json=ANTHROPIC_OK)]
+    )
+    client = http_client("anthropic", transport, settings())
+    asked = attrs.evolve(request(), retry_unanswered=not budgeted)
+    if budgeted:
+        with pytest.raises(ApiError, match="Server disconnected") as caught:
+            client.complete(asked)
+        assert (route.call_count, caught.value.sent) == (2, 2)
+    else:
+        assert client.complete(asked) == Completion("Part one. Part two.", sent=3)
 
 
 @pytest.mark.parametrize(

@@ -105,6 +105,7 @@ class HttpLLMClient:
                 secrets=self._secrets,
                 explain=lambda status, headers, raw: route.wire.error(status, headers, raw, sent),
                 auth=self._authentication(),
+                retry_unanswered=sent.request.retry_unanswered,
             )
         except HttpStatusError as error:
             source = self._key_source()

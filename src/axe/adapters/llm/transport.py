@@ -106,19 +106,22 @@ class HttpTransport:
         secrets: tuple[str, ...] = (),
         explain: Explain | None = None,
         auth: httpx.Auth | None = None,
+        retry_unanswered: bool = True,
     ) -> Reply:
         """POST ``body`` to ``url``: the decoded JSON reply and how many requests it took.
 
         ``explain`` is the wire format's reading of an error reply (its kind, message,
         "too long" refusal, whether it is transient); ``auth`` authenticates every attempt
-        afresh (a retry is signed again); ``secrets`` never appear in a message.
+        afresh (a retry is signed again); ``secrets`` never appear in a message; without
+        ``retry_unanswered``, an attempt that went out and got no answer, which may have
+        been billed, is not tried again.
 
         Raises:
             ApiError: any failure, with ``sent``; ``PromptTooLargeError`` when the prompt
                 does not fit; ``HttpStatusError`` for any other HTTP error status.
             ConfigError: the base URL is not a usable http(s) URL.
         """
-        call = _Call(url, provider, "", None, explain or _unexplained, auth)
+        call = _Call(url, provider, "", None, explain or _unexplained, auth, retry_unanswered)
         try:
             return self._post_with_retries(call, headers, body)
         except (ApiError, ConfigError) as error:
@@ -146,6 +149,8 @@ class HttpTransport:
                 return Reply(outcome, call.sent)
             if not outcome.retryable or retry >= self._retry.max_retries or self._closed:
                 raise _given_up(outcome, retry)
+            if outcome.unanswered and not call.retry_unanswered:
+                raise _given_up(outcome, retry)
             pause = self._retry.delay(retry, outcome.asked)
             if self._clock.monotonic() + pause >= deadline:
                 raise _given_up(outcome, retry)
@@ -172,7 +177,8 @@ class HttpTransport:
             ) from None
         except _DeadlineError as error:
             call.sent += error.sent
-            return _Failed(ApiError(f"request to {call.where} timed out after {self._timeout:g}s"))
+            failure = ApiError(f"request to {call.where} timed out after {self._timeout:g}s")
+            return _Failed(failure, unanswered=error.sent)
         except httpx.TransportError as error:
             # a connection never made sent nothing; one that broke before an answer may have
             # (one that broke during the answer was counted when the answer began)
@@ -180,7 +186,9 @@ class HttpTransport:
                 call.sent += not isinstance(error, httpx.ConnectError | httpx.ProxyError)
             reason = _transport_reason(error, call.proxy)
             return _Failed(
-                ApiError(f"cannot reach {call.where}: {reason}"), _may_pass_on_retry(error)
+                ApiError(f"cannot reach {call.where}: {reason}"),
+                _may_pass_on_retry(error),
+                unanswered=call.sent > counted,
             )
         if 200 <= status < 300:
             return _decode_reply(raw, call.provider)
@@ -288,6 +296,7 @@ class _Call:
     proxy: EnvironmentProxy | None
     explain: Explain
     auth: httpx.Auth | None
+    retry_unanswered: bool = True
     sent: int = 0
 
     @property
@@ -309,12 +318,14 @@ class Reply:
 
 @frozen
 class _Failed:
-    """An attempt that failed: the error to raise, whether another try may pass, and the
-    wait the provider asked for (however long), if it named one."""
+    """An attempt that failed: the error to raise, whether another try may pass, the
+    wait the provider asked for (however long), if it named one, and whether it went out
+    and got no answer (so it may have been billed)."""
 
     error: ApiError
     retryable: bool = True
     asked: float | None = None
+    unanswered: bool = False
 
 
 def _given_up(failed: _Failed, retries: int) -> ApiError:
