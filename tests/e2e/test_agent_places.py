@@ -317,3 +317,24 @@ def test_installed_axe_completes_agents_of_every_place(project: Project) -> None
         COMP_CWORD="2",
     )
     assert without.stdout.split() == ["plain,helper", "plain,herald", "plain,hermit"]
+
+
+def test_a_memory_file_name_with_no_room_for_gcs_own_files_is_exit_2(project: Project) -> None:
+    """A memory file name so long that gc's lock and temp files beside it would pass the
+    file system's 255 bytes is refused before anything is sent (it could be analysed but
+    never locked or trimmed); one byte shorter works."""
+    home = project.home
+    longest, too_long = "n" * 219, "n" * 220  # memory files of 222 and 223 bytes
+    for name in (longest, too_long):
+        home.add_agent(name, last_n=1, model="builtin/heuristic")
+        home.write_memory(name, entries(3))
+    assert (run(longest).exit_code, home.memory_path(longest).read_bytes()) == (0, entries(1, 2))
+    result = run(too_long)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2,
+        "",
+        f'the memory file name of agent "{too_long}" is 223 bytes long; gc\'s own files beside '
+        "it (lock, temp files) need 33 bytes more, so it can be at most 222: use a shorter "
+        "agent name or memory.path\n",
+    )
+    assert home.memory_path(too_long).read_bytes() == entries(3)

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING
 
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
-from axe.adapters.memory.paths import expand_path
+from axe.adapters.memory.paths import (
+    LONGEST_NAME,
+    OWN_NAMES_LONGER_BY,
+    expand_path,
+    room_for_own_files,
+)
 from axe.adapters.shared.clock import SystemClock
 from axe.application.ports import Clock
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
@@ -103,8 +108,21 @@ class FileMemoryStore:
 
         Raises:
             ConfigError: a ``memory.path`` that is not absolute once expanded or uses a
-                variable that is not set, a hostile agent name, or no data directory.
+                variable that is not set, a hostile agent name, no data directory, or a
+                file name too long for gc's own files beside it.
         """
+        path = self._expanded(agent)
+        if not room_for_own_files(path):
+            longest = LONGEST_NAME - OWN_NAMES_LONGER_BY
+            raise ConfigError(
+                f"the memory file name of agent {quoted(agent.name)} is "
+                f"{len(os.fsencode(path.name))} bytes long; gc's own files beside it (lock, "
+                f"temp files) need {OWN_NAMES_LONGER_BY} bytes more, so it can be at most "
+                f"{longest}: use a shorter agent name or memory.path"
+            )
+        return path
+
+    def _expanded(self, agent: AgentConfig) -> Path:
         custom = agent.memory.path
         if not custom:
             validate_agent_name(agent.name)
