@@ -118,6 +118,29 @@ def test_errors_are_one_line_without_traceback(home: AxeHome) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_a_closed_stdout_is_said_on_stderr_and_nothing_is_trimmed(home: AxeHome) -> None:
+    """`axe gc a | head -1` whose reader is gone: one stderr line, exit 1, and the trim
+    that would have followed the unwritten report is not made."""
+    home.add_agent("a", last_n=1, model="builtin/heuristic")
+    home.write_memory("a", entries(3))
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with os.fdopen(write_end, "wb") as closed:
+        done = subprocess.run(
+            [str(INSTALLED_AXE), "gc", "a"],
+            stdout=closed,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **home.env},
+            check=False,
+        )
+    assert (done.returncode, done.stderr) == (
+        1,
+        "stdout was closed by its reader; gc stopped at the first line it could not write\n",
+    )
+    assert home.memory_path("a").read_bytes() == entries(3)
+
+
 def imported_by(home: AxeHome, *args: str, **env: str) -> set[str]:
     """The modules ``axe *args`` imports, as ``python -X importtime`` lists them."""
     done = subprocess.run(

@@ -47,6 +47,11 @@ class OneLineErrors:
             return super().invoke(ctx)  # type: ignore[misc]
         except KeyboardInterrupt:
             raise click.Abort from None
+        except BrokenPipeError:  # caught before click's own handling, which says nothing
+            _silence_stdout()
+            with contextlib.suppress(OSError):  # stderr may be gone too
+                click.echo(_CLOSED_STDOUT, err=True)
+            raise SystemExit(1) from None
 
     def main(self, *args: Any, **kwargs: Any) -> NoReturn:
         kwargs["standalone_mode"] = False
@@ -62,9 +67,6 @@ class OneLineErrors:
             _fail(str(error), exit_code_for(error))
         except (KeyboardInterrupt, click.Abort, Terminated) as stop:
             _end_interrupted(terminated=isinstance(stop, Terminated))
-        except BrokenPipeError:
-            _silence_stdout()
-            sys.exit(1)
         except click.ClickException as error:
             _fail(error.format_message(), error.exit_code)
         except Exception as error:
@@ -74,6 +76,9 @@ class OneLineErrors:
                 f"internal error: {type(error).__name__}: {error} (set AXE_DEBUG=1 for details)", 1
             )
         sys.exit(result if isinstance(result, int) else 0)
+
+
+_CLOSED_STDOUT = "stdout was closed by its reader; gc stopped at the first line it could not write"
 
 
 class AxeGroup(OneLineErrors, click.Group):
