@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -18,6 +19,7 @@ from axe.domain.model import (
     validate_agent,
     validate_agent_name,
 )
+from axe.domain.safe_text import BIDI_CONTROLS
 
 
 @pytest.mark.parametrize(
@@ -88,6 +90,13 @@ def test_ordinary_names_are_accepted(name: str) -> None:
 @given(st.text())
 def test_quoted_names_are_one_line_and_json_compatible(text: str) -> None:
     """Messages quote names like Go's %q: one line, parseable as JSON, and no control
-    character (C0, DEL, C1) left unescaped."""
+    character (C0, DEL, C1) or bidirectional override left unescaped."""
     assert json.loads(quoted(text)) == text
     assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in quoted(text))
+    assert not re.search(f"[{BIDI_CONTROLS}]", quoted(text))
+
+
+def test_a_name_with_a_bidirectional_override_is_quoted_as_typed() -> None:
+    """An agent file named ab<U+202E>gpj.exe is named in messages as it is typed, not as
+    a terminal would show it (abexe.jpg) nor with the override silently dropped."""
+    assert quoted("ab\u202egpj.exe") == '"ab\\u202egpj.exe"'

@@ -8,7 +8,15 @@ from attrs import field, frozen
 from axe.domain.errors import AgentError, ConfigError
 
 _QUOTE_ESCAPES = {
-    **{code: f"\\u{code:04x}" for code in (*range(0x20), *range(0x7F, 0xA0))},
+    **{
+        code: f"\\u{code:04x}"
+        for code in (
+            *range(0x20),
+            *range(0x7F, 0xA0),
+            *range(0x202A, 0x202F),
+            *range(0x2066, 0x206A),
+        )
+    },
     **{ord(char): f"\\{letter}" for char, letter in zip('\b\f\n\r\t"\\', 'bfnrt"\\', strict=True)},
 }
 
@@ -16,9 +24,10 @@ _QUOTE_ESCAPES = {
 def quoted(text: str) -> str:
     """Quote ``text`` for a one-line message, as Go's ``%q`` does for axe's messages.
 
-    Control characters (C0, DEL and C1) and quotes are escaped, so a hostile agent name can
-    neither forge extra output lines, nor drive the terminal, nor break a script that
-    parses stderr.
+    Control characters (C0, DEL and C1), the bidirectional overrides and isolates, and
+    quotes are escaped, so a hostile agent name can neither forge extra output lines, nor
+    drive the terminal, nor hide in another order than it is read (it is shown as typed:
+    ``"ab\u202egpj.exe"``), nor break a script that parses stderr.
     """
     return f'"{text.translate(_QUOTE_ESCAPES)}"'
 
