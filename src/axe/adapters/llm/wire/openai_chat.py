@@ -94,7 +94,8 @@ class OpenAIChat:
 
 
 def priced(block: Any, input_key: str, output_key: str) -> Usage | None:
-    """The usage, with OpenRouter's ``cost`` when it is a number."""
+    """The usage, with the price a gateway states as ``usage.cost`` (OpenRouter, Requesty)
+    when it is a number."""
     counts = usage(block, input_key, output_key)
     cost: Any = block.get("cost") if isinstance(block, dict) else None
     if counts is None or type(cost) not in (int, float):
