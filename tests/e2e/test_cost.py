@@ -59,6 +59,19 @@ def test_a_negative_max_tokens_is_a_usage_error(home: AxeHome) -> None:
     )
 
 
+def test_a_max_tokens_beyond_64_bits_is_a_usage_error(home: AxeHome) -> None:
+    """--max-tokens larger than an agent file's budget can be (a 64-bit integer, as in the
+    Go axe): exit 1, one line; the largest one is taken."""
+    result = run("helper", "--max-tokens", str(2**63))
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"Invalid value for '--max-tokens': {2**63} is larger than a 64-bit integer "
+        "(9,223,372,036,854,775,807) (see 'axe gc --help')\n"
+    )
+    home.add_agent("helper", last_n=3)
+    assert run("helper", "--max-tokens", str(2**63 - 1), "--estimate").exit_code == 0
+
+
 def test_a_negative_budget_in_the_agent_file_is_a_config_error(home: AxeHome) -> None:
     """[budget] max_tokens = -1: exit 2, the file and the key, like every rule of the file."""
     path = with_budget(home.add_agent("helper", last_n=3), -1)

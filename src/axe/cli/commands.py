@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -61,6 +62,17 @@ class _WholeNumber(click.IntRange):
     not click's "not a valid integer range"."""
 
     name = "whole number"
+
+
+class _TokenCount(_WholeNumber):
+    """A budget, at most what a 64-bit integer holds, as ``[budget] max_tokens`` in an agent
+    file (the Go axe's int64)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number >= 2**63:
+            self.fail(f"{value} is larger than a 64-bit integer ({2**63 - 1:,})", param, ctx)
+        return number
 
 
 class _AnyWholeNumber(click.types.IntParamType):
@@ -202,7 +214,7 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
 )
 @click.option(
     "--max-tokens",
-    type=_WholeNumber(min=0),
+    type=_TokenCount(min=0),
     default=0,
     metavar="N",
     help="Maximum total tokens (input+output) for each agent's analysis (0 = the agent "
