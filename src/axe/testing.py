@@ -80,7 +80,8 @@ class FakeMemoryStore:
     threads, like the file store's. ``unreadable`` and ``failing_trim`` hold agent names whose
     read or trim fails as I/O would; ``trims`` records every trim applied and ``locked`` every
     lock taken; :meth:`append` adds bytes as a running ``axe run`` would, between a read and a
-    trim. ``records`` holds what ``--skip-unchanged`` remembers, stamped by ``clock``.
+    trim. ``records`` holds what ``--skip-unchanged`` remembers, stamped by ``clock``;
+    while ``unrecordable`` holds a reason, nothing is remembered and that is said instead.
     """
 
     def __init__(
@@ -92,6 +93,7 @@ class FakeMemoryStore:
         self.clock = clock or FakeClock()
         self.unreadable: set[str] = set()
         self.failing_trim: set[str] = set()
+        self.unrecordable: str | None = None
         self.trims: list[tuple[str, TrimPlan]] = []
         self.locked: list[str] = []
         self._locks: dict[str, threading.Lock] = {}
@@ -143,8 +145,11 @@ class FakeMemoryStore:
     def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
         return self.records.get(agent.name)
 
-    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> None:
+    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> str | None:
+        if self.unrecordable is not None:
+            return self.unrecordable
         self.records[agent.name] = AnalysedMemory.of(left, model=model, at=self.clock.now())
+        return None
 
 
 class FakeClock:

@@ -83,7 +83,9 @@ def test_no_record_in_a_directory_others_can_write(memory: MemoryFile, mode: int
     memory.path.parent.chmod(mode)
     assert read_record(memory) is None
     record_path(memory.path).unlink()
-    write_record(memory, RECORD)
+    assert write_record(memory, RECORD) == (
+        f"{memory.path.parent} is writable by others, who could forge a record there"
+    )
     assert names(memory.path.parent) == ["helper.md"]
 
 
@@ -163,7 +165,10 @@ def test_a_failed_write_keeps_the_old_record_and_leaves_no_temp(memory: MemoryFi
         raise OSError(errno.EIO, "Input/output error")
 
     broken = MemoryFile(memory.path, platform=attrs.evolve(current_platform(), write=failing_write))
-    write_record(broken, AnalysedMemory.of(b"other", model=ModelRef("ollama", "m"), at=2.0))
+    other = AnalysedMemory.of(b"other", model=ModelRef("ollama", "m"), at=2.0)
+    assert write_record(broken, other) == (
+        f"cannot write {record_path(memory.path)}: Input/output error"
+    )
     assert read_record(memory) == RECORD
     assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
 

@@ -26,6 +26,7 @@ from axe.domain.events import (
     NoAgentsDirectory,
     NoEntryHeadings,
     PartAnalysed,
+    RecordNotKept,
     SweepFinished,
     SweepProgress,
     SweepStarted,
@@ -169,6 +170,7 @@ BUDGET_EVENTS: list[Event] = [
     ),
 ]
 EVERY_KIND_OF_EVENT += BUDGET_EVENTS
+EVERY_KIND_OF_EVENT.append(RecordNotKept("a", "/m is writable by others"))
 
 # What the text console prints for each event above, in order: (stdout, stderr).
 TEXT_LINES = [
@@ -266,6 +268,11 @@ BUDGET_TEXT_LINES = [
     ),
 ]
 TEXT_LINES += BUDGET_TEXT_LINES
+NOT_RECORDED = (
+    'Warning: --skip-unchanged cannot record the analysis of agent "a" (/m is writable by '
+    "others), so it will be analysed on every run\n"
+)
+TEXT_LINES.append(("", NOT_RECORDED))
 
 
 def test_the_list_holds_every_kind_of_event() -> None:
@@ -354,6 +361,7 @@ JSON_LINES = [
         BUDGET_TEXT_LINES[2][1],
     ),
     *[(_estimated_object(*facts), "") for facts in ESTIMATED_FACTS],
+    ("", NOT_RECORDED),
 ]
 
 

@@ -163,14 +163,22 @@ def test_no_record_through_a_symlink(home: AxeHome, server: LoopbackLLM, tmp_pat
 def test_no_record_in_a_directory_others_can_write(
     home: AxeHome, server: LoopbackLLM, tmp_path: Path
 ) -> None:
-    """In a memory directory others may write to, nothing is recorded and nothing skipped."""
+    """In a memory directory others may write to, nothing is recorded and nothing skipped,
+    and each run under --skip-unchanged says so in one warning (a run without it, none)."""
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)
     (shared / "log.md").write_bytes(entries(2))
     home.add_agent("open", model="ollama/m", last_n=3, path=str(shared / "log.md"))
-    assert sent_by(server, "open", "--skip-unchanged") == 1
-    assert sent_by(server, "open", "--skip-unchanged") == 1
+    warning = (
+        'Warning: --skip-unchanged cannot record the analysis of agent "open" '
+        f"({shared} is writable by others, who could forge a record there), so it will be "
+        "analysed on every run\n"
+    )
+    for _ in range(2):
+        result = run("open", "--skip-unchanged")
+        assert (result.exit_code, result.stderr) == (0, warning)
+    assert (run("open").stderr, len(server.requests)) == ("", 3)
     assert sorted(os.listdir(shared)) == ["log.md"]
 
 

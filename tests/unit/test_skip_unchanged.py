@@ -252,3 +252,19 @@ def test_entries_a_budget_left_out_are_never_recorded_as_analysed() -> None:
     trimmed = attrs.evolve(ports(make_agent("b", last_n=3), files={"b": entries(3000)}), llm=window)
     assert collect_garbage("b", budget, trimmed).status is AgentStatus.TRIMMED
     assert store(trimmed).records["b"] == AnalysedMemory.of(entries(3, 2997), model=MODEL, at=NOON)
+
+
+def test_a_record_that_cannot_be_kept_is_a_warning_under_the_flag_only() -> None:
+    """Where the store cannot keep the record, --skip-unchanged says so once per run (the
+    agent will be analysed every time); without the flag nothing is said, as nothing was
+    asked of the record."""
+    p = ports(make_agent("a", last_n=3), files={"a": entries(5)})
+    store(p).unrecordable = "/m is writable by others"
+    collect_garbage("a", GcOptions(), p)
+    assert rendered(p.output.events)[1] == []  # type: ignore[union-attr]
+    collect_garbage("a", SKIP, second := again(p))
+    assert rendered(second.output.events)[1] == [  # type: ignore[union-attr]
+        'Warning: --skip-unchanged cannot record the analysis of agent "a" (/m is writable '
+        "by others), so it will be analysed on every run"
+    ]
+    assert store(p).records == {}

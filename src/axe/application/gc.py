@@ -31,6 +31,7 @@ from axe.domain.events import (
     MemoryRead,
     MemoryUnchanged,
     NoEntryHeadings,
+    RecordNotKept,
     SweepFinished,
     SweepProgress,
     SweepStarted,
@@ -277,8 +278,11 @@ class _AgentGc:
         gc has not analysed."""
         if self.analysed is not None and self.analysed < entries:
             return
-        if self.model is not None:
-            self.ports.memory.remember_analysed(self.agent, left, model=self.model)
+        if self.model is None:
+            return
+        why_not = self.ports.memory.remember_analysed(self.agent, left, model=self.model)
+        if why_not is not None and self.options.skip_unchanged:
+            self.ports.output.emit(RecordNotKept(self.agent.name, why_not))
 
     def _flow(self) -> AgentResult:
         name = self.agent.name

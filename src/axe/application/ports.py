@@ -80,11 +80,12 @@ class MemoryStore(Protocol):
             ConfigError: the memory path cannot be resolved.
         """
 
-    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> None:
+    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> str | None:
         """Record, under the lock, that gc analysed ``agent``'s memory file with ``model`` and
         left ``left`` there, stamped with the run's clock; atomically, replacing any earlier
         record. Where it cannot be written safely nothing is recorded, which only costs a
-        later ``--skip-unchanged`` an analysis, so this raises nothing.
+        later ``--skip-unchanged`` an analysis, so this raises nothing: it returns why (a
+        clause for a warning), or None when the record was kept.
         """
 
 

@@ -106,6 +106,15 @@ class MemoryUnchanged:
 
 
 @frozen
+class RecordNotKept:
+    """``--skip-unchanged``: the record of this analysis could not be kept (``reason``, in
+    the memory store's words), so the agent will be analysed on every run, unchanged or not."""
+
+    agent: str
+    reason: str
+
+
+@frozen
 class AnalysisStarted:
     """The analysis of ``entries`` entries was sent to ``model``; a slow step begins."""
 
@@ -197,6 +206,7 @@ Event = (
     | MemoryRead
     | NoEntryHeadings
     | MemoryUnchanged
+    | RecordNotKept
     | AnalysisStarted
     | AnalysisNarrowed
     | AnalysisSplit

@@ -37,6 +37,7 @@ from axe.domain.events import (
     NoAgentsDirectory,
     NoEntryHeadings,
     PartAnalysed,
+    RecordNotKept,
     SweepFinished,
     SweepProgress,
     SweepStarted,
@@ -101,6 +102,7 @@ class TextLines:
                 | NoAgentsDirectory()
                 | NoEntryHeadings()
                 | AnalysisNarrowed()
+                | RecordNotKept()
             ):
                 return _err(_left_out(event))
             case AgentStarted(agent=agent, in_sweep=in_sweep):
@@ -265,7 +267,12 @@ def _too_small(error: WindowTooSmallError) -> str:
 
 
 def _left_out(
-    event: AgentSkipped | AgentsIgnored | NoAgentsDirectory | NoEntryHeadings | AnalysisNarrowed,
+    event: AgentSkipped
+    | AgentsIgnored
+    | NoAgentsDirectory
+    | NoEntryHeadings
+    | AnalysisNarrowed
+    | RecordNotKept,
 ) -> str:
     """What ``--all`` (or a lookup, a reading, a budget) could not use, and why."""
     match event:
@@ -276,6 +283,11 @@ def _left_out(
             )
         case AgentSkipped(agent=agent, error=error):
             return f"Warning: skipping agent {quoted(agent)}: {error}"
+        case RecordNotKept(agent=agent, reason=reason):
+            return (
+                f"Warning: --skip-unchanged cannot record the analysis of agent {quoted(agent)} "
+                f"({reason}), so it will be analysed on every run"
+            )
         case AgentsIgnored(path=path):
             return f"Warning: ignoring {path}: {_exposure(event)}"
         case NoAgentsDirectory(searched=searched):

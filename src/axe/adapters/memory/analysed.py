@@ -21,7 +21,6 @@ only costs the next run an analysis:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from axe.adapters.memory.durable import remove_abandoned_temps, remove_quietly, write_temp
 from axe.adapters.memory.paths import intent_path, sidecar
-from axe.adapters.shared.reading import read_regular
+from axe.adapters.shared.reading import describe_os_error, read_regular
 from axe.domain.analysed import AnalysedMemory
 
 if TYPE_CHECKING:
@@ -60,24 +59,27 @@ def read_record(file: HandledFile) -> AnalysedMemory | None:
     return _parse(text)
 
 
-def write_record(file: HandledFile, record: AnalysedMemory) -> None:
+def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
     """Replace the record beside ``file`` with ``record`` (the caller holds the file's
-    lock), or leave no record where it cannot be written safely (see the module docstring):
-    an ``OSError`` only costs a later run an analysis, and is not raised."""
+    lock), or leave no record where it cannot be written safely (see the module docstring)
+    and say why: an ``OSError`` only costs a later run an analysis, and is not raised."""
     real = _resolved(file)
     if not _private(real.parent):
-        return
+        return f"{real.parent} is writable by others, who could forge a record there"
     data = json.dumps(
         {"size": record.size, "sha256": record.sha256, "model": record.model, "at": record.at}
     )
     remove_abandoned_temps(file)
-    with contextlib.suppress(OSError):
+    try:
         temp = write_temp(real, (data + "\n").encode(), platform=file.platform)
         try:
             file.platform.replace(temp, record_path(real))
         except BaseException:
             remove_quietly(temp)
             raise
+    except OSError as error:
+        return f"cannot write {record_path(real)}: {describe_os_error(error)}"
+    return None
 
 
 def _resolved(file: HandledFile) -> Path:

@@ -85,12 +85,12 @@ class FileMemoryStore:
 
         return read_record(self.file_for(agent))
 
-    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> None:
+    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> str | None:
         from axe.adapters.memory.analysed import write_record  # noqa: PLC0415
         from axe.domain.analysed import AnalysedMemory  # noqa: PLC0415
 
         record = AnalysedMemory.of(left, model=model, at=self._clock.now())
-        write_record(self.file_for(agent), record)
+        return write_record(self.file_for(agent), record)
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:
         """``agent``'s memory file, with this run's platform and clock (a ``ConfigError`` as
