@@ -292,17 +292,29 @@ _SUCCEEDED_OBJECT = (
     '"requests": null, "error": null, "exit_code": 0, ' + _NO_BUDGET.replace("{", "{{") + "}}\n"
 )
 ESTIMATED_FACTS = [
-    ("e", 3600, CLAUDE, 50000, 0, 412, 17, 214332, 94208, 138598, 9000),
-    ("f", 20, CLAUDE, None, None, 20, 1, 1500, 4096, 1050, None),
-    ("g", 5, "builtin/heuristic", 2000, 0, 5, 0, 0, 0, 0, None),
-    ("h", 5, CLAUDE, 2000, 0, None, 0, 0, 0, 0, 200000),
+    ("e", 3600, CLAUDE, 50000, 0, 412, 17, 214332, 94208, 138598, 9000, 308540, None),
+    ("f", 20, CLAUDE, None, None, 20, 1, 1500, 4096, 1050, None, 5596, None),
+    ("g", 5, "builtin/heuristic", 2000, 0, 5, 0, 0, 0, 0, None, None, None),
+    ("h", 5, CLAUDE, 2000, 0, None, 0, 0, 0, 0, 200000, 9000, 4700),
 ]
 
 
 def _estimated_object(*facts: object) -> str:
-    agent, entries, model, budget, used, analysed, requests, sure, out, likely, window = [
-        "null" if fact is None else fact for fact in facts
-    ]
+    (
+        agent,
+        entries,
+        model,
+        budget,
+        used,
+        analysed,
+        requests,
+        sure,
+        out,
+        likely,
+        window,
+        every,
+        newest,
+    ) = ["null" if fact is None else fact for fact in facts]
     return (
         f'{{"agent": "{agent}", "status": "estimated", "entries": {entries}, "removed": 0, '
         f'"kept": {entries}, "limit": null, "model": "{model}", "analysis": null, '
@@ -310,7 +322,8 @@ def _estimated_object(*facts: object) -> str:
         f'"budget_max_tokens": {budget}, "budget_used_tokens": {used}, '
         f'"analysed_entries": {analysed}, "estimated_requests": {requests}, '
         f'"estimated_input_tokens": {sure}, "estimated_output_tokens": {out}, '
-        f'"likely_input_tokens": {likely}, "input_window_tokens": {window}}}\n'
+        f'"likely_input_tokens": {likely}, "input_window_tokens": {window}, '
+        f'"budget_for_every_entry": {every}, "budget_for_newest_entry": {newest}}}\n'
     )
 
 

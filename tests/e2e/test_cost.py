@@ -180,7 +180,7 @@ def test_an_estimate_in_json_is_one_object_per_agent(home: AxeHome) -> None:
     result = run("--all", "--estimate", "--json")
     assert (result.exit_code, result.stderr) == (0, "")
     big, small = (json.loads(line) for line in result.stdout.splitlines())
-    assert {key: big[key] for key in list(big)[-8:]} == {
+    assert {key: big[key] for key in list(big)[-10:]} == {
         "budget_max_tokens": None,
         "budget_used_tokens": None,
         "analysed_entries": 40,
@@ -189,6 +189,8 @@ def test_an_estimate_in_json_is_one_object_per_agent(home: AxeHome) -> None:
         "estimated_output_tokens": 4096,
         "likely_input_tokens": 1754,
         "input_window_tokens": 1_000_000,
+        "budget_for_every_entry": 2507 + 4096,
+        "budget_for_newest_entry": None,
     }
     assert (small["status"], small["exit_code"], small["analysed_entries"]) == (
         "estimated",

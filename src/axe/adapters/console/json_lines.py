@@ -53,11 +53,13 @@ def _estimate(estimate: Estimate | None) -> dict[str, Any]:
         "estimated_output_tokens": estimate.output_tokens,
         "likely_input_tokens": estimate.likely_input_tokens,
         "input_window_tokens": estimate.window,
+        "budget_for_every_entry": None if estimate.offline else estimate.all_entries,
+        "budget_for_newest_entry": estimate.one_entry,
     }
 
 
 def _usage(usage: Usage) -> dict[str, Any]:
-    """Tokens in and out; ``cost`` only where the provider stated it (OpenRouter)."""
+    """Tokens in and out; ``cost`` only where the reply stated it (OpenRouter, Requesty)."""
     tokens: dict[str, Any] = {
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
