@@ -55,6 +55,11 @@ def sent(p: GcPorts) -> int:
     return len(p.llm.requests)
 
 
+def stderr(p: GcPorts) -> list[str]:
+    assert isinstance(p.output, RecordingOutput)
+    return rendered(p.output.events)[1]
+
+
 def stdout(p: GcPorts, *, json_lines: bool = False) -> list[str]:
     assert isinstance(p.output, RecordingOutput)
     return rendered(p.output.events, json_lines=json_lines)[0]
@@ -261,9 +266,9 @@ def test_a_record_that_cannot_be_kept_is_a_warning_under_the_flag_only() -> None
     p = ports(make_agent("a", last_n=3), files={"a": entries(5)})
     store(p).unrecordable = "/m is writable by others"
     collect_garbage("a", GcOptions(), p)
-    assert rendered(p.output.events)[1] == []  # type: ignore[union-attr]
+    assert stderr(p) == []
     collect_garbage("a", SKIP, second := again(p))
-    assert rendered(second.output.events)[1] == [  # type: ignore[union-attr]
+    assert stderr(second) == [
         'Warning: --skip-unchanged cannot record the analysis of agent "a" (/m is writable '
         "by others), so it will be analysed on every run"
     ]
