@@ -88,12 +88,17 @@ def test_a_negative_max_tokens_is_refused_by_the_options() -> None:
 
 def test_a_budget_that_covers_everything_changes_nothing() -> None:
     """The same requests, the same events and the same stdout as without a budget, only
-    the result's budget fields filled in."""
+    the result's budget fields filled in (and no retry of an attempt that went out
+    unanswered, which a budget cannot pay twice for)."""
     memory = entries(400)
     plain_llm, budgeted_llm = ScriptedLLM(script=Window(3000)), ScriptedLLM(script=Window(3000))
     plain, plain_output, _ = gc(memory, plain_llm)
     budgeted, output, store = gc(memory, budgeted_llm, max_tokens=10**9)
-    assert budgeted_llm.requests == plain_llm.requests
+    assert [request.retry_unanswered for request in budgeted_llm.requests] == [False] * len(
+        plain_llm.requests
+    )
+    unbudgeted = [attrs.evolve(r, retry_unanswered=True) for r in budgeted_llm.requests]
+    assert unbudgeted == plain_llm.requests
     assert output.events[:-1] == plain_output.events[:-1]
     assert rendered(output.events) == rendered(plain_output.events)
     assert attrs.evolve(budgeted, budget=None, budget_used=None) == plain
