@@ -39,15 +39,14 @@ _TWICE = {kind: chr(kind * 0x101) for kind in (_LETTER, _DIGIT, _SPACE)}  # as o
 _as_units = codecs.utf_16_le_decode
 
 
-def _runs(kinds: bytes, windows: tuple[str, str], kind: int, continued: bool) -> tuple[int, int]:
-    """How many bytes of ``kinds`` are of ``kind``, and how many runs of it start there
-    (not one that ``continued`` from the byte before): a run of n bytes has n - 1
-    neighbours, and ``windows`` hold every two neighbouring bytes once."""
-    count = kinds.count(kind)
+def _runs(windows: tuple[str, str], kind: int, count: int, first: bool) -> int:
+    """How many runs of ``kind`` start in a slice holding ``count`` bytes of it (not one
+    continuing from the byte before, when ``first``, the slice's first byte, is of it and
+    so was that byte): a run of n bytes has n - 1 neighbours, and ``windows`` hold every
+    two neighbouring bytes once."""
     if not count:
-        return 0, 0
-    neighbours = sum(window.count(_TWICE[kind]) for window in windows)
-    return count, count - neighbours - (continued and kinds[0] == kind)
+        return 0
+    return count - sum(window.count(_TWICE[kind]) for window in windows) - first
 
 
 Classes = tuple[float, ...]  # the estimate by kind of text: see _slice_counts
@@ -62,15 +61,17 @@ def _slice_counts(data: bytes, previous: int, unpaired: bool) -> tuple[list[int]
     kinds = data.translate(_KINDS)
     # Every two neighbouring bytes as one UTF-16 code unit, from even and from odd offsets.
     windows = _as_units(kinds, None, False)[0], _as_units(memoryview(kinds)[1:], None, False)[0]
-    letters, words = _runs(kinds, windows, _LETTER, _KINDS[previous] == _LETTER)
-    digits, numbers = _runs(kinds, windows, _DIGIT, _KINDS[previous] == _DIGIT)
-    spaces = kinds.count(_SPACE)
+    # Newlines, punctuation, controls and non-ASCII bytes: one token each at most. (Letters
+    # are what is left: counting the rarer kinds is the cheaper pass.)
+    whole_tokens, digits, spaces = kinds.count(0), kinds.count(_DIGIT), kinds.count(_SPACE)
+    letters = len(data) - whole_tokens - digits - spaces
+    before = _KINDS[previous]
+    words = _runs(windows, _LETTER, letters, kinds[0] == _LETTER == before)
+    numbers = _runs(windows, _DIGIT, digits, kinds[0] == _DIGIT == before)
     joined = unpaired and kinds[0] == _SPACE  # that space pairs with the slice's first
     neighbours = spaces > 1 and any(_TWICE[_SPACE] in window for window in windows)
     pairs = joined + (kinds.count(b"\3\3", joined) if neighbours else 0)
     trailing = len(kinds) - len(kinds.rstrip(b"\3"))  # the run of spaces the slice ends in
-    # Newlines, punctuation, controls and non-ASCII bytes: one token each at most.
-    whole_tokens = len(data) - letters - digits - spaces
     counts = [words, letters, numbers, digits, spaces, pairs, whole_tokens]
     return counts, (trailing - (joined and trailing == len(data))) % 2 == 1
 
