@@ -28,7 +28,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from axe.adapters.memory.durable import remove_abandoned_temps, remove_quietly, write_temp
+from axe.adapters.memory.durable import remove_quietly, write_temp
 from axe.adapters.memory.paths import intent_path, sidecar
 from axe.domain.analysed import AnalysedMemory
 
@@ -85,7 +85,7 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> None:
     data = json.dumps(
         {"size": record.size, "sha256": record.sha256, "model": record.model, "at": record.at}
     )
-    remove_abandoned_temps(file)
+    file.remove_abandoned_temps()
     with contextlib.suppress(OSError):
         temp = write_temp(real, (data + "\n").encode(), platform=file.platform)
         try:
