@@ -35,18 +35,23 @@ class EntryCounts:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self._before = [0]  # entries beginning before each block boundary
+        self._at: dict[int, int] = {}  # ... before each offset asked about (a plan's bounds)
 
     @property
     def total(self) -> int:
         return self.before(len(self.data))
 
     def before(self, at: int) -> int:
-        """How many entries begin in bytes ``0:at``."""
+        """How many entries begin in bytes ``0:at``; each offset counted once (planning
+        asks about the same few bounds again and again, each a count in its block)."""
+        if (counted := self._at.get(at)) is not None:
+            return counted
         block, known = at // self.BLOCK, self._before
         while len(known) <= block:
             start = (len(known) - 1) * self.BLOCK
             known.append(known[-1] + self._between(start, start + self.BLOCK))
-        return known[block] + self._between(block * self.BLOCK, at)
+        counted = self._at[at] = known[block] + self._between(block * self.BLOCK, at)
+        return counted
 
     def _between(self, start: int, end: int) -> int:
         """How many entries begin in bytes ``start:end`` (each "## " after a newline, the
