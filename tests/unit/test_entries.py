@@ -8,7 +8,13 @@ import pytest
 from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
-from axe.domain.entries import count_entries, entry_starts, plan_trim, start_of_last
+from axe.domain.entries import (
+    EntryCounts,
+    count_entries,
+    entry_starts,
+    plan_trim,
+    start_of_last,
+)
 from axe.domain.errors import AgentError
 from tests.logs import Log, logs
 from tests.support import entries, entry
@@ -110,6 +116,24 @@ def test_entries_are_found_where_a_line_by_line_reading_finds_them(data: bytes) 
     assert len(found) == count_entries(data) == len(starts)
     bounds = [*starts, len(data)] if starts else []
     assert [data[a:b] for a, b in pairwise(bounds)] == found
+
+
+class _SmallBlocks(EntryCounts):
+    BLOCK = 5  # block boundaries inside headers, between "\n" and "## ", everywhere
+
+
+@given(memory_bytes, st.booleans())
+def test_entries_counted_block_by_block_are_the_entries_found_before_each_offset(
+    data: bytes, backwards: bool
+) -> None:
+    """The Entries line's count, and the numbers of a split log's parts, which planning
+    takes from the same counts, are the entries found, wherever blocks end."""
+    starts = entry_starts(data)
+    offsets = range(len(data) + 1)
+    for counts in (EntryCounts(data), _SmallBlocks(data)):
+        for at in reversed(offsets) if backwards else offsets:
+            assert counts.before(at) == sum(start < at for start in starts)
+        assert counts.total == count_entries(data)
 
 
 def _keeps(count: int, data: st.DataObject) -> list[int]:

@@ -13,6 +13,7 @@ from attrs import Factory, define, field
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.workers import StopSignal, ordered_map
+from axe.domain.entries import EntryCounts
 from axe.domain.errors import AxeError
 from axe.domain.events import AnalysisNarrowed, AnalysisSplit, MergeStarted, PartAnalysed
 from axe.domain.model import MemoryConfig, ModelRef
@@ -52,8 +53,9 @@ class LogAnalysis:
     analysed: int | None = field(default=None, init=False)
     _layout: LogLayout | None = field(default=None, init=False)
 
-    def run(self, memory: bytes) -> Analysis:
-        """The report on ``memory``.
+    def run(self, memory: bytes, entries: EntryCounts | None = None) -> Analysis:
+        """The report on ``memory``; ``entries``, its entries as counted already (for the
+        ``Entries:`` line), which planning then does not count again.
 
         Raises:
             ApiError: a request failed for another reason than its size (the message says
@@ -62,7 +64,7 @@ class LogAnalysis:
             AgentError: the provider is unknown.
             BudgetTooSmallError: the budget cannot pay for analysing the newest entry.
         """
-        plan: Plan | Budgeted | Finished | Failed = self._first_plan(memory)
+        plan: Plan | Budgeted | Finished | Failed = self._first_plan(memory, entries)
         announced = begins = 0  # the part count and the start the frontend was last told
         while not isinstance(plan, Finished | Failed):
             begins = self._tell_narrowing(plan, begins)
@@ -82,9 +84,9 @@ class LogAnalysis:
         self.analysed = self._entries_from(plan.start) if plan.start else None
         return Analysis(text=plan.text, spent=self.spent)
 
-    def estimate(self, memory: bytes, entries: int) -> Estimate:
+    def estimate(self, memory: bytes, entries: EntryCounts) -> Estimate:
         """What :meth:`run` would send, sending no analysis (a window lookup at most), and
-        how many of the log's ``entries`` it would cover.
+        how many of the log's ``entries`` (as counted already) it would cover.
 
         Raises:
             WindowTooSmallError: the window holds no part of the log beside the instructions.
@@ -94,12 +96,12 @@ class LogAnalysis:
         from axe.domain.spending import estimated  # noqa: PLC0415
 
         if not self.llm.charges_tokens(self.model):
-            return Estimate(offline=True, analysed=entries)
+            return Estimate(offline=True, analysed=entries.total)
         cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
-        layout = LogLayout(memory)
+        layout = LogLayout(memory, entries=entries)
         return estimated(start(memory, cap, layout), self.budget, layout, cap)
 
-    def _first_plan(self, memory: bytes) -> Plan | Budgeted | Finished:
+    def _first_plan(self, memory: bytes, entries: EntryCounts | None) -> Plan | Budgeted | Finished:
         """The plan, within the budget when there is one and the model spends tokens (the
         offline analyst spends none, so it reads every entry): one pass over the log gives
         the estimates that both need.
@@ -108,12 +110,13 @@ class LogAnalysis:
             BudgetTooSmallError: not even the newest entry's analysis fits the budget.
         """
         cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
+        layout = LogLayout(memory, entries=entries)  # nothing estimated or counted until asked
         if self.budget is None or not self.llm.charges_tokens(self.model):
-            return start(memory, cap)
+            return start(memory, cap, None if cap is None else layout)  # None: sent whole
         from axe.domain.spending import within  # noqa: PLC0415  (with a budget only: start-up)
 
-        self._layout = LogLayout(memory)
-        return within(start(memory, cap, self._layout), self.budget, self._layout)
+        self._layout = layout
+        return within(start(memory, cap, layout), self.budget, layout)
 
     def _tell_narrowing(self, plan: Plan | Budgeted | Finished, told: int) -> int:
         """Where the analysis begins now; the frontend is told when the budget moved it."""

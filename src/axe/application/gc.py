@@ -13,7 +13,7 @@ from attrs import Attribute, Factory, define, field, frozen, validators
 
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
-from axe.domain.entries import MemorySnapshot, count_entries, plan_trim
+from axe.domain.entries import EntryCounts, MemorySnapshot, plan_trim
 from axe.domain.errors import (
     AgentError,
     AxeError,
@@ -203,6 +203,7 @@ class _AgentGc:
     ports: GcPorts
     stop: StopSignal = Factory(StopSignal)
     entries: int | None = field(default=None, init=False)
+    counted: EntryCounts | None = field(default=None, init=False)  # reused by the planning
     model: ModelRef | None = field(default=None, init=False)
     analysis: Analysis | None = field(default=None, init=False)
     spent: Spent | None = field(default=None, init=False)
@@ -242,7 +243,8 @@ class _AgentGc:
         self.ports.output.emit(WaitingForLock(self.agent.name, holder))
 
     def _report_read(self, snapshot: MemorySnapshot) -> int:
-        count = self.entries = count_entries(snapshot.content)
+        self.counted = EntryCounts(snapshot.content)
+        count = self.entries = self.counted.total
         self.ports.output.emit(MemoryRead(self.agent.name, count, len(snapshot.content)))
         if not count:
             self.ports.output.emit(NoEntryHeadings(self.agent.name, len(snapshot.content)))
@@ -296,7 +298,8 @@ class _AgentGc:
 
         self.model = self.options.model_override or ModelRef.parse(self.agent.model)
         if self.options.estimate:
-            self.estimate = self._analysis(self.model).estimate(snapshot.content, count)
+            assert self.counted is not None  # counted by _report_read
+            self.estimate = self._analysis(self.model).estimate(snapshot.content, self.counted)
             return self._result(AgentStatus.ESTIMATED, kept=count)
         self.stop.check()
         self.analysis = self._analyse(snapshot.content, self.model)
@@ -324,7 +327,7 @@ class _AgentGc:
         self.ports.output.emit(AnalysisStarted(self.agent.name, model, self.entries or 0))
         analysis = self._analysis(model)
         try:
-            return analysis.run(memory)
+            return analysis.run(memory, self.counted)
         finally:
             self.spent = analysis.spent  # what was sent is said, also on a failure
             self.budget_used = analysis.budget_used

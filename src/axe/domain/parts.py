@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-from axe.domain.entries import HEADER
+from axe.domain.entries import HEADER, EntryCounts
 from axe.domain.tokens import Classes, classes_sum, token_classes
 
 Measure = Callable[[Classes], float]  # what an estimate by kind of text costs (default: sum)
@@ -99,12 +99,15 @@ class LogLayout:
     per block, so neither costs a Python step per entry of a log of 200,000 of them.
     """
 
-    def __init__(self, log: bytes, measure: Measure = sum) -> None:
+    def __init__(
+        self, log: bytes, measure: Measure = sum, entries: EntryCounts | None = None
+    ) -> None:
         self.log = log
         self._view = memoryview(log)
         self.measure = measure
+        # The counts made for the ``Entries:`` line when they are of this log, else anew.
+        self.entries = entries if entries is not None and entries.data is log else EntryCounts(log)
         self._blocks: list[Classes] = [(0.0,) * 7]  # the estimate up to each block boundary
-        self._entries = [0]  # entries beginning before each block boundary
         self._heads: dict[int, Classes] = {}  # the estimate from an offset to its block's end
         self._tails: dict[int, Classes] = {}  # ... from its block's start to an offset
 
@@ -140,33 +143,19 @@ class LogLayout:
 
     def _extend(self, upto: int) -> None:
         """The running sums kept up to block ``upto``."""
-        blocks, entries = self._blocks, self._entries
+        blocks = self._blocks
         while len(blocks) <= upto:
             at = (len(blocks) - 1) * _BLOCK
             blocks.append(classes_sum(blocks[-1], token_classes(self._view[at : at + _BLOCK])))
-            entries.append(entries[-1] + self._entries_in(at, at + _BLOCK))
-
-    def _entries_in(self, start: int, end: int) -> int:
-        """How many entries begin in bytes ``start:end`` (each "## " after a newline, the
-        first one also at the very start): one C-speed count."""
-        log = self.log
-        return log.count(_LINE_HEADER, max(start - 1, 0), end + 2) + (
-            start == 0 < end and log.startswith(HEADER)
-        )
-
-    def _entries_before(self, at: int) -> int:
-        block = at // _BLOCK
-        self._extend(block)
-        return self._entries[block] + self._entries_in(block * _BLOCK, at)
 
     def entries_between(self, start: int, end: int) -> int:
         """How many entries begin in bytes ``start:end``."""
-        return self._entries_before(end) - self._entries_before(start)
+        return self.entries.before(end) - self.entries.before(start)
 
     def part(self, start: int, end: int) -> Part:
         """Bytes ``start:end`` as a part, its entries numbered and counted."""
-        first = self._entries_before(start)
-        return Part(start, end, first + 1, self._entries_before(end) - first)
+        first = self.entries.before(start)
+        return Part(start, end, first + 1, self.entries.before(end) - first)
 
     def unit_at_or_before(self, at: int, after: int) -> int | None:
         """The last place a part may end (an entry's start, or the log's end) in

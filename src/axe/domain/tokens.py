@@ -11,11 +11,12 @@ the prompt size of a reply) lets the analysis bring the estimate down towards th
 (:class:`Calibration`), kind of text by kind of text, so that it stays an upper bound for
 text unlike what was counted.
 
-Counting costs about what reading costs: per kind of byte (letters, digits, spaces) one
-``translate`` to a 0/1 flag per byte and a ``count`` of the ones, and for the starts of runs
-(words, numbers) the flags read two bytes at a time as UTF-16 (a copy at memory speed)
-and a ``str.count`` of the one code unit "not this kind, then this kind", in both
-alignments. 64 KiB slices, so a 100 MiB log is never copied whole.
+Counting costs about what reading costs: one ``translate`` of the bytes to their kinds
+(letter, digit, space, other), a ``count`` of each kind, and for the runs (words, numbers)
+the kinds read two bytes at a time as UTF-16 (a copy at memory speed) and a ``str.count``
+of the code unit "this kind twice", in both alignments: a slice holds as many runs of a
+kind as bytes of it less neighbours of it. 64 KiB slices, so a 100 MiB log is never copied
+whole.
 """
 
 from __future__ import annotations
@@ -27,34 +28,25 @@ import string
 from attrs import frozen
 
 _SLICE = 1 << 16  # bytes counted at once: small enough to stay in the CPU's caches
-
-
-def _flags(chars: str) -> bytes:
-    """A ``translate`` table: 1 for the bytes of ``chars``, 0 for every other byte."""
-    return bytes(chr(byte) in chars for byte in range(256))
-
-
-_LETTERS, _DIGITS, _SPACES = _flags(string.ascii_letters), _flags(string.digits), _flags(" \t")
-_START = "\u0100"  # two flags read as one UTF-16 unit: not of the kind, then of it
-_PAIR = "\u0101"  # two flags of the kind in a row
+_LETTER, _DIGIT, _SPACE = 1, 2, 3  # kinds of byte; 0: any other, a whole token each
+_KINDS = bytes(  # the ``translate`` table: each byte to its kind
+    _LETTER * (char in string.ascii_letters)
+    + _DIGIT * (char in string.digits)
+    + _SPACE * (char in " \t")
+    for char in map(chr, range(256))
+)
+_TWICE = {kind: chr(kind * 0x101) for kind in (_LETTER, _DIGIT, _SPACE)}  # as one UTF-16 unit
 _as_units = codecs.utf_16_le_decode
 
 
-def _windows(flags: bytes) -> tuple[str, str]:
-    """Every two neighbouring flags as one UTF-16 code unit, from even and from odd offsets
-    (a trailing odd byte is left out)."""
-    return _as_units(flags, None, False)[0], _as_units(flags[1:], None, False)[0]
-
-
-def _runs(data: bytes, table: bytes, continued: bool) -> tuple[int, int]:
-    """How many bytes of ``data`` are of one kind, and how many runs of it start in ``data``
-    (not one that ``continued`` from the byte before)."""
-    flags = data.translate(table)
-    count = flags.count(1)
+def _runs(windows: tuple[str, str], kind: int, count: int, first: bool) -> int:
+    """How many runs of ``kind`` start in a slice holding ``count`` bytes of it (not one
+    continuing from the byte before, when ``first``, the slice's first byte, is of it and
+    so was that byte): a run of n bytes has n - 1 neighbours, and ``windows`` hold every
+    two neighbouring bytes once."""
     if not count:
-        return 0, 0
-    starts = sum(window.count(_START) for window in _windows(flags))
-    return count, starts + (flags[0] == 1 and not continued)
+        return 0
+    return count - sum(window.count(_TWICE[kind]) for window in windows) - first
 
 
 Classes = tuple[float, ...]  # the estimate by kind of text: see _slice_counts
@@ -66,16 +58,20 @@ def _slice_counts(data: bytes, previous: int, unpaired: bool) -> tuple[list[int]
     leaves one unpaired; counted as in one piece with the text before it: ``previous`` is
     the byte before (a word crossing the boundary counts once), ``unpaired`` whether the
     run of spaces reaching the slice left one to pair with its first."""
-    letters, words = _runs(data, _LETTERS, _LETTERS[previous] == 1)
-    digits, numbers = _runs(data, _DIGITS, _DIGITS[previous] == 1)
-    flags = data.translate(_SPACES)
-    spaces = flags.count(1)
-    joined = unpaired and flags[0] == 1  # that space pairs with the slice's first
-    neighbours = spaces > 1 and any(_PAIR in window for window in _windows(flags))
-    pairs = joined + (flags.count(b"\1\1", joined) if neighbours else 0)
-    trailing = len(flags) - len(flags.rstrip(b"\1"))  # the run of spaces the slice ends in
-    # Newlines, punctuation, controls and non-ASCII bytes: one token each at most.
-    whole_tokens = len(data) - letters - digits - spaces
+    kinds = data.translate(_KINDS)
+    # Every two neighbouring bytes as one UTF-16 code unit, from even and from odd offsets.
+    windows = _as_units(kinds, None, False)[0], _as_units(memoryview(kinds)[1:], None, False)[0]
+    # Newlines, punctuation, controls and non-ASCII bytes: one token each at most. (Letters
+    # are what is left: counting the rarer kinds is the cheaper pass.)
+    whole_tokens, digits, spaces = kinds.count(0), kinds.count(_DIGIT), kinds.count(_SPACE)
+    letters = len(data) - whole_tokens - digits - spaces
+    before = _KINDS[previous]
+    words = _runs(windows, _LETTER, letters, kinds[0] == _LETTER == before)
+    numbers = _runs(windows, _DIGIT, digits, kinds[0] == _DIGIT == before)
+    joined = unpaired and kinds[0] == _SPACE  # that space pairs with the slice's first
+    neighbours = spaces > 1 and any(_TWICE[_SPACE] in window for window in windows)
+    pairs = joined + (kinds.count(b"\3\3", joined) if neighbours else 0)
+    trailing = len(kinds) - len(kinds.rstrip(b"\3"))  # the run of spaces the slice ends in
     counts = [words, letters, numbers, digits, spaces, pairs, whole_tokens]
     return counts, (trailing - (joined and trailing == len(data))) % 2 == 1
 

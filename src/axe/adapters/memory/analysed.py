@@ -27,7 +27,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from axe.adapters.memory.durable import remove_abandoned_temps, remove_quietly, write_temp
+from axe.adapters.memory.durable import remove_quietly, write_temp
 from axe.adapters.memory.paths import intent_path, sidecar
 from axe.adapters.shared.reading import describe_os_error, read_regular
 from axe.domain.analysed import AnalysedMemory
@@ -69,7 +69,7 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
     data = json.dumps(
         {"size": record.size, "sha256": record.sha256, "model": record.model, "at": record.at}
     )
-    remove_abandoned_temps(file)
+    file.remove_abandoned_temps()
     try:
         temp = write_temp(real, (data + "\n").encode(), platform=file.platform)
         try:

@@ -201,26 +201,29 @@ def remove_abandoned_temps(file: HandledFile) -> list[Path]:
     gc running right now in another process keeps its temp file. Where a process cannot be
     probed (Windows), only age counts. Returns what was removed.
     """
-    prefix = temp_prefix(file.real)
+    prefix, directory = temp_prefix(file.real), file.real.parent
     now = file.clock.now()
     removed: list[Path] = []
     try:
-        candidates = [e for e in os.scandir(file.real.parent) if e.name.startswith(prefix)]
+        names = os.listdir(directory)
     except OSError:
         return removed
-    for entry in candidates:
-        if not entry.name.endswith(".tmp"):
+    if "\0" + prefix not in "\0" + "\0".join(names):  # the usual answer, from one C search
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
             continue
+        path = directory / name
         try:
-            age = now - entry.stat(follow_symlinks=False).st_mtime
+            age = now - os.lstat(path).st_mtime
         except OSError:
             continue
-        pid_text = entry.name[len(prefix) :].split("-", 1)[0]
+        pid_text = name[len(prefix) :].split("-", 1)[0]
         if age < _ABANDONED_AFTER_SECONDS and file.platform.may_be_running(pid_text):
             continue
         with contextlib.suppress(OSError):
-            os.unlink(entry.path)
-            removed.append(Path(entry.path))
+            os.unlink(path)
+            removed.append(path)
     return removed
 
 

@@ -46,6 +46,7 @@ class MemoryFile:
         self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
     ) -> None:
         self.path, self._platform, self.clock = path, platform, clock or SystemClock()
+        self._temps_checked = False  # under the lock held now: see remove_abandoned_temps
 
     @property
     def platform(self) -> FilePlatform:
@@ -77,7 +78,7 @@ class MemoryFile:
         """
         from axe.adapters.memory.archive import settle_archive  # noqa: PLC0415
 
-        with locks.hold(self.path, agent=agent, waiting=waiting):
+        with locks.hold(self.path, agent=agent, waiting=waiting, real=self.real):
             try:
                 settle_archive(self)
             except OSError as error:
@@ -85,7 +86,20 @@ class MemoryFile:
                     f"cannot settle the archive {archive_path(self.path)} that an interrupted "
                     f"gc left: {describe_os_error(error)}; the memory file was not changed"
                 ) from None
-            yield
+            try:
+                yield
+            finally:
+                self._temps_checked = False
+
+    def remove_abandoned_temps(self) -> None:
+        """Delete the temp files a killed gc left beside this file (see
+        :func:`.durable.remove_abandoned_temps`), once per hold of its lock: only a gc holding
+        it makes them, so the trim's look through the directory serves the record written
+        after it (a look costs a step per file there: the run over a fleet's shared
+        directory paid one per agent twice)."""
+        if not self._temps_checked:
+            remove_abandoned_temps(self)
+            self._temps_checked = True
 
     def read(self) -> MemorySnapshot:
         """The whole file; missing reads as empty (stamp None).
@@ -149,7 +163,7 @@ class MemoryFile:
         self, source: SourceFile, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> None:
         self._check_unchanged(source, snapshot, plan.keep_from)
-        remove_abandoned_temps(self)
+        self.remove_abandoned_temps()
         with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
             if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
                 self._archive(archived, snapshot.content[: plan.keep_from], source.status)

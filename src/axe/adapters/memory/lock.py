@@ -124,16 +124,21 @@ class MemoryFileLocks:
 
     @contextlib.contextmanager
     def hold(
-        self, memory_path: Path, *, agent: str, waiting: Callable[[int | None], None]
+        self,
+        memory_path: Path,
+        *,
+        agent: str,
+        waiting: Callable[[int | None], None],
+        real: Path | None = None,
     ) -> Iterator[None]:
         """Hold ``memory_path``'s lock for the block, telling ``waiting`` as the port's
-        ``MemoryStore.lock`` says.
+        ``MemoryStore.lock`` says; ``real``, its resolved path when the caller has it.
 
         Raises:
             AgentError: the lock was not free within the time limit, or the sidecar is
                 unusable (a directory, say); nothing was read or changed.
         """
-        path = lock_path(memory_path)
+        path = lock_path(memory_path) if real is None else sidecar(real, ".lock")
         wait = _Wait(self, waiting)
         with self._thread_lock(path, wait), self._process_lock(path, agent, wait):
             yield

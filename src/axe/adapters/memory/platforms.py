@@ -53,6 +53,8 @@ class HandledFile(Protocol):
     @property
     def clock(self) -> Clock: ...
 
+    def remove_abandoned_temps(self) -> None: ...
+
 
 @frozen
 class FilePlatform:
