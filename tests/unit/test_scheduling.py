@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 
 import attrs
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from axe.application.gc import GcOptions, GcPorts, collect_garbage
@@ -155,6 +155,18 @@ def assert_no_merge_of_one(provider: Provider) -> None:
             assert sent.request.content.count(b"### Report ") >= 2
 
 
+# A part refused without numbers while it was the only one under way: the next part,
+# planned before that refusal, must not start (it did once a worker could finish before
+# the scheduler looked again, and was refused too).
+_REFUSED_ALONE = numbered_log(
+    [
+        *[(91, "日"), (300, "日"), (162, "word, "), (0, "w "), (0, "w "), (0, "w ")],
+        *[(254, "w "), (300, "w "), (0, "w "), (0, "w "), (2, "word, "), (295, "日")],
+        (300, "word, "),
+    ]
+)
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     _LOGS,
@@ -163,6 +175,8 @@ def assert_no_merge_of_one(provider: Provider) -> None:
     st.booleans(),
     st.integers(10, 600),
 )
+@example(_REFUSED_ALONE, 1200, "bare", False, 10)
+@example(_REFUSED_ALONE, 1200, "bare-then-numbers", False, 10)
 def test_the_sizing_never_forgets_and_every_entry_is_analysed_once(
     memory: bytes, window: int, style: str, usage: bool, report: int
 ) -> None:

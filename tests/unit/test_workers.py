@@ -4,6 +4,7 @@ the slowest."""
 from __future__ import annotations
 
 import threading
+import time
 
 from axe.application.workers import StopSignal, ordered_map
 
@@ -57,9 +58,28 @@ def test_nothing_starts_after_a_result_that_halts() -> None:
         list(range(6)),
         work,
         jobs=1,
-        stop=StopSignal(),
+        stop=AfterEachStart(started),
         name="test",
         halts=lambda result: result == "fail",
     )
     assert results == ["ok", "fail", None, None, None, None]
     assert started == [0, 1]
+
+
+class AfterEachStart(StopSignal):
+    """A stop signal whose check, made before each start, first lets the item started
+    before it finish: the scheduler then always sees a finished result it may have to
+    halt on, as it does whenever a worker is faster than the scheduler's loop."""
+
+    def __init__(self, started: list[int]) -> None:
+        super().__init__()
+        self.started = started
+        self.checks = 0
+
+    def check(self) -> None:
+        deadline = time.monotonic() + 5
+        while len(self.started) < self.checks and time.monotonic() < deadline:
+            time.sleep(0.001)
+        time.sleep(0.01)  # and its result is in
+        self.checks += 1
+        super().check()

@@ -81,8 +81,12 @@ def ordered_map(
     halted = False
     try:
         while done < len(items):
-            while not halted and len(futures) < len(items) and _under_way(futures[done:]) < jobs:
+            while not halted and len(futures) < len(items):
                 stop.check()  # nothing starts after a stop
+                unsettled = futures[done:]
+                halted = any(_halting(future, halts) for future in unsettled)
+                if halted or sum(not future.done() for future in unsettled) >= jobs:
+                    break  # nothing starts after a halt, nor beyond the bound
                 futures.append(pool.submit(work, items[len(futures)]))
             if waiting is not None:
                 waiting(done, _running(items, futures))
@@ -98,10 +102,6 @@ def ordered_map(
         raise
     pool.shutdown(wait=True)
     return results
-
-
-def _under_way(futures: list[Future[R]]) -> int:
-    return sum(not future.done() for future in futures)
 
 
 def _wait_for_one(futures: list[Future[R]]) -> None:
