@@ -12,7 +12,7 @@ from axe.application.ports import Output
 from axe.domain.events import Event
 
 if TYPE_CHECKING:  # concurrent.futures (and the logging it loads) only when work is shared
-    from concurrent.futures import Future
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -81,13 +81,9 @@ def ordered_map(
     halted = False
     try:
         while done < len(items):
-            while not halted and len(futures) < len(items):
-                stop.check()  # nothing starts after a stop
-                unsettled = futures[done:]
-                halted = any(_halting(future, halts) for future in unsettled)
-                if halted or sum(not future.done() for future in unsettled) >= jobs:
-                    break  # nothing starts after a halt, nor beyond the bound
-                futures.append(pool.submit(work, items[len(futures)]))
+            halted = halted or _start_more(
+                pool, work, items, futures, done=done, jobs=jobs, stop=stop, halts=halts
+            )
             if waiting is not None:
                 waiting(done, _running(items, futures))
             _wait_for_one(futures[done:])
@@ -102,6 +98,30 @@ def ordered_map(
         raise
     pool.shutdown(wait=True)
     return results
+
+
+def _start_more(
+    pool: ThreadPoolExecutor,
+    work: Callable[[T], R],
+    items: Sequence[T],
+    futures: list[Future[R]],
+    *,
+    done: int,
+    jobs: int,
+    stop: StopSignal,
+    halts: Callable[[R], bool] | None,
+) -> bool:
+    """Starts the next items while fewer than ``jobs`` are under way; returns whether a
+    finished one halts, after which nothing starts (nor after a stop)."""
+    while len(futures) < len(items):
+        stop.check()
+        unsettled = futures[done:]
+        if any(_halting(future, halts) for future in unsettled):
+            return True
+        if sum(not future.done() for future in unsettled) >= jobs:
+            return False
+        futures.append(pool.submit(work, items[len(futures)]))
+    return False
 
 
 def _wait_for_one(futures: list[Future[R]]) -> None:
