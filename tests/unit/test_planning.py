@@ -29,6 +29,7 @@ from axe.domain.errors import (
     RefusalMismatchError,
     WindowTooSmallError,
 )
+from axe.domain.parts import LogLayout, Part
 from axe.domain.planning import (
     Ask,
     Batch,
@@ -37,11 +38,13 @@ from axe.domain.planning import (
     Outcome,
     Plan,
     Stage,
+    narrowed,
+    narrowing_points,
     prompt_cost,
     request_classes,
     start,
 )
-from axe.domain.prompt import MERGE_PROMPT, PATTERN_DETECTION_PROMPT
+from axe.domain.prompt import ANALYSIS_MAX_TOKENS, MERGE_PROMPT, PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
 from axe.domain.tokens import Classes
 from tests.support import entries, entry
@@ -376,3 +379,134 @@ def test_the_plan_can_be_driven_with_assumed_answers_to_count_requests() -> None
     assert isinstance(run.end, Finished)
     stages = Counter(batch.stage for _, batch, _, _ in run.steps for _ in batch.asks)
     assert stages == {Stage.PARTS: 16, Stage.MERGE: 1}
+
+
+def entry_starts(log: bytes) -> list[int]:
+    """Where each entry of ``log`` begins: a ``## `` at byte 0 or after a line end."""
+    return [
+        at
+        for at in range(len(log))
+        if log.startswith(b"## ", at) and log[at - 1 : at] in {b"", b"\n"}
+    ]
+
+
+@pytest.mark.parametrize("preamble", [b"", b"\n", b"# kept by hand\n"])
+def test_a_budget_may_begin_the_analysis_at_any_entry_but_the_first(preamble: bytes) -> None:
+    """Where a budget may begin the analysis instead: where it begins now, then every
+    later entry's start, each of them; text before the first entry goes only with the
+    first entry, so the first entry's own start is no such place when text precedes it."""
+    log = preamble + entries(30)
+    plan = start(log, None)
+    assert not isinstance(plan, Finished)
+    assert narrowing_points(plan) == [0, *entry_starts(log)[1:]]
+
+
+def test_no_report_already_made_is_split_by_a_budget() -> None:
+    """Mid-run, the places a budget may begin the analysis are the entries no report
+    runs across: a report's own start and end are such places; narrowed to where the
+    last report begins, that report is the analysis, and to where the plan already
+    begins, every piece is kept."""
+    log = entries(200)
+    plan = start(log, 2000)
+    assert not isinstance(plan, Finished)
+    probed = plan.after([Completion("r" * 100, Usage(500, 7))])
+    assert not isinstance(probed, Finished | Failed)
+    outcomes: list[Outcome] = [None] * len(probed.batch().asks)
+    outcomes[1] = Completion("x" * 100, Usage(500, 7))
+    answered = probed.batch().asks[1].part
+    assert answered is not None
+    mid = probed.after(outcomes)
+    assert not isinstance(mid, Finished | Failed)
+    reports = [(p.start, p.end) for p in mid.pieces if not isinstance(p, Part)]
+    assert reports == [(0, probed.pieces[1].start), (answered.start, answered.end)]
+    expected = [at for at in entry_starts(log) if not any(a < at < b for a, b in reports)]
+    assert narrowing_points(mid) == expected
+    assert answered.start in expected
+    assert narrowed(mid, answered.start) == Finished("x" * 100, answered.start)
+    again = narrowed(mid, 0)
+    assert not isinstance(again, Finished)
+    assert [(p.start, p.end) for p in again.pieces] == [(p.start, p.end) for p in mid.pieces]
+
+
+_ESTIMATED_578 = entries(3)  # estimated at exactly 578 tokens with gc's instructions
+_ESTIMATED_1024 = entries(4) + entry(99, result="1" * 1045)  # exactly 1,024
+
+
+@pytest.mark.parametrize(
+    ("log", "refusal", "expected"),
+    [
+        (_ESTIMATED_578, PromptTooLargeError("t", tokens=1734, limit=578), RefusalMismatchError),
+        (_ESTIMATED_578, PromptTooLargeError("t", tokens=1156, limit=500), WindowTooSmallError),
+        (_ESTIMATED_578, PromptTooLargeError("t", limit=1156), RefusalMismatchError),
+        (_ESTIMATED_578, PromptTooLargeError("t", limit=300), WindowTooSmallError),
+        (_ESTIMATED_1024, PromptTooLargeError("t"), RefusalMismatchError),
+    ],
+    ids=[
+        "a count three times the estimate",
+        "a count of exactly twice it",
+        "a window of exactly twice it",
+        "a window alone, smaller than the request",
+        "no numbers, for a request of exactly 1,024 tokens",
+    ],
+)
+def test_a_refusal_is_believed_up_to_twice_the_estimate_and_no_further(
+    log: bytes, refusal: PromptTooLargeError, expected: type[AxeError]
+) -> None:
+    """Which refusals gc takes at their word: a count up to twice its estimate (no more),
+    a window under twice it, a bare refusal of a request above the 1,024 tokens gc
+    supports; any other stops the analysis with the provider's words (a refusal that
+    cannot be true), not with a window too small."""
+    assert sum(request_classes(PATTERN_DETECTION_PROMPT, log)) in {578.0, 1024.0}
+    plan = start(log, None)
+    assert not isinstance(plan, Finished)
+    with pytest.raises(expected):
+        plan.after([refusal])
+
+
+@pytest.mark.parametrize(
+    ("limit", "named"),
+    [(1, 1), (578, 578), (1155, None)],
+    ids=["a window of one token", "a window the request fills", "a window it half fills"],
+)
+def test_a_window_too_small_is_named_only_when_the_stated_limit_is_what_binds(
+    limit: int, named: int | None
+) -> None:
+    """The window-too-small failure names the provider's stated limit when that limit
+    is what leaves no room; when it is the halving after a refusal the request fitted
+    (the limit holds it, so the provider refused it for another reason), no limit is
+    named; gc's instructions (423 tokens) and the reply are always said."""
+    plan = start(_ESTIMATED_578, None)
+    assert not isinstance(plan, Finished)
+    with pytest.raises(WindowTooSmallError) as raised:
+        plan.after([PromptTooLargeError("prompt cut", limit=limit)])
+    error = raised.value
+    assert (error.limit, error.instructions, error.reply) == (named, 423, ANALYSIS_MAX_TOKENS)
+
+
+LEFT_OUT = "\n[... rest of this report left out ...]"  # once, after a cut report
+_SECTION = re.compile(r"### Report \d+ of \d+ \(([^\n]*)\)\n\n(span (\d+)-(\d+) r*)(\n[^\n]*)?\n")
+
+
+@pytest.mark.parametrize("window", [1200, 1400])
+def test_merged_reports_are_labelled_with_their_entries_and_cut_in_halves_marked_once(
+    window: int,
+) -> None:
+    """In every merge request each report is headed by the entries and times it covers
+    (merged reports too, round after round), and a report too long for the window is
+    its first half, quarter, ... followed by one "rest left out" marker."""
+    log = entries(300)
+    layout = LogLayout(log)
+    run = drive(log, Provider(window=window, style="cap", shares=(1.0,) * 7, report=1500))
+    assert isinstance(run.end, Finished)
+    merges = [ask.content().decode() for ask, _ in run.sent(Stage.MERGE)]
+    assert len(merges) > 10
+    for content in merges:
+        sections = _SECTION.findall(content)
+        assert "\n".join(match.group(0) for match in _SECTION.finditer(content)) == content
+        for label, body, start_at, end_at, marker in sections:
+            assert label == layout.part(int(start_at), int(end_at)).label(log)
+            whole = f"span {start_at}-{end_at} " + "r" * 1500
+            halvings = [len(whole) >> k for k in range(1, 12)]
+            assert (body, marker) == (whole, "") or (
+                len(body) in halvings and whole.startswith(body) and marker == LEFT_OUT
+            )
