@@ -510,3 +510,76 @@ def test_merged_reports_are_labelled_with_their_entries_and_cut_in_halves_marked
             assert (body, marker) == (whole, "") or (
                 len(body) in halvings and whole.startswith(body) and marker == LEFT_OUT
             )
+
+
+@pytest.mark.parametrize(
+    "log",
+    [numbered_log([(0, "w "), (21, "w ")]), b"## 1\n\n## " + b"!" * 59 + b"\n\n"],
+    ids=["a later entry of 63 bytes", "a later entry of exactly 64 bytes"],
+)
+def test_an_entry_no_longer_than_the_least_head_that_does_not_fit_fails_before_sending(
+    log: bytes,
+) -> None:
+    """An entry too large for the known window that is no longer than the least head gc
+    ever sends (64 bytes) cannot be cut smaller: the window is too small, said before any
+    request is sent, wherever the entry lies in the log; one byte longer, it is cut."""
+    with pytest.raises(WindowTooSmallError) as raised:
+        start(log, 460)
+    assert (raised.value.limit, raised.value.instructions) == (460, 423)
+    longer = start(b"## 1\n\n## " + b"!" * 60 + b"\n\n", 460)
+    assert not isinstance(longer, Finished)
+    assert longer.batch().stage is Stage.PARTS
+
+
+def test_a_reply_without_a_count_ends_probing_and_teaches_nothing_of_the_count() -> None:
+    """After the first part's reply, the rest of the parts go out together whether the
+    reply counted its prompt or not; a count of 0 is no count (the plan is the one a
+    reply without usage gives), a count of 1 token is one (the provider's word is taken)."""
+    log = entries(200)
+    plan = start(log, 2000)
+    assert not isinstance(plan, Finished)
+    assert len(plan.batch().asks) == 1
+    uncounted = plan.after([Completion("r" * 100)])
+    zero = plan.after([Completion("r" * 100, Usage(0, 7))])
+    one = plan.after([Completion("r" * 100, Usage(1, 7))])
+    assert not isinstance(uncounted, Finished | Failed)
+    assert not isinstance(zero, Finished | Failed)
+    assert not isinstance(one, Finished | Failed)
+    spans = [covered(ask) for ask in uncounted.batch().asks]
+    assert len(spans) > 1
+    assert [covered(ask) for ask in zero.batch().asks] == spans
+    assert (uncounted.sizing.calibration.samples, zero.sizing.calibration.samples) == ((), ())
+    assert len(one.sizing.calibration.samples) == 1
+
+
+def test_parts_not_started_are_planned_again_not_failed() -> None:
+    """A batch stopped early (a refusal, or a stop): the parts never started are neither a
+    failure nor lost; the next plan sends them again."""
+    log = entries(200)
+    plan = start(log, 2000)
+    assert not isinstance(plan, Finished)
+    probed = plan.after([Completion("r" * 100, Usage(500, 7))])
+    assert not isinstance(probed, Finished | Failed)
+    asks = probed.batch().asks
+    outcomes: list[Outcome] = [Completion("x" * 100, Usage(500, 7))] + [None] * (len(asks) - 1)
+    following = probed.after(outcomes)
+    assert not isinstance(following, Finished | Failed)
+    assert [covered(ask) for ask in following.batch().asks] == [covered(ask) for ask in asks[1:]]
+
+
+def answer_all(plan: Plan | Finished | Failed, reply: str) -> Finished | Failed:
+    """``plan`` driven to its end, every request answered with ``reply``, no usage."""
+    while not isinstance(plan, Finished | Failed):
+        plan = plan.after([Completion(reply) for _ in plan.batch().asks])
+    return plan
+
+
+def test_reports_are_cut_to_no_less_than_64_characters_to_fit_a_merge() -> None:
+    """A pair of reports too long for one merge is cut by halves down to 64 characters
+    each, no shorter: if the pair does not fit then, the window is too small; two more
+    tokens of window and the pair of 64-character halves is merged."""
+    log = entries(20)
+    with pytest.raises(WindowTooSmallError):
+        answer_all(start(log, 864), "x" * 128)
+    merged = answer_all(start(log, 866), "x" * 128)
+    assert merged == Finished("x" * 128)
