@@ -583,3 +583,19 @@ def test_reports_are_cut_to_no_less_than_64_characters_to_fit_a_merge() -> None:
         answer_all(start(log, 864), "x" * 128)
     merged = answer_all(start(log, 866), "x" * 128)
     assert merged == Finished("x" * 128)
+
+
+def test_a_single_entry_cut_to_fit_needs_no_merge_to_fit() -> None:
+    """A log of one entry far larger than a small window is analysed from its head, in
+    one request, even when no merge could fit that window: there is nothing to merge."""
+    log = entry(1, result="!" * 9000)
+    plan = start(log, None)
+    assert not isinstance(plan, Finished)
+    estimate = sum(request_classes(PATTERN_DETECTION_PROMPT, log))
+    refusal = PromptTooLargeError("too long", tokens=int(0.8 * estimate), limit=480)
+    cut = plan.after([refusal])
+    assert not isinstance(cut, Finished | Failed)
+    (ask,) = cut.batch().asks
+    assert ask.part is not None
+    assert (ask.part.start, ask.part.end, ask.part.sent_bytes) == (0, len(log), 48)
+    assert cut.sizing.calibration.least(request_classes(MERGE_PROMPT, b"")) > 480
