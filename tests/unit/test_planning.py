@@ -606,3 +606,19 @@ def test_a_single_entry_cut_to_fit_needs_no_merge_to_fit() -> None:
     assert ask.part is not None
     assert (ask.part.start, ask.part.end, ask.part.sent_bytes) == (0, len(log), 48)
     assert cut.sizing.calibration.least(request_classes(MERGE_PROMPT, b"")) > 480
+
+
+def test_a_window_stated_by_a_refusal_below_the_known_one_is_the_window() -> None:
+    """A provider whose real window is smaller than the one the client knew (a cap of
+    100,000 tokens, a refusal stating 2,000): the smaller is the window from then on, and
+    every part planned fits it by the provider's count as far as gc can bound it."""
+    log = entries(200)
+    plan = start(log, 100_000)
+    assert not isinstance(plan, Finished)
+    (ask,) = plan.batch().asks
+    counted = int(sum(true_classes(ask)) * 0.6)
+    parts = plan.after([PromptTooLargeError("too long", tokens=counted, limit=2000)])
+    assert not isinstance(parts, Finished | Failed)
+    assert parts.sizing.window == 2000
+    asks = parts.batch().asks
+    assert all(parts.sizing.calibration.bound(true_classes(ask)) <= 2000 for ask in asks)
