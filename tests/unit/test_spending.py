@@ -320,3 +320,23 @@ def test_an_estimate_under_a_budget_too_small_says_what_would_do() -> None:
     assert estimate == Estimate(
         window=4000, all_entries=forecast(plan).total, one_entry=raised.value.needed
     )
+
+
+def test_a_plan_whose_merges_cannot_be_foreseen_is_paid_for_a_batch_at_a_time() -> None:
+    """A window too small for merges of reports of the assumed length (a server that
+    reports a context of 800 tokens): the budget pays for the next batch, its requests'
+    input at the bound and their whole replies, or the plan is narrowed; a budget one
+    token short of that batch never starts it."""
+    log = entries(20)
+    layout = LogLayout(log)
+    plan = start(log, 800, layout)
+    assert not isinstance(plan, Finished)
+    with pytest.raises(WindowTooSmallError):
+        forecast(plan)
+    first = sum(input_cost(plan.sizing, ask) + ANALYSIS_MAX_TOKENS for ask in plan.batch().asks)
+    kept = within(plan, budget_of(first), layout)
+    assert isinstance(kept, Budgeted)
+    assert kept.start == 0
+    narrower = within(plan, budget_of(first - 1), layout)
+    assert isinstance(narrower, Budgeted)
+    assert narrower.start > 0
