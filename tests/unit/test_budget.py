@@ -13,11 +13,11 @@ import pytest
 
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import AnalysisRequest
-from axe.domain.budget import Budget
+from axe.domain.budget import Budget, Estimate
 from axe.domain.entries import count_entries
 from axe.domain.errors import BudgetTooSmallError, PromptTooLargeError
 from axe.domain.events import AnalysisNarrowed, AnalysisReady
-from axe.domain.model import AgentConfig, BudgetConfig
+from axe.domain.model import AgentConfig, BudgetConfig, ModelRef
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS
 from axe.domain.results import AgentResult, AgentStatus, Completion
 from axe.testing import (
@@ -65,8 +65,18 @@ def billed(llm: ScriptedLLM, window: int) -> int:
         (5_000_000, 9_000_000, Budget(5_000_000, flag=True)),
         (0, 9_000_000, Budget(9_000_000, flag=False, source="/agents/a.toml")),
         (0, 0, None),
+        (1, 9_000_000, Budget(1, flag=True)),
+        (1, 0, Budget(1, flag=True)),
+        (0, 1, Budget(1, flag=False, source="/agents/a.toml")),
     ],
-    ids=["the flag wins", "else the agent file", "else unlimited"],
+    ids=[
+        "the flag wins",
+        "else the agent file",
+        "else unlimited",
+        "a flag of 1 wins",
+        "a flag of 1 alone",
+        "a file's 1",
+    ],
 )
 def test_the_budget_comes_from_the_flag_else_the_agent_file_else_none(
     flag: int, in_file: int, expected: Budget | None
@@ -76,6 +86,9 @@ def test_the_budget_comes_from_the_flag_else_the_agent_file_else_none(
     llm = ScriptedLLM(script=Window(100_000))
     result, _, _ = gc(entries(5), llm, budget=in_file, max_tokens=flag)
     assert result.budget == expected
+    if expected is not None and expected.max_tokens == 1:  # exit 4, nothing sent
+        assert (result.exit_code, llm.requests) == (4, [])
+        return
     assert result.budget_used == (None if expected is None else billed(llm, 100_000))
     assert result.analysed_entries == 5
 
@@ -248,3 +261,31 @@ def test_an_estimate_says_what_the_budget_would_let_the_analysis_cover() -> None
     assert estimate.analysed_entries == real.analysed_entries
     assert estimate.estimate is not None
     assert estimate.estimate.input_tokens + estimate.estimate.output_tokens <= 20_000
+
+
+def test_an_estimate_for_the_offline_analyst_covers_every_entry_for_nothing() -> None:
+    """--estimate with builtin/heuristic: no token, every entry the log holds analysed."""
+    result, _, _ = gc(entries(40), ScriptedLLM(free=True), max_tokens=5_000, estimate=True)
+    assert (result.status, result.estimate) == (
+        AgentStatus.ESTIMATED,
+        Estimate(offline=True, analysed=40),
+    )
+
+
+class _WindowsByModel(ScriptedLLM):
+    """A provider whose models have windows of their own; only claude-3's is known."""
+
+    def input_limit(self, request: AnalysisRequest) -> int | None:
+        return 100_000 if request.model == ModelRef("anthropic", "claude-3") else None
+
+    def charges_tokens(self, model: ModelRef) -> bool:
+        return model.provider == "anthropic"
+
+
+def test_an_estimate_asks_for_the_window_of_the_model_the_run_uses() -> None:
+    """--estimate looks up the window of the agent's model, or of --model's."""
+    own, _, _ = gc(entries(40), _WindowsByModel(), estimate=True)
+    other, _, _ = gc(entries(40), _WindowsByModel(), estimate=True, model_override="anthropic/x")
+    assert own.estimate is not None
+    assert other.estimate is not None
+    assert (own.estimate.window, other.estimate.window) == (100_000, None)

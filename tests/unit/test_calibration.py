@@ -50,3 +50,15 @@ def test_only_the_last_eight_counted_requests_are_kept() -> None:
     for tokens in range(1, 10):
         calibration = calibration.learnt(PROSE_AND_SYMBOLS, tokens)
     assert [tokens for _classes, tokens in calibration.samples] == list(range(2, 10))
+
+
+def test_the_least_cost_is_the_lowest_rate_seen_and_never_above_the_estimate() -> None:
+    """The verdict that must not come early (a merge or a head that cannot fit) uses the
+    lowest rate the provider counted at, and no more than the estimate itself even when
+    every count so far was above it: a window is not refused for text that could fit."""
+    text = (4.0, 2.0, 0, 0, 0, 0, 2.0)
+    above = Calibration().learnt(PROSE_AND_SYMBOLS, 41)  # 2 times its estimate of 20.5
+    assert above.least(text) == 8.0
+    both = above.learnt(PROSE_AND_SYMBOLS, 10)
+    assert both.least(text) == pytest.approx(8.0 * 10 / 20.5)
+    assert Calibration().least(text) == 8.0

@@ -6,13 +6,16 @@ from typing import NoReturn, TypeVar
 
 import pytest
 
+from axe.domain.budget import Budget
 from axe.domain.errors import (
     AgentError,
     ApiError,
     AxeError,
+    BudgetTooSmallError,
     ConfigError,
     ModelNotFoundError,
     PromptTooLargeError,
+    RefusalMismatchError,
     WindowTooSmallError,
     detached,
     exit_code_for,
@@ -67,6 +70,28 @@ def test_a_window_too_small_states_its_numbers() -> None:
     )
     assert (error.limit, error.instructions, error.reply, error.sent) == (1000, 900, 4096, 0)
     assert WindowTooSmallError(limit=None, instructions=None, reply=1).sent == 0
+
+
+def test_a_refusal_that_cannot_be_true_says_the_providers_words_and_what_was_sent() -> None:
+    """What an embedder reads of a refusal gc does not believe: the provider's words, then
+    the bytes and the estimate sent, in the message and as values."""
+    error = RefusalMismatchError("prompt is too long", content=812, estimate=430)
+    assert str(error) == "prompt is too long (sent 812 bytes, estimated 430 tokens)"
+    assert (error.refusal, error.content, error.estimate, error.sent) == (
+        "prompt is too long",
+        812,
+        430,
+        0,
+    )
+
+
+def test_a_budget_too_small_states_the_budget_what_was_spent_and_what_is_needed() -> None:
+    """Exit 4's facts, in the message and as values: nothing spent unless said."""
+    budget = Budget(4000, flag=True)
+    error = BudgetTooSmallError(budget, needed=4778)
+    assert str(error) == "budget of 4000 tokens too small: 0 spent, 4778 needed"
+    assert (error.budget, error.needed, error.spent) == (budget, 4778, 0)
+    assert BudgetTooSmallError(budget, needed=9, spent=3).spent == 3
 
 
 E = TypeVar("E", bound=BaseException)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import (
     AgentConfig,
+    BudgetConfig,
     MemoryConfig,
     ModelRef,
     SubAgentsConfig,
@@ -58,6 +59,10 @@ def test_malformed_model_is_an_agent_error(text: str) -> None:
             "max_depth: expected an integer from 0 to 5, got 6",
         ),
         ({"sub_agents": SubAgentsConfig(timeout=-1)}, "timeout: expected an integer >= 0, got -1"),
+        (
+            {"budget": BudgetConfig(max_tokens=-5)},
+            "budget.max_tokens: expected an integer >= 0, got -5",
+        ),
     ],
 )
 def test_invalid_agents_are_config_errors(changes: dict[str, object], problem: str) -> None:

@@ -29,6 +29,7 @@ from axe.domain.errors import (
     RefusalMismatchError,
     WindowTooSmallError,
 )
+from axe.domain.parts import LogLayout, Part
 from axe.domain.planning import (
     Ask,
     Batch,
@@ -37,11 +38,13 @@ from axe.domain.planning import (
     Outcome,
     Plan,
     Stage,
+    narrowed,
+    narrowing_points,
     prompt_cost,
     request_classes,
     start,
 )
-from axe.domain.prompt import MERGE_PROMPT, PATTERN_DETECTION_PROMPT
+from axe.domain.prompt import ANALYSIS_MAX_TOKENS, MERGE_PROMPT, PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
 from axe.domain.tokens import Classes
 from tests.support import entries, entry
@@ -220,15 +223,20 @@ def test_every_entry_is_in_exactly_one_part_and_parts_are_runs_of_entries(
     numbered_log([(15, "日")]),
     Provider(window=439, style="limit", shares=(1.0,) * 7, usage=False, report=10),
 )
+@example(  # counted at a low rate for words, a head of other text at a higher one
+    numbered_log([(67, "w ")]),
+    Provider(window=408, style="numbers", shares=(0.375,) + (1.0,) * 6, usage=False, report=10),
+)
 def test_no_request_is_planned_above_a_window_that_is_known(log: bytes, provider: Provider) -> None:
     """Once the window is known (up front, or from a refusal that states it) no request
     exceeds it by the provider's own count, merges included; after a refusal without
     numbers, no request is as large (by gc's estimate) as one already refused.
 
     One exception, by design (``_hopeless``): an entry cut to its least head (64 bytes and
-    the marker) is sent while the provider has counted nothing, as the estimate errs high;
-    a provider that counts the full estimate refuses it, and that ends the analysis
-    (window too small). It arises only in windows below the 1,024 tokens gc supports."""
+    the marker) is sent before the provider counted anything, or while it may fit at the
+    lowest rate the provider was seen to count at, as the estimate errs high; one that counts
+    this text at a higher rate refuses it, and that ends the analysis (window too small).
+    It arises only in windows below the 1,024 tokens gc supports."""
     run = drive(log, provider)
     known = provider.window if provider.style == "cap" else None
     refused_bare: float | None = None
@@ -238,7 +246,8 @@ def test_no_request_is_planned_above_a_window_that_is_known(log: bytes, provider
             sizing = next(sizing for sizing, sent in counted if sent is ask)
             assert ask.part is not None
             assert ask.part.sent_bytes == 64
-            assert not sizing.calibration.samples
+            least = sizing.calibration.least(ask.estimate())
+            assert not sizing.calibration.samples or least <= known
             assert isinstance(outcome, PromptTooLargeError)
             assert isinstance(run.end, WindowTooSmallError)
             assert (ask, outcome) == run.sent()[-1]
@@ -376,3 +385,240 @@ def test_the_plan_can_be_driven_with_assumed_answers_to_count_requests() -> None
     assert isinstance(run.end, Finished)
     stages = Counter(batch.stage for _, batch, _, _ in run.steps for _ in batch.asks)
     assert stages == {Stage.PARTS: 16, Stage.MERGE: 1}
+
+
+def entry_starts(log: bytes) -> list[int]:
+    """Where each entry of ``log`` begins: a ``## `` at byte 0 or after a line end."""
+    return [
+        at
+        for at in range(len(log))
+        if log.startswith(b"## ", at) and log[at - 1 : at] in {b"", b"\n"}
+    ]
+
+
+@pytest.mark.parametrize("preamble", [b"", b"\n", b"# kept by hand\n"])
+def test_a_budget_may_begin_the_analysis_at_any_entry_but_the_first(preamble: bytes) -> None:
+    """Where a budget may begin the analysis instead: where it begins now, then every
+    later entry's start, each of them; text before the first entry goes only with the
+    first entry, so the first entry's own start is no such place when text precedes it."""
+    log = preamble + entries(30)
+    plan = start(log, None)
+    assert not isinstance(plan, Finished)
+    assert narrowing_points(plan) == [0, *entry_starts(log)[1:]]
+
+
+def test_no_report_already_made_is_split_by_a_budget() -> None:
+    """Mid-run, the places a budget may begin the analysis are the entries no report
+    runs across: a report's own start and end are such places; narrowed to where the
+    last report begins, that report is the analysis, and to where the plan already
+    begins, every piece is kept."""
+    log = entries(200)
+    plan = start(log, 2000)
+    assert not isinstance(plan, Finished)
+    probed = plan.after([Completion("r" * 100, Usage(500, 7))])
+    assert not isinstance(probed, Finished | Failed)
+    outcomes: list[Outcome] = [None] * len(probed.batch().asks)
+    outcomes[1] = Completion("x" * 100, Usage(500, 7))
+    answered = probed.batch().asks[1].part
+    assert answered is not None
+    mid = probed.after(outcomes)
+    assert not isinstance(mid, Finished | Failed)
+    reports = [(p.start, p.end) for p in mid.pieces if not isinstance(p, Part)]
+    assert reports == [(0, probed.pieces[1].start), (answered.start, answered.end)]
+    expected = [at for at in entry_starts(log) if not any(a < at < b for a, b in reports)]
+    assert narrowing_points(mid) == expected
+    assert answered.start in expected
+    assert narrowed(mid, answered.start) == Finished("x" * 100, answered.start)
+    again = narrowed(mid, 0)
+    assert not isinstance(again, Finished)
+    assert [(p.start, p.end) for p in again.pieces] == [(p.start, p.end) for p in mid.pieces]
+
+
+_ESTIMATED_578 = entries(3)  # estimated at exactly 578 tokens with gc's instructions
+_ESTIMATED_1024 = entries(4) + entry(99, result="1" * 1045)  # exactly 1,024
+
+
+@pytest.mark.parametrize(
+    ("log", "refusal", "expected"),
+    [
+        (_ESTIMATED_578, PromptTooLargeError("t", tokens=1734, limit=578), RefusalMismatchError),
+        (_ESTIMATED_578, PromptTooLargeError("t", tokens=1156, limit=500), WindowTooSmallError),
+        (_ESTIMATED_578, PromptTooLargeError("t", limit=1156), RefusalMismatchError),
+        (_ESTIMATED_578, PromptTooLargeError("t", limit=300), WindowTooSmallError),
+        (_ESTIMATED_1024, PromptTooLargeError("t"), RefusalMismatchError),
+    ],
+    ids=[
+        "a count three times the estimate",
+        "a count of exactly twice it",
+        "a window of exactly twice it",
+        "a window alone, smaller than the request",
+        "no numbers, for a request of exactly 1,024 tokens",
+    ],
+)
+def test_a_refusal_is_believed_up_to_twice_the_estimate_and_no_further(
+    log: bytes, refusal: PromptTooLargeError, expected: type[AxeError]
+) -> None:
+    """Which refusals gc takes at their word: a count up to twice its estimate (no more),
+    a window under twice it, a bare refusal of a request above the 1,024 tokens gc
+    supports; any other stops the analysis with the provider's words (a refusal that
+    cannot be true), not with a window too small."""
+    assert sum(request_classes(PATTERN_DETECTION_PROMPT, log)) in {578.0, 1024.0}
+    plan = start(log, None)
+    assert not isinstance(plan, Finished)
+    with pytest.raises(expected):
+        plan.after([refusal])
+
+
+@pytest.mark.parametrize(
+    ("limit", "named"),
+    [(1, 1), (578, 578), (1155, None)],
+    ids=["a window of one token", "a window the request fills", "a window it half fills"],
+)
+def test_a_window_too_small_is_named_only_when_the_stated_limit_is_what_binds(
+    limit: int, named: int | None
+) -> None:
+    """The window-too-small failure names the provider's stated limit when that limit
+    is what leaves no room; when it is the halving after a refusal the request fitted
+    (the limit holds it, so the provider refused it for another reason), no limit is
+    named; gc's instructions (423 tokens) and the reply are always said."""
+    plan = start(_ESTIMATED_578, None)
+    assert not isinstance(plan, Finished)
+    with pytest.raises(WindowTooSmallError) as raised:
+        plan.after([PromptTooLargeError("prompt cut", limit=limit)])
+    error = raised.value
+    assert (error.limit, error.instructions, error.reply) == (named, 423, ANALYSIS_MAX_TOKENS)
+
+
+LEFT_OUT = "\n[... rest of this report left out ...]"  # once, after a cut report
+_SECTION = re.compile(r"### Report \d+ of \d+ \(([^\n]*)\)\n\n(span (\d+)-(\d+) r*)(\n\[[^\n]*)?\n")
+
+
+@pytest.mark.parametrize(("window", "report"), [(1200, 1500), (1400, 1500), (1400, 300)])
+def test_merged_reports_are_labelled_with_their_entries_and_cut_in_halves_marked_once(
+    window: int, report: int
+) -> None:
+    """In every merge request each report is headed by the entries and times it covers
+    (merged reports too, round after round, from pairs or from runs of four), and a
+    report too long for the window is its first half, quarter, ... followed by one "rest
+    left out" marker."""
+    log = entries(300)
+    layout = LogLayout(log)
+    run = drive(log, Provider(window=window, style="cap", shares=(1.0,) * 7, report=report))
+    assert isinstance(run.end, Finished)
+    merges = [ask.content().decode() for ask, _ in run.sent(Stage.MERGE)]
+    assert len(merges) > 5
+    for content in merges:
+        sections = _SECTION.findall(content)
+        assert "\n".join(match.group(0) for match in _SECTION.finditer(content)) == content
+        for label, body, start_at, end_at, marker in sections:
+            assert label == layout.part(int(start_at), int(end_at)).label(log)
+            whole = f"span {start_at}-{end_at} " + "r" * report
+            halvings = [len(whole) >> k for k in range(1, 12)]
+            assert (body, marker) == (whole, "") or (
+                len(body) in halvings and whole.startswith(body) and marker == LEFT_OUT
+            )
+
+
+@pytest.mark.parametrize(
+    "log",
+    [numbered_log([(0, "w "), (21, "w ")]), b"## 1\n\n## " + b"!" * 59 + b"\n\n"],
+    ids=["a later entry of 63 bytes", "a later entry of exactly 64 bytes"],
+)
+def test_an_entry_no_longer_than_the_least_head_that_does_not_fit_fails_before_sending(
+    log: bytes,
+) -> None:
+    """An entry too large for the known window that is no longer than the least head gc
+    ever sends (64 bytes) cannot be cut smaller: the window is too small, said before any
+    request is sent, wherever the entry lies in the log; one byte longer, it is cut."""
+    with pytest.raises(WindowTooSmallError) as raised:
+        start(log, 460)
+    assert (raised.value.limit, raised.value.instructions) == (460, 423)
+    longer = start(b"## 1\n\n## " + b"!" * 60 + b"\n\n", 460)
+    assert not isinstance(longer, Finished)
+    assert longer.batch().stage is Stage.PARTS
+
+
+def test_a_reply_without_a_count_ends_probing_and_teaches_nothing_of_the_count() -> None:
+    """After the first part's reply, the rest of the parts go out together whether the
+    reply counted its prompt or not; a count of 0 is no count (the plan is the one a
+    reply without usage gives), a count of 1 token is one (the provider's word is taken)."""
+    log = entries(200)
+    plan = start(log, 2000)
+    assert not isinstance(plan, Finished)
+    assert len(plan.batch().asks) == 1
+    uncounted = plan.after([Completion("r" * 100)])
+    zero = plan.after([Completion("r" * 100, Usage(0, 7))])
+    one = plan.after([Completion("r" * 100, Usage(1, 7))])
+    assert not isinstance(uncounted, Finished | Failed)
+    assert not isinstance(zero, Finished | Failed)
+    assert not isinstance(one, Finished | Failed)
+    spans = [covered(ask) for ask in uncounted.batch().asks]
+    assert len(spans) > 1
+    assert [covered(ask) for ask in zero.batch().asks] == spans
+    assert (uncounted.sizing.calibration.samples, zero.sizing.calibration.samples) == ((), ())
+    assert len(one.sizing.calibration.samples) == 1
+
+
+def test_parts_not_started_are_planned_again_not_failed() -> None:
+    """A batch stopped early (a refusal, or a stop): the parts never started are neither a
+    failure nor lost; the next plan sends them again."""
+    log = entries(200)
+    plan = start(log, 2000)
+    assert not isinstance(plan, Finished)
+    probed = plan.after([Completion("r" * 100, Usage(500, 7))])
+    assert not isinstance(probed, Finished | Failed)
+    asks = probed.batch().asks
+    outcomes: list[Outcome] = [Completion("x" * 100, Usage(500, 7))] + [None] * (len(asks) - 1)
+    following = probed.after(outcomes)
+    assert not isinstance(following, Finished | Failed)
+    assert [covered(ask) for ask in following.batch().asks] == [covered(ask) for ask in asks[1:]]
+
+
+def answer_all(plan: Plan | Finished | Failed, reply: str) -> Finished | Failed:
+    """``plan`` driven to its end, every request answered with ``reply``, no usage."""
+    while not isinstance(plan, Finished | Failed):
+        plan = plan.after([Completion(reply) for _ in plan.batch().asks])
+    return plan
+
+
+def test_reports_are_cut_to_no_less_than_64_characters_to_fit_a_merge() -> None:
+    """A pair of reports too long for one merge is cut by halves down to 64 characters
+    each, no shorter: if the pair does not fit then, the window is too small; two more
+    tokens of window and the pair of 64-character halves is merged."""
+    log = entries(20)
+    with pytest.raises(WindowTooSmallError):
+        answer_all(start(log, 864), "x" * 128)
+    merged = answer_all(start(log, 866), "x" * 128)
+    assert merged == Finished("x" * 128)
+
+
+def test_a_single_entry_cut_to_fit_needs_no_merge_to_fit() -> None:
+    """A log of one entry far larger than a small window is analysed from its head, in
+    one request, even when no merge could fit that window: there is nothing to merge."""
+    log = entry(1, result="!" * 9000)
+    plan = start(log, None)
+    assert not isinstance(plan, Finished)
+    estimate = sum(request_classes(PATTERN_DETECTION_PROMPT, log))
+    refusal = PromptTooLargeError("too long", tokens=int(0.8 * estimate), limit=480)
+    cut = plan.after([refusal])
+    assert not isinstance(cut, Finished | Failed)
+    (ask,) = cut.batch().asks
+    assert ask.part is not None
+    assert (ask.part.start, ask.part.end, ask.part.sent_bytes) == (0, len(log), 48)
+    assert cut.sizing.calibration.least(request_classes(MERGE_PROMPT, b"")) > 480
+
+
+def test_a_window_stated_by_a_refusal_below_the_known_one_is_the_window() -> None:
+    """A provider whose real window is smaller than the one the client knew (a cap of
+    100,000 tokens, a refusal stating 2,000): the smaller is the window from then on, and
+    every part planned fits it by the provider's count as far as gc can bound it."""
+    log = entries(200)
+    plan = start(log, 100_000)
+    assert not isinstance(plan, Finished)
+    (ask,) = plan.batch().asks
+    counted = int(sum(true_classes(ask)) * 0.6)
+    parts = plan.after([PromptTooLargeError("too long", tokens=counted, limit=2000)])
+    assert not isinstance(parts, Finished | Failed)
+    assert parts.sizing.window == 2000
+    asks = parts.batch().asks
+    assert all(parts.sizing.calibration.bound(true_classes(ask)) <= 2000 for ask in asks)

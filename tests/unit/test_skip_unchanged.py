@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.domain.analysed import AnalysedMemory, digest
+from axe.domain.events import MemoryUnchanged
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.results import AgentStatus
 from axe.testing import (
@@ -81,7 +82,8 @@ def test_a_record_of_another_model_does_not_hold() -> None:
 
 def test_the_second_run_over_an_unchanged_fleet_sends_nothing() -> None:
     """A quiet fleet costs nothing: every agent analysed once is skipped the next time,
-    no request and no trim, each a success, with the spec's two lines and the time."""
+    no request and no trim, each a success, with the spec's two lines and the time; an
+    embedder is told which agent is unchanged since which record."""
     fleet = [make_agent(name, last_n=3) for name in ("a", "b", "c")]
     first = ports(*fleet, files={agent.name: entries(10) for agent in fleet})
     assert collect_all_garbage(SKIP, first).exit_code == 0
@@ -98,6 +100,11 @@ def test_the_second_run_over_an_unchanged_fleet_sends_nothing() -> None:
         "Unchanged since gc analysed it at 2026-11-25T12:00:00Z. Skipping analysis and trim.",
     ]
     assert len(store(second).trims) == 3  # the first run's, none since
+    assert isinstance(second.output, RecordingOutput)
+    assert second.output.of_type(MemoryUnchanged) == [
+        MemoryUnchanged(name, AnalysedMemory.of(entries(3, 7), model=MODEL, at=NOON))
+        for name in ("a", "b", "c")
+    ]
 
 
 def test_jobs_skip_the_same_agents_with_the_same_output() -> None:

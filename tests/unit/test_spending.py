@@ -11,8 +11,9 @@ from attrs import define, field
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from axe.domain.budget import Budget
+from axe.domain.budget import Budget, Estimate
 from axe.domain.errors import (
+    ApiError,
     AxeError,
     BudgetTooSmallError,
     PromptTooLargeError,
@@ -20,7 +21,16 @@ from axe.domain.errors import (
     WindowTooSmallError,
 )
 from axe.domain.parts import LogLayout
-from axe.domain.planning import Ask, Failed, Finished, Outcome, Plan, start
+from axe.domain.planning import (
+    Ask,
+    Failed,
+    Finished,
+    Outcome,
+    Plan,
+    narrowed,
+    narrowing_points,
+    start,
+)
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS
 from axe.domain.results import Completion, Usage
 from axe.domain.spending import Budgeted, estimated, forecast, input_cost, within
@@ -137,8 +147,6 @@ def test_the_newest_entries_that_fit_are_analysed_and_no_more() -> None:
 
 
 def start_from(log: bytes, at: int) -> Plan:
-    from axe.domain.planning import narrowed
-
     layout = LogLayout(log)
     plan = start(log, 4000, layout)
     assert not isinstance(plan, Finished)
@@ -205,3 +213,130 @@ def test_an_estimate_counts_the_requests_a_real_run_makes_or_a_few_more() -> Non
     assert made <= estimate.requests <= made + 2
     assert estimate.input_tokens >= sum(provider.count(ask) for ask, _ in real.sent())
     assert estimate.analysed == 3000
+
+
+def test_what_a_budget_counts_of_each_way_a_request_ends() -> None:
+    """The budget counts what a provider may bill: a reply's own count when it gives one
+    (of even one token), else what was reserved; a failure that went out, what was
+    reserved; a refusal, a failure before sending and a request never started, nothing;
+    all on top of what was spent before."""
+    log = entries(10)
+    layout = LogLayout(log)
+    plan = within(start(log, None, layout), budget_of(50_000), layout, used=100)
+    assert isinstance(plan, Budgeted)
+    reserved = forecast(plan.plan).total
+    counted: list[tuple[Outcome, int]] = [
+        (Completion("r", Usage(1, 5)), 6),
+        (Completion("r", Usage(0, 5)), reserved),
+        (PromptTooLargeError("too long", tokens=9, limit=8, sent=1), 0),
+        (ApiError("down", sent=1), reserved),
+        (ApiError("down"), 0),
+        (None, 0),
+    ]
+    for outcome, tokens in counted:
+        assert plan.charged([outcome]) == 100 + tokens, outcome
+
+
+def test_what_was_spent_stays_spent_when_the_plan_is_narrowed() -> None:
+    """A plan narrowed after tokens were spent keeps counting them: the budget left is the
+    budget less what was spent, the narrowed plan carries it on, and exit 4 says it."""
+    log = entries(50)
+    layout = LogLayout(log)
+    plan = start(log, None, layout)
+    everything = forecast(plan).total
+    kept = within(plan, budget_of(everything), layout, used=1)
+    assert isinstance(kept, Budgeted)
+    assert (kept.start > 0, kept.used) == (True, 1)
+    assert forecast(kept.plan).total <= everything - 1
+    with pytest.raises(BudgetTooSmallError) as raised:
+        within(plan, budget_of(everything), layout, used=everything - 10)
+    assert (raised.value.spent, raised.value.budget) == (everything - 10, budget_of(everything))
+
+
+@pytest.mark.parametrize("point", [1, -2], ids=["all but the oldest", "the two newest"])
+def test_a_budget_that_exactly_pays_for_the_newest_entries_analyses_them_all(point: int) -> None:
+    """A budget of exactly what the newest entries from some entry on cost analyses exactly
+    those: not one entry fewer (a forecast equal to the budget is affordable), whether
+    that is every entry but the oldest or only the newest two of thirty."""
+    log = entries(30)
+    layout = LogLayout(log)
+    plan = start(log, None, layout)
+    assert not isinstance(plan, Finished)
+    at = narrowing_points(plan)[point]
+    kept = within(plan, budget_of(forecast(narrowed(plan, at)).total), layout)
+    assert isinstance(kept, Budgeted)
+    assert kept.start == at
+
+
+def test_a_budget_that_pays_only_for_the_first_batch_does_not_start_the_whole_plan() -> None:
+    """A budget equal to what the first batch costs, when more batches follow: the whole
+    plan is not affordable, so the analysis is narrowed to newest entries it can pay for
+    to the end."""
+    log = entries(1000)
+    layout = LogLayout(log)
+    plan = start(log, 4000, layout)
+    assert not isinstance(plan, Finished)
+    first = sum(input_cost(plan.sizing, ask) + ANALYSIS_MAX_TOKENS for ask in plan.batch().asks)
+    assert forecast(plan).total > first
+    kept = within(plan, budget_of(first), layout)
+    assert isinstance(kept, Budgeted)
+    assert kept.start > 0
+    assert forecast(kept.plan).total <= first
+
+
+def test_an_estimate_states_its_parts_merges_and_totals() -> None:
+    """--estimate's figures, as printed: a log of about fifteen windows, known up front,
+    likely takes 12 parts and 3 merges, at most 18 requests; its input at most what the
+    budget would count, likely less but not nothing; every entry needs exactly what the
+    estimate adds up to. A log that fits: one request, no merge."""
+    log = entries(1000)
+    layout = LogLayout(log)
+    plan = start(log, 4000, layout)
+    everything = forecast(plan)
+    estimate = estimated(plan, None, layout, 4000)
+    assert (estimate.window, estimate.requests, estimate.merges) == (4000, 15, 3)
+    assert (estimate.most_requests, estimate.analysed) == (everything.requests, 1000)
+    assert everything.requests == 18
+    assert (estimate.input_tokens, estimate.output_tokens) == (
+        everything.input_tokens,
+        everything.output_tokens,
+    )
+    assert estimate.all_entries == everything.total
+    assert 0 < estimate.likely_input_tokens < estimate.input_tokens
+    small = entries(5)
+    fits = estimated(start(small, 4000, LogLayout(small)), None, LogLayout(small), 4000)
+    assert (fits.requests, fits.merges, fits.most_requests, fits.analysed) == (1, 0, 1, 5)
+
+
+def test_an_estimate_under_a_budget_too_small_says_what_would_do() -> None:
+    """--estimate under a budget too small for the newest entry: the window, what every
+    entry needs and what the newest alone needs (exit 4's figure), nothing else."""
+    log = entries(50)
+    layout = LogLayout(log)
+    plan = start(log, 4000, layout)
+    with pytest.raises(BudgetTooSmallError) as raised:
+        within(plan, budget_of(100), layout)
+    estimate = estimated(plan, budget_of(100), layout, 4000)
+    assert estimate == Estimate(
+        window=4000, all_entries=forecast(plan).total, one_entry=raised.value.needed
+    )
+
+
+def test_a_plan_whose_merges_cannot_be_foreseen_is_paid_for_a_batch_at_a_time() -> None:
+    """A window too small for merges of reports of the assumed length (a server that
+    reports a context of 800 tokens): the budget pays for the next batch, its requests'
+    input at the bound and their whole replies, or the plan is narrowed; a budget one
+    token short of that batch never starts it."""
+    log = entries(20)
+    layout = LogLayout(log)
+    plan = start(log, 800, layout)
+    assert not isinstance(plan, Finished)
+    with pytest.raises(WindowTooSmallError):
+        forecast(plan)
+    first = sum(input_cost(plan.sizing, ask) + ANALYSIS_MAX_TOKENS for ask in plan.batch().asks)
+    kept = within(plan, budget_of(first), layout)
+    assert isinstance(kept, Budgeted)
+    assert kept.start == 0
+    narrower = within(plan, budget_of(first - 1), layout)
+    assert isinstance(narrower, Budgeted)
+    assert narrower.start > 0
