@@ -5,8 +5,9 @@ resolved file, as one line of JSON.
 It is only ever a reason to skip, so any doubt about it reads as no record, and deleting it
 only costs the next run an analysis:
 
-- It is written under the memory file's lock, atomically (a temp file renamed over the old
-  record), so a reader sees a whole record or the one before. It is not flushed to disk: a
+- It is written under the memory file's lock, atomically (the old record removed, a temp
+  file renamed into its place), so a reader sees a whole record, the one before, or none
+  (which means an analysis). It is not flushed to disk: a
   skip needs the memory file's digest to match, so a record lost or cut by a power failure
   only costs an analysis.
 - Never through a symlink: it sits beside the resolved real path; a new record replaces a
@@ -73,6 +74,10 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
     try:
         temp = write_temp(real, (data + "\n").encode(), platform=file.platform)
         try:
+            # Renamed into an empty place: ext4 flushes a file renamed over another to disk
+            # first (auto_da_alloc), 8 times the time of the rest; a record whole or absent
+            # is all a reader needs, absent meaning an analysis.
+            remove_quietly(record_path(real))
             file.platform.replace(temp, record_path(real))
         except BaseException:
             remove_quietly(temp)
