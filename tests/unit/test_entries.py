@@ -263,3 +263,11 @@ def test_short_and_empty_headings_are_entries_like_any_other(
     trim keeps exactly N of them, never one too many."""
     assert start_of_last(data, keep) == len(data) - len(kept)
     assert data[plan_trim(data, keep).keep_from :] == kept
+
+
+def test_an_entry_beginning_on_the_last_byte_of_a_block_is_counted_once() -> None:
+    """An entry whose line end is the second last byte of a 32 KiB counting block, its
+    "## " starting on the last, counts once in the Entries line and in part numbers."""
+    for counts, block in ((EntryCounts, EntryCounts.BLOCK), (_SmallBlocks, _SmallBlocks.BLOCK)):
+        data = b"x" * (block - 2) + b"\n## a\n"
+        assert (counts(data).total, counts(data).before(block)) == (1, 1)

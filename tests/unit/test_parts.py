@@ -9,7 +9,7 @@ import pytest
 from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
-from axe.domain.entries import count_entries, entry_starts
+from axe.domain.entries import EntryCounts, count_entries, entry_starts
 from axe.domain.parts import LogLayout, Part, halve, plan_parts
 from axe.domain.tokens import estimate_tokens
 from tests.logs import planner_logs
@@ -413,3 +413,38 @@ def test_a_span_of_a_large_log_costs_about_what_it_costs_in_one_piece(
     log = b"## a\n" + b"word " * 30_000
     alone = estimate_tokens(log[start:end])
     assert alone <= LogLayout(log).cost(start, end) <= alone + most_above
+
+
+@pytest.mark.parametrize("log", [b"x\n## a\n", b"\n## a\n"], ids=["2 bytes", "1 byte"])
+def test_text_of_a_byte_or_two_before_the_first_entry_too_large_is_a_part_of_its_own(
+    log: bytes,
+) -> None:
+    """Text before the first entry, a byte or two long, that alone exceeds the room is
+    sent whole as a part of its own, the entry after it as the next: planning ends."""
+    pre = log.index(b"## ")
+    assert plan_parts(LogLayout(log), 1) == [
+        Part(0, pre, 1, 0, sent_bytes=pre),
+        Part(pre, len(log), 1, 1, sent_bytes=len(log) - pre),
+    ]
+
+
+def test_a_cut_head_fills_the_room_a_measure_with_fixed_instructions_leaves() -> None:
+    """Where each request also carries instructions (planning's measure costs an empty
+    span at what they cost), a cut entry's head gets all the room beside them and its
+    marker: the instructions are counted once, not again with the marker."""
+    log = entry(1, result="ab " * 2000)
+    layout = LogLayout(log).measured(lambda classes: sum(classes) + 50)
+    (part,) = plan_parts(layout, 300)
+    assert part.sent_bytes is not None
+    marker = layout.cost_of(_marker_for(log, part)) - layout.cost_of(b"")
+    fitting = [n for n in range(64, 1000) if layout.cost(0, n) + marker <= 300]
+    assert part.sent_bytes == max(fitting) > 200
+
+
+def test_counts_made_of_other_bytes_are_not_taken_for_the_logs() -> None:
+    """A layout handed entry counts of other bytes counts its own log's entries: parts are
+    numbered from the log they are of."""
+    log = entries(2)
+    layout = LogLayout(log, entries=EntryCounts(b"## x\n" * len(log)))
+    assert layout.part(0, len(log)) == Part(0, len(log), 1, 2)
+    assert layout.entries_between(0, len(log)) == 2

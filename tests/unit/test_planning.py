@@ -622,3 +622,42 @@ def test_a_window_stated_by_a_refusal_below_the_known_one_is_the_window() -> Non
     assert parts.sizing.window == 2000
     asks = parts.batch().asks
     assert all(parts.sizing.calibration.bound(true_classes(ask)) <= 2000 for ask in asks)
+
+
+def test_a_window_that_leaves_under_16_tokens_beside_the_instructions_is_too_small() -> None:
+    """A window that leaves fewer than 16 tokens beside gc's instructions (423 estimated)
+    holds no part of the log: said before anything is sent; one token more and the entry
+    is cut to fit and sent."""
+    log = entry(1, result="w " * 100)
+    with pytest.raises(WindowTooSmallError) as raised:
+        start(log, 438)
+    assert (raised.value.limit, raised.value.instructions) == (438, 423)
+    plan = start(log, 439)
+    assert not isinstance(plan, Finished)
+    assert plan.batch().stage is Stage.PARTS
+
+
+def test_a_log_of_two_parts_no_merge_fits_fails_before_its_second_part_is_paid_for() -> None:
+    """Once the provider's count shows that no merge fits the window, a log in two parts
+    fails as too large for it before the second part is sent, as one in more parts does."""
+    plan = start(entries(4), 600)
+    assert not isinstance(plan, Finished)
+    (ask,) = plan.batch().asks
+    counted = Completion("r", Usage(math.ceil(sum(ask.estimate())), 5))  # the estimate: 578
+    with pytest.raises(WindowTooSmallError) as raised:
+        plan.after([counted])
+    assert raised.value.limit == 600
+
+
+def test_a_failed_merge_says_how_many_reports_it_was_merging() -> None:
+    """A merge that fails for another reason than its size is said to be a merge of as
+    many reports as the round started from (the message names them)."""
+    plan: Plan | Finished | Failed = start(entries(200), 2000)
+    while not isinstance(plan, Finished | Failed) and plan.batch().stage is Stage.PARTS:
+        plan = plan.after([Completion("r" * 100) for _ in plan.batch().asks])
+    assert not isinstance(plan, Finished | Failed)
+    batch = plan.batch()
+    failure = ApiError("HTTP 500")
+    failed = plan.after([failure] + [None] * (len(batch.asks) - 1))
+    assert failed == Failed(failure, Stage.MERGE, of=7)
+    assert batch.total == 7

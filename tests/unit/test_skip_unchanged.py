@@ -280,3 +280,34 @@ def test_a_record_that_cannot_be_kept_is_a_warning_under_the_flag_only() -> None
         "by others), so it will be analysed on every run"
     ]
     assert store(p).records == {}
+
+
+def test_a_budget_that_left_entries_out_of_an_untrimmed_log_leaves_it_unrecorded() -> None:
+    """An agent without a trim limit whose oldest entries the budget left out is analysed
+    and reported as usual, and left without a record, so the next run reads them."""
+    budget = attrs.evolve(SKIP, max_tokens=20_000)
+    window = ScriptedLLM(script=Window(10_000), window=10_000)
+    p = attrs.evolve(ports(make_agent("a"), files={"a": entries(3000)}), llm=window)
+    result = collect_garbage("a", budget, p)
+    assert result.status is AgentStatus.NO_TARGET
+    assert result.analysed_entries < 3000  # type: ignore[operator]
+    assert store(p).records == {}
+
+
+def test_a_trim_to_exactly_the_entries_a_budget_analysed_is_recorded() -> None:
+    """A budget that analysed exactly the newest entries the trim keeps left nothing
+    unanalysed in the file: the record is kept, and the next --skip-unchanged run skips."""
+    budget = attrs.evolve(SKIP, max_tokens=20_000)
+    window = ScriptedLLM(script=Window(10_000), window=10_000)
+    probe = attrs.evolve(ports(make_agent("a"), files={"a": entries(3000)}), llm=window)
+    analysed = collect_garbage("a", attrs.evolve(budget, dry_run=True), probe).analysed_entries
+    assert analysed is not None
+    assert 3 < analysed < 3000
+    agent = make_agent("b", last_n=analysed)
+    llm = ScriptedLLM(script=Window(10_000), window=10_000)
+    p = attrs.evolve(ports(agent, files={"b": entries(3000)}), llm=llm)
+    result = collect_garbage("b", budget, p)
+    assert (result.status, result.analysed_entries) == (AgentStatus.TRIMMED, analysed)
+    kept = entries(analysed, 3000 - analysed)
+    assert store(p).records == {"b": AnalysedMemory.of(kept, model=MODEL, at=NOON)}
+    assert collect_garbage("b", SKIP, again(p)).status is AgentStatus.UNCHANGED

@@ -98,3 +98,24 @@ def test_a_calibration_brings_like_text_to_its_count_and_keeps_other_text_whole(
     assert bound < 0.8 * estimate_tokens(other.encode())
     cjk = token_classes("日本語のテキスト".encode() * 50)
     assert calibration.bound(cjk) == sum(cjk)
+
+
+@pytest.mark.parametrize(
+    ("data", "size"),
+    [(b"x   ", 2), (b"x    y", 4), (b"ab     c", 3)],
+    ids=["an odd run carried into a pair", "three then one", "across three slices"],
+)
+def test_a_run_of_spaces_across_slices_is_paired_as_in_one_pass(data: bytes, size: int) -> None:
+    """A run of spaces split by a slice boundary is paired from its start, as one pass
+    pairs it: the space an odd run leaves over pairs with the next slice's first, once."""
+    whole = token_classes(data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokens, "_SLICE", size)
+        assert token_classes(data) == whole
+
+
+def test_a_log_that_starts_with_one_space_holds_no_pair_of_spaces() -> None:
+    """The first byte has no space before it to pair with: one space is a quarter token
+    and no pair, beside a word and the one token any text ends in."""
+    assert token_classes(b" a") == (1.0, 0.25, 0.0, 0.0, 0.25, 0.0, 1.0)
+    assert estimate_tokens(b" a") == 3
