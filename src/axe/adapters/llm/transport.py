@@ -149,8 +149,6 @@ class HttpTransport:
                 return Reply(outcome, call.sent)
             if not outcome.retryable or retry >= self._retry.max_retries or self._closed:
                 raise _given_up(outcome, retry)
-            if outcome.unanswered and not call.retry_unanswered:
-                raise _given_up(outcome, retry)
             pause = self._retry.delay(retry, outcome.asked)
             if self._clock.monotonic() + pause >= deadline:
                 raise _given_up(outcome, retry)
@@ -178,18 +176,15 @@ class HttpTransport:
         except _DeadlineError as error:
             call.sent += error.sent
             failure = ApiError(f"request to {call.where} timed out after {self._timeout:g}s")
-            return _Failed(failure, unanswered=error.sent)
+            return _Failed(failure, call.may_retry_unanswered(error.sent))
         except httpx.TransportError as error:
             # a connection never made sent nothing; one that broke before an answer may have
             # (one that broke during the answer was counted when the answer began)
             if call.sent == counted:
                 call.sent += not isinstance(error, httpx.ConnectError | httpx.ProxyError)
             reason = _transport_reason(error, call.proxy)
-            return _Failed(
-                ApiError(f"cannot reach {call.where}: {reason}"),
-                _may_pass_on_retry(error),
-                unanswered=call.sent > counted,
-            )
+            retryable = _may_pass_on_retry(error) and call.may_retry_unanswered(call.sent > counted)
+            return _Failed(ApiError(f"cannot reach {call.where}: {reason}"), retryable)
         if 200 <= status < 300:
             return _decode_reply(raw, call.provider)
         return self._refused(call, status, reply_headers, raw)
@@ -299,6 +294,11 @@ class _Call:
     retry_unanswered: bool = True
     sent: int = 0
 
+    def may_retry_unanswered(self, sent: bool) -> bool:
+        """Whether an attempt that got no answer may be tried again: always when it never
+        went out; when it did (it may have been billed), only if ``retry_unanswered``."""
+        return self.retry_unanswered or not sent
+
     @property
     def paused_as(self) -> str:
         try:
@@ -318,14 +318,12 @@ class Reply:
 
 @frozen
 class _Failed:
-    """An attempt that failed: the error to raise, whether another try may pass, the
-    wait the provider asked for (however long), if it named one, and whether it went out
-    and got no answer (so it may have been billed)."""
+    """An attempt that failed: the error to raise, whether another try may pass, and the
+    wait the provider asked for (however long), if it named one."""
 
     error: ApiError
     retryable: bool = True
     asked: float | None = None
-    unanswered: bool = False
 
 
 def _given_up(failed: _Failed, retries: int) -> ApiError:

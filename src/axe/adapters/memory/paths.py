@@ -18,15 +18,11 @@ def sidecar(real: Path, suffix: str) -> Path:
 
 
 # How much longer than the memory file's name gc's own longest file name is: a temp file
-# ``.<name>.axe-gc-<pid, up to 7 digits>-<8 hex digits>-old.tmp``.
+# ``.<name>.axe-gc-<pid, up to 7 digits>-<8 hex digits>-old.tmp``. File names end at 255
+# bytes (NAME_MAX on Linux and macOS), so a memory file name longer than the difference
+# could be read and analysed but never locked or trimmed.
 OWN_NAMES_LONGER_BY = len(".") + len(".axe-gc") + len("-4194304-0123abcd-old.tmp")
-LONGEST_NAME = 255  # bytes in a file name on Linux and macOS file systems (NAME_MAX)
-
-
-def room_for_own_files(memory_path: Path) -> bool:
-    """Whether gc's own files fit beside ``memory_path`` under names the file system takes;
-    a name longer than that could be read and analysed but never locked or trimmed."""
-    return len(os.fsencode(memory_path.name)) + OWN_NAMES_LONGER_BY <= LONGEST_NAME
+LONGEST_MEMORY_NAME = 255 - OWN_NAMES_LONGER_BY
 
 
 def archive_path(memory_path: Path) -> Path:

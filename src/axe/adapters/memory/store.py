@@ -11,12 +11,7 @@ from typing import TYPE_CHECKING
 
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
-from axe.adapters.memory.paths import (
-    LONGEST_NAME,
-    OWN_NAMES_LONGER_BY,
-    expand_path,
-    room_for_own_files,
-)
+from axe.adapters.memory.paths import LONGEST_MEMORY_NAME, OWN_NAMES_LONGER_BY, expand_path
 from axe.adapters.shared.clock import SystemClock
 from axe.application.ports import Clock
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
@@ -112,13 +107,12 @@ class FileMemoryStore:
                 file name too long for gc's own files beside it.
         """
         path = self._expanded(agent)
-        if not room_for_own_files(path):
-            longest = LONGEST_NAME - OWN_NAMES_LONGER_BY
+        if (size := len(os.fsencode(path.name))) > LONGEST_MEMORY_NAME:
             raise ConfigError(
-                f"the memory file name of agent {quoted(agent.name)} is "
-                f"{len(os.fsencode(path.name))} bytes long; gc's own files beside it (lock, "
-                f"temp files) need {OWN_NAMES_LONGER_BY} bytes more, so it can be at most "
-                f"{longest}: use a shorter agent name or memory.path"
+                f"the memory file name of agent {quoted(agent.name)} is {size} bytes long; "
+                f"gc's own files beside it (lock, temp files) need {OWN_NAMES_LONGER_BY} bytes "
+                f"more, so it can be at most {LONGEST_MEMORY_NAME}: use a shorter agent name "
+                "or memory.path"
             )
         return path
 
