@@ -22,8 +22,8 @@ typecheck: $(STAMP)
 architecture: $(STAMP)
 	$(BIN)/lint-imports
 
-unit: $(STAMP)
-	$(BIN)/pytest
+unit: $(STAMP)  ## one pytest worker per core (pytest-xdist): the suite waits on processes as much as it computes
+	$(BIN)/pytest -n auto
 
 bench-smoke: $(STAMP)  ## the bench at tiny sizes, once, so it cannot rot
 	$(BIN)/python scripts/bench.py --smoke > /dev/null
