@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import codecs
 import math
+import operator
 import string
 
 from attrs import frozen
@@ -49,7 +50,8 @@ def _runs(windows: tuple[str, str], kind: int, count: int, first: bool) -> int:
     two neighbouring bytes once."""
     if not count:
         return 0
-    return count - sum(window.count(_TWICE[kind]) for window in windows) - first
+    twice, (even, odd) = _TWICE[kind], windows
+    return count - even.count(twice) - odd.count(twice) - first
 
 
 Classes = tuple[float, ...]  # the estimate by kind of text: see _slice_counts
@@ -74,7 +76,7 @@ def _slice_counts(data: bytes, previous: int, unpaired: bool) -> tuple[list[int]
     words = _runs(windows, _LETTER, letters, kinds[0] == _LETTER == before)
     numbers = _runs(windows, _DIGIT, digits, kinds[0] == _DIGIT == before)
     joined = unpaired and kinds[0] == _SPACE  # that space pairs with the slice's first
-    neighbours = spaces > 1 and any(_TWICE[_SPACE] in window for window in windows)
+    neighbours = spaces > 1 and (_TWICE[_SPACE] in windows[0] or _TWICE[_SPACE] in windows[1])
     pairs = joined + (kinds.count(b"\3\3", joined) if neighbours else 0)
     trailing = len(kinds) - len(kinds.rstrip(b"\3"))  # the run of spaces the slice ends in
     counts = [words, letters, numbers, digits, spaces, pairs, whole_tokens]
@@ -90,7 +92,7 @@ def token_classes(data: bytes | memoryview) -> Classes:
     for start in range(0, len(view), _SLICE):
         piece = bytes(view[start : start + _SLICE])
         counts, unpaired = _slice_counts(piece, previous, unpaired)
-        total = [a + b for a, b in zip(total, counts, strict=True)]
+        total = list(map(operator.add, total, counts))
         previous = piece[-1]
     words, letters, numbers, digits, spaces, pairs, whole_tokens = map(float, total)
     whole_tokens += len(view) > 0  # a lone space at the very end is a token
@@ -98,7 +100,7 @@ def token_classes(data: bytes | memoryview) -> Classes:
 
 
 def classes_sum(*parts: Classes) -> Classes:
-    return tuple(sum(shares) for shares in zip(*parts, strict=True))
+    return tuple(map(sum, zip(*parts, strict=True)))
 
 
 def estimate_tokens(data: bytes | memoryview) -> int:
