@@ -13,12 +13,11 @@ text unlike what was counted.
 
 Counting costs about what reading costs: one ``translate`` of the bytes to their kinds
 (letter, digit, space, other), a second that drops the letters (in prose and logs the most
-frequent kind: the letters are the bytes dropped, the other kinds are counted in the few
-left), and for the runs (words, numbers)
-the kinds read two bytes at a time as UTF-16 (a copy at memory speed) and a ``str.count``
-of the code unit "this kind twice", in both alignments: a slice holds as many runs of a
-kind as bytes of it less neighbours of it. 64 KiB slices, so a 100 MiB log is never copied
-whole.
+frequent kind: letters are the bytes dropped, the other kinds are counted in the few left),
+and for the runs (words, numbers) the kinds read two bytes at a time as UTF-16 (a copy at
+memory speed) and a ``str.count`` of the code unit "this kind twice", in both alignments:
+a slice holds as many runs of a kind as bytes of it less neighbours of it. 64 KiB slices,
+so a 100 MiB log is never copied whole.
 """
 
 from __future__ import annotations
