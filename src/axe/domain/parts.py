@@ -158,19 +158,15 @@ class LogLayout:
         return Part(start, end, first + 1, self.entries.before(end) - first)
 
     def unit_at_or_before(self, at: int, after: int) -> int | None:
-        """The last place a part may end (an entry's start, or the log's end) in
-        ``after+1:at+1``; None if there is none."""
-        if at >= len(self.log) > after:
-            return len(self.log)
+        """The last entry's start in ``after+1:at+1``; None if there is none. (Every caller
+        asks inside the log and decides about the log's end itself.)"""
         found = self.log.rfind(_LINE_HEADER, after, at + 3)  # its "##" at or before ``at``
         return found + 1 if found != -1 else None
 
     def unit_after(self, at: int, before: int) -> int | None:
-        """The first place a part may end in ``at+1:before``; None if there is none."""
+        """The first entry's start in ``at+1:before``; None if there is none."""
         found = self.log.find(_LINE_HEADER, at, before + 2)  # its "##" before ``before``
-        if found != -1:
-            return found + 1
-        return len(self.log) if at < len(self.log) < before else None
+        return found + 1 if found != -1 else None
 
     def bounds_between(self, start: int, end: int) -> list[int]:
         """The unit boundaries from ``start`` to ``end``, both included."""
