@@ -6,7 +6,6 @@ alone: the rest, and httpx, are imported and built on first use.
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -134,10 +133,7 @@ class LLMProviders:
         settings = provider_settings(
             row, config, self._environ, self._max_input_tokens, keyless=not self._sending
         )
-        # httpx is imported here, once the settings are known to be good; without its
-        # command-line client, which it imports whenever rich and pygments are installed
-        # (160 M instructions, a third of importing httpx and httpcore) and gc never runs.
-        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+        # httpx is imported here, once the settings are known to be good
         from axe.adapters.llm.client import HttpLLMClient  # noqa: PLC0415
         from axe.adapters.llm.transport import HttpTransport  # noqa: PLC0415
 
