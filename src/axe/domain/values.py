@@ -21,15 +21,18 @@ class Value:
     """Base of the attrs value classes: attrs' repr and equality, read from the fields."""
 
     __slots__ = ()
-    if TYPE_CHECKING:  # set by attrs on each class; unseen by cattrs' reading of the hints
+    if TYPE_CHECKING:  # set by attrs on each class; hidden from typing.get_type_hints
         __attrs_attrs__: ClassVar[tuple[attrs.Attribute[Any], ...]]
 
     def _field_values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, field.name) for field in self.__attrs_attrs__)
+        """The fields equality compares (``field(eq=False)`` leaves one out)."""
+        return tuple(getattr(self, field.name) for field in self.__attrs_attrs__ if field.eq)
 
     def __repr__(self) -> str:
         shown = ", ".join(
-            f"{field.name}={getattr(self, field.name)!r}" for field in self.__attrs_attrs__
+            f"{field.name}={_shown(field, getattr(self, field.name))}"
+            for field in self.__attrs_attrs__
+            if field.repr is not False
         )
         return f"{type(self).__qualname__.rsplit('>.', 1)[-1]}({shown})"
 
@@ -41,3 +44,8 @@ class Value:
 
     def __hash__(self) -> int:
         return hash((self.__class__, self._field_values()))
+
+
+def _shown(field: attrs.Attribute[Any], value: object) -> str:
+    """``value`` as attrs' repr shows the field: ``repr`` or the field's own function."""
+    return field.repr(value) if callable(field.repr) else repr(value)
