@@ -15,6 +15,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from axe.domain.errors import AgentError
+from axe.domain.values import Value
 
 HEADER = b"## "
 _LINE_HEADER = b"\n" + HEADER
@@ -92,8 +93,8 @@ def start_of_last(data: bytes, n: int) -> int | None:
     return start
 
 
-@frozen
-class TrimPlan:
+@frozen(repr=False, eq=False)
+class TrimPlan(Value):
     """What a trim of one memory snapshot will do, decided before anything is written: every
     byte from ``keep_from`` (the offset in the snapshot where the kept entries begin) to the
     end of the file, appended ones included, survives unchanged; ``removed == 0`` means the
@@ -133,8 +134,8 @@ def plan_trim(data: bytes, keep: int, *, total: int | None = None) -> TrimPlan:
     return TrimPlan(keep_from=start, removed=total - keep, kept=keep)
 
 
-@frozen
-class MemorySnapshot:
+@frozen(repr=False, eq=False)
+class MemorySnapshot(Value):
     """The bytes of a memory file as read at one moment, and the store's note of which
     version of the file they came from (``stamp``, opaque to the core), by which it refuses to
     apply a :class:`TrimPlan` to a file replaced or shrunk since, at a stale offset."""

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from attrs import frozen
 
+from axe.domain.values import Value
+
 if TYPE_CHECKING:
     from axe.domain.budget import Budget
 
@@ -37,8 +39,8 @@ class ApiError(AxeError):
         self.sent = sent
 
 
-@frozen
-class ModelOrigin:
+@frozen(repr=False, eq=False)
+class ModelOrigin(Value):
     """Where the model of an analysis was named: by ``--model`` (``override``), or in the
     agent ``agent``'s file at ``source`` (its path; "" when the repository has none)."""
 

@@ -12,14 +12,15 @@ from attrs import frozen
 from axe.domain.errors import AxeError
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, Analysis, SweepResult
+from axe.domain.values import Value
 
 if TYPE_CHECKING:  # loaded only by runs that use them (hashlib is slow to load)
     from axe.domain.analysed import AnalysedMemory
     from axe.domain.budget import Budget
 
 
-@frozen
-class SweepStarted:
+@frozen(repr=False, eq=False)
+class SweepStarted(Value):
     """``--all`` found these memory-enabled agents (in name order; possibly none)."""
 
     agents: tuple[str, ...]
@@ -33,8 +34,8 @@ class Exposure(enum.Enum):
     UNCHECKED = "unchecked"  # who may write them cannot be told (Windows, outside the profile)
 
 
-@frozen
-class AgentsIgnored:
+@frozen(repr=False, eq=False)
+class AgentsIgnored(Value):
     """``./axe/agents`` under the working directory, or one file in it, was left out, as
     another user may have written it: ``owner`` is the user id that owns it (``OWNER``),
     ``mode`` its permission bits (``WRITABLE``)."""
@@ -45,31 +46,31 @@ class AgentsIgnored:
     mode: int | None = None
 
 
-@frozen
-class NoAgentsDirectory:
+@frozen(repr=False, eq=False)
+class NoAgentsDirectory(Value):
     """``--all`` found none of the directories agents are kept in; it looked in these."""
 
     searched: tuple[str, ...]
 
 
-@frozen
-class AgentSkipped:
+@frozen(repr=False, eq=False)
+class AgentSkipped(Value):
     """``--all`` left out an agent whose file does not load; the sweep goes on."""
 
     agent: str
     error: AxeError
 
 
-@frozen
-class AgentStarted:
+@frozen(repr=False, eq=False)
+class AgentStarted(Value):
     """gc began on an agent; ``in_sweep`` when it is one of ``--all``'s agents."""
 
     agent: str
     in_sweep: bool
 
 
-@frozen
-class WaitingForLock:
+@frozen(repr=False, eq=False)
+class WaitingForLock(Value):
     """Another gc holds the agent's memory file (``holder`` is its pid, if known); this
     one waits for it to finish, then reads the file as that run left it."""
 
@@ -77,8 +78,8 @@ class WaitingForLock:
     holder: int | None
 
 
-@frozen
-class MemoryRead:
+@frozen(repr=False, eq=False)
+class MemoryRead(Value):
     """The agent's memory file was read: ``entries`` entries in ``size`` bytes."""
 
     agent: str
@@ -86,8 +87,8 @@ class MemoryRead:
     size: int
 
 
-@frozen
-class NoEntryHeadings:
+@frozen(repr=False, eq=False)
+class NoEntryHeadings(Value):
     """The memory file holds text (``size`` bytes) but no line that starts with ``## ``,
     so it has no entries: gc still analyses the text, as the spec says, and trims nothing."""
 
@@ -95,8 +96,8 @@ class NoEntryHeadings:
     size: int
 
 
-@frozen
-class MemoryUnchanged:
+@frozen(repr=False, eq=False)
+class MemoryUnchanged(Value):
     """``--skip-unchanged``: the memory file holds exactly what gc left there when it
     analysed it (``since``), for the model this run would use; it is neither analysed
     again nor trimmed."""
@@ -105,8 +106,8 @@ class MemoryUnchanged:
     since: AnalysedMemory
 
 
-@frozen
-class RecordNotKept:
+@frozen(repr=False, eq=False)
+class RecordNotKept(Value):
     """``--skip-unchanged``: the record of this analysis could not be kept (``reason``, in
     the memory store's words), so the agent will be analysed on every run, unchanged or not."""
 
@@ -114,8 +115,8 @@ class RecordNotKept:
     reason: str
 
 
-@frozen
-class AnalysisStarted:
+@frozen(repr=False, eq=False)
+class AnalysisStarted(Value):
     """The analysis of ``entries`` entries was sent to ``model``; a slow step begins."""
 
     agent: str
@@ -123,8 +124,8 @@ class AnalysisStarted:
     entries: int
 
 
-@frozen
-class AnalysisNarrowed:
+@frozen(repr=False, eq=False)
+class AnalysisNarrowed(Value):
     """The agent's ``budget`` cannot pay for analysing every entry, so only the newest
     ``analysed`` of its ``entries`` are analysed; said before anything is sent, and again
     should a refusal leave fewer affordable."""
@@ -135,8 +136,8 @@ class AnalysisNarrowed:
     entries: int
 
 
-@frozen
-class AnalysisSplit:
+@frozen(repr=False, eq=False)
+class AnalysisSplit(Value):
     """The log does not fit the model: it is analysed in about ``parts`` parts, then merged.
 
     The count is the plan's, not a promise: it is emitted again with the new count when
@@ -147,8 +148,8 @@ class AnalysisSplit:
     parts: int
 
 
-@frozen
-class PartAnalysed:
+@frozen(repr=False, eq=False)
+class PartAnalysed(Value):
     """``done`` parts have their report, of the ``parts`` last announced."""
 
     agent: str
@@ -156,31 +157,31 @@ class PartAnalysed:
     parts: int
 
 
-@frozen
-class MergeStarted:
+@frozen(repr=False, eq=False)
+class MergeStarted(Value):
     """``reports`` part reports are being merged into one (in rounds, if they do not fit)."""
 
     agent: str
     reports: int
 
 
-@frozen
-class AnalysisReady:
+@frozen(repr=False, eq=False)
+class AnalysisReady(Value):
     """The report is in (merged from parts, if the log had to be split)."""
 
     agent: str
     analysis: Analysis
 
 
-@frozen
-class AgentFinished:
+@frozen(repr=False, eq=False)
+class AgentFinished(Value):
     """gc is done with one agent, however it ended."""
 
     result: AgentResult
 
 
-@frozen
-class SweepProgress:
+@frozen(repr=False, eq=False)
+class SweepProgress(Value):
     """With ``--jobs``: ``done`` of ``total`` agents reported, these ones at work now (for
     a live display; the agents' own events follow in name order)."""
 
@@ -189,8 +190,8 @@ class SweepProgress:
     running: tuple[str, ...]
 
 
-@frozen
-class SweepFinished:
+@frozen(repr=False, eq=False)
+class SweepFinished(Value):
     """``--all`` is done with every agent."""
 
     result: SweepResult

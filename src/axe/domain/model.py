@@ -6,6 +6,7 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from axe.domain.errors import AgentError, ConfigError
+from axe.domain.values import Value
 
 _QUOTE_ESCAPES = {
     **{
@@ -32,8 +33,8 @@ def quoted(text: str) -> str:
     return f'"{text.translate(_QUOTE_ESCAPES)}"'
 
 
-@frozen
-class ModelRef:
+@frozen(repr=False, eq=False)
+class ModelRef(Value):
     """A ``provider/model-name`` reference; the model part may itself contain ``/``."""
 
     provider: str
@@ -55,8 +56,8 @@ class ModelRef:
         return f"{self.provider}/{self.name}"
 
 
-@frozen
-class MemoryConfig:
+@frozen(repr=False, eq=False)
+class MemoryConfig(Value):
     """The ``[memory]`` table; no table means memory is disabled."""
 
     enabled: bool = False
@@ -65,16 +66,16 @@ class MemoryConfig:
     max_entries: int = 0
 
 
-@frozen
-class BudgetConfig:
+@frozen(repr=False, eq=False)
+class BudgetConfig(Value):
     """The ``[budget]`` table: ``max_tokens`` an analysis of the agent may spend, input
     plus output (0: unlimited), the cap the Go axe's ``axe run`` sets itself too."""
 
     max_tokens: int = 0
 
 
-@frozen
-class SubAgentsConfig:
+@frozen(repr=False, eq=False)
+class SubAgentsConfig(Value):
     """The ``[sub_agents_config]`` table; gc only validates it, as the Go axe does on load."""
 
     max_depth: int = 0
@@ -82,16 +83,16 @@ class SubAgentsConfig:
     timeout: int = 0
 
 
-@frozen
-class Params:
+@frozen(repr=False, eq=False)
+class Params(Value):
     """The ``[params]`` table; gc ignores it (analysis uses fixed settings)."""
 
     temperature: float = 0.0
     max_tokens: int = 0
 
 
-@frozen
-class AgentConfig:
+@frozen(repr=False, eq=False)
+class AgentConfig(Value):
     """An agent as gc needs it: ``name``, its identity, is its file name without ``.toml``
     (the ``name`` key inside is only a ``display_name``), so ``axe gc reviewer`` and ``axe gc
     --all`` address the same memory file; ``source`` is where it was read from (a path; ""

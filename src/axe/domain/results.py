@@ -11,6 +11,7 @@ from attrs import frozen
 
 from axe.domain.errors import EXIT_SUCCESS, ApiError, AxeError, PromptTooLargeError, exit_code_for
 from axe.domain.model import ModelRef
+from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.domain.budget import Budget, Estimate
@@ -30,8 +31,8 @@ class AgentStatus(enum.Enum):
     FAILED = "failed"
 
 
-@frozen
-class Usage:
+@frozen(repr=False, eq=False)
+class Usage(Value):
     """Tokens a provider reports having read and written, summed over split analyses;
     ``cost``, the price in US dollars where the provider states it (OpenRouter's
     ``usage.cost``), a sum keeping the costs that are known."""
@@ -49,8 +50,8 @@ class Usage:
         )
 
 
-@frozen
-class Completion:
+@frozen(repr=False, eq=False)
+class Completion(Value):
     """One reply of an :class:`~axe.application.ports.LLMClient`: its text, its cost, and
     the HTTP requests it took (``sent``, retries of a 429 or a 503 included)."""
 
@@ -59,8 +60,8 @@ class Completion:
     sent: int = 1
 
 
-@frozen(kw_only=True)
-class Spent:
+@frozen(kw_only=True, repr=False, eq=False)
+class Spent(Value):
     """What one agent's analysis sent and what it cost, whatever came of it: the bill of a
     failed analysis counts too.
 
@@ -88,8 +89,8 @@ class Spent:
         return Spent(usage=self.usage, requests=self.requests + sent, parts=self.parts)
 
 
-@frozen(kw_only=True)
-class Analysis:
+@frozen(kw_only=True, repr=False, eq=False)
+class Analysis(Value):
     """The report gc obtained for one agent's memory, and what obtaining it spent;
     ``parts`` is 1 when the whole log went in one request (gc-spec §3.7), more when the log
     was analysed in parts whose reports were then merged."""
@@ -110,8 +111,8 @@ class Analysis:
         return self.spent.requests
 
 
-@frozen(kw_only=True)
-class AgentResult:
+@frozen(kw_only=True, repr=False, eq=False)
+class AgentResult(Value):
     """The outcome of gc for one agent.
 
     ``entries`` is the count before any trim, None when gc did not get as far as reading
@@ -158,8 +159,8 @@ class AgentResult:
         return EXIT_SUCCESS if self.error is None else exit_code_for(self.error)
 
 
-@frozen
-class SweepResult:
+@frozen(repr=False, eq=False)
+class SweepResult(Value):
     """The outcome of ``--all``: every memory-enabled agent's result, in name order."""
 
     agents: tuple[AgentResult, ...]

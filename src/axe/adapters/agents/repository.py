@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shlex
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -32,13 +31,14 @@ from axe.domain.model import (
     validate_agent,
     validate_agent_name,
 )
+from axe.domain.values import Value
 
 Report = Callable[[AgentsIgnored | NoAgentsDirectory], None]
 _SHOWN_NAMES = 10  # a not-found message lists at most this many agents
 _WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
 
 
-@define
+@define(repr=False, eq=False)  # read once into an AgentConfig, never shown or compared
 class _AgentFile:
     """The agent file's layout; every key the Go axe knows, so their types are checked."""
 
@@ -57,8 +57,8 @@ class _AgentFile:
     budget: BudgetConfig = Factory(BudgetConfig)
 
 
-@frozen
-class Guarded:
+@frozen(repr=False, eq=False)
+class Guarded(Value):
     """A directory another user may control: ``./axe/agents`` under the working directory.
 
     It is used only when it, and each file read from it, belongs to ``euid`` (or root, who
@@ -253,6 +253,8 @@ class TomlAgentRepository:
         if found is not None and (not given.is_file() or _same(given, found)):
             return f": axe gc {stem}"
         if given.is_file():
+            import shlex  # noqa: PLC0415  (a path given for a name only)
+
             return f": axe gc {stem} --agents-dir {shlex.quote(str(given.parent))}"
         return ""
 

@@ -13,9 +13,11 @@ from pathlib import Path
 
 from attrs import frozen
 
+from axe.domain.values import Value
 
-@frozen
-class FileStamp:
+
+@frozen(repr=False, eq=False)
+class FileStamp(Value):
     """Which version of a file some bytes came from: same device, inode and at least size."""
 
     device: int

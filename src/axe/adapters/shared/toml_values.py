@@ -1,10 +1,12 @@
 """Turn parsed TOML into attrs values, as strictly as the Go axe's TOML decoder does.
 
-cattrs by default coerces (``int("10")``, ``int(True)``); a config with ``last_n = "ten"``
-or ``enabled = "yes"`` must instead be a config error that names the key, so the primitive
-hooks here accept only the TOML type that was meant, and integers only within TOML's
-64-bit range. Errors speak TOML: the full dotted key (``providers.openai.base_url``) and
-the value as it is written in the file (``true``, ``"ten"``).
+A config with ``last_n = "ten"`` or ``enabled = "yes"`` is a config error that names the
+key, never a coercion (``int("10")``, ``int(True)``): a value is taken only from the TOML
+type that is meant, integers only within TOML's 64-bit range, a table only from a table.
+Errors speak TOML: the full dotted key (``providers.openai.base_url``) and the value as it
+is written in the file (``true``, ``"ten"``). The values are built by walking their attrs
+fields, with no generated code: every run that reads an agent file does this once, so it
+must cost less than importing a structuring library would.
 """
 
 from __future__ import annotations
@@ -12,17 +14,15 @@ from __future__ import annotations
 import functools
 import os
 import re
+import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
 from axe.adapters.shared.reading import describe_os_error, read_regular
 from axe.domain.errors import ConfigError
-
-if TYPE_CHECKING:
-    import cattrs
 
 T = TypeVar("T")
 
@@ -30,19 +30,6 @@ _MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _TYPE_NAMES = {int: "an integer", bool: "true or false", str: "a string", float: "a number"}
 _INT64 = range(-(2**63), 2**63)
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _strict(kind: type[Any]) -> Any:
-    def structure(value: Any, _: Any) -> Any:
-        if kind is float and type(value) is int:
-            return float(value)
-        if type(value) is not kind:
-            raise ValueError(f"expected {_TYPE_NAMES[kind]}, got {_describe(value)}")
-        if kind is int and value not in _INT64:
-            raise ValueError(f"{value} is outside TOML's 64-bit integer range")
-        return value
-
-    return structure
 
 
 def _describe(value: Any) -> str:
@@ -63,80 +50,62 @@ def _describe(value: Any) -> str:
     return str(value)
 
 
+class _WrongValueError(ValueError):
+    """The first wrong value, after its key as TOML writes it (``memory.last_n: ...``)."""
+
+    def __init__(self, key: str, text: str) -> None:
+        super().__init__(f"{key}: {text}" if key else text)
+
+
 @functools.cache
-def _converter() -> cattrs.Converter:
-    """Built on first use: cattrs is only imported once a TOML file has actually been read.
-
-    cattrs would quietly build from the wrong container (a string iterates as a list, a
-    table built from a string gets defaults); in TOML a table must be a table, so each of
-    its hooks for tables and arrays is wrapped in a check of what it is given."""
-    import cattrs  # noqa: PLC0415
-    from cattrs.cols import list_structure_factory, mapping_structure_factory  # noqa: PLC0415
-    from cattrs.gen import make_dict_structure_fn  # noqa: PLC0415
-
-    converter = cattrs.Converter(forbid_extra_keys=False)
-    for kind in (int, bool, str, float):
-        converter.register_structure_hook(kind, _strict(kind))
-
-    def checked(factory: Any, container: type[Any], expected: str) -> Any:
-        def hook(kind: Any) -> Any:
-            build = factory(kind, converter)
-
-            def structure(value: Any, _: Any) -> Any:
-                if not isinstance(value, container):
-                    raise ValueError(f"expected {expected}, got {_describe(value)}")
-                return build(value, kind)
-
-            return structure
-
-        return hook
-
-    for matches, factory, container, expected in (
-        (attrs.has, make_dict_structure_fn, Mapping, "a table"),
-        (_origin_is(dict), mapping_structure_factory, Mapping, "a table"),
-        (_origin_is(list), list_structure_factory, list, "an array"),
-    ):
-        converter.register_structure_hook_factory(matches, checked(factory, container, expected))
-    return converter
+def _fields(kind: type[Any]) -> list[tuple[str, str, Any]]:
+    """Each field of the attrs class ``kind``: its key, its argument's name, its type."""
+    hints = typing.get_type_hints(kind)
+    return [(field.name, field.alias, hints[field.name]) for field in attrs.fields(kind)]
 
 
-def _origin_is(origin: type[Any]) -> Callable[[Any], bool]:
-    return lambda kind: getattr(kind, "__origin__", None) is origin
+def _structured(value: Any, kind: Any, key: str = "") -> Any:
+    """``value``, found at ``key``, as a ``kind``: an attrs class (a table; keys it does
+    not know are ignored, missing ones take their defaults), ``list[T]``, ``dict[str, T]``,
+    or str, int, bool or float, each only from the TOML type that is meant. The first wrong
+    value, in the order of the fields, is raised as a :class:`_WrongValueError`.
+    """
+    origin = getattr(kind, "__origin__", None)
+    if origin is None and not attrs.has(kind):
+        return _primitive(value, kind, key)
+    if origin is list:
+        if not isinstance(value, list):
+            raise _WrongValueError(key, f"expected an array, got {_describe(value)}")
+        return [_structured(item, kind.__args__[0], f"{key}[{i}]") for i, item in enumerate(value)]
+    if not isinstance(value, Mapping):
+        raise _WrongValueError(key, f"expected a table, got {_describe(value)}")
+    if origin is dict:
+        return {
+            name: _structured(item, kind.__args__[1], _key(key, name))
+            for name, item in value.items()
+        }
+    return kind(
+        **{
+            alias: _structured(value[name], of, _key(key, name))
+            for name, alias, of in _fields(kind)
+            if name in value
+        }
+    )
 
 
-def _first_problem(error: Exception) -> str:
-    import cattrs  # noqa: PLC0415
-
-    def fmt(exc: BaseException, _type: Any) -> str:
-        if isinstance(exc, KeyError):
-            return "is required"
-        if isinstance(exc, (TypeError, AttributeError)):
-            return "has the wrong type"
-        return str(exc)
-
-    messages = cattrs.transform_error(error, path="", format_exception=fmt)
-    message = messages[0] if messages else str(error)
-    text, _, where = message.rpartition(" @ ")
-    key = _toml_path(where)
-    return f"{key}: {text}" if key else text
+def _primitive(value: Any, kind: type[Any], key: str) -> Any:
+    if kind is float and type(value) is int:
+        return float(value)
+    if type(value) is not kind:
+        raise _WrongValueError(key, f"expected {_TYPE_NAMES[kind]}, got {_describe(value)}")
+    if kind is int and value not in _INT64:
+        raise _WrongValueError(key, f"{value} is outside TOML's 64-bit integer range")
+    return value
 
 
-_PATH_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\]")
-
-
-def _toml_path(where: str) -> str:
-    """cattrs' ``.memory.last_n`` or ``.providers['openai'].base_url`` as TOML writes the
-    key: ``memory.last_n``, ``providers.openai.base_url``, ``files[2]``."""
-    import ast  # noqa: PLC0415  (error paths only: start-up matters)
-
-    path = ""
-    for attribute, index, key in _PATH_STEP.findall(where):
-        if index:
-            path += f"[{index}]"
-        else:
-            written = _toml_key(attribute or ast.literal_eval(key))
-            path += f".{written}" if path else written
-    return path
+def _key(table: str, name: str) -> str:
+    """The key ``name`` of the table at ``table`` ("": the document), as TOML writes it."""
+    return f"{table}.{_toml_key(name)}" if table else _toml_key(name)
 
 
 def _toml_key(name: str) -> str:
@@ -172,12 +141,10 @@ def structure(data: Mapping[str, Any], kind: type[T], *, source: str) -> T:
     Raises:
         ConfigError: a value has the wrong type; the message names ``source`` and the key.
     """
-    import cattrs  # noqa: PLC0415
-
     try:
-        return _converter().structure(data, kind)
-    except (cattrs.BaseValidationError, ValueError, TypeError, AttributeError) as error:
-        raise ConfigError(f"invalid config {source}: {_first_problem(error)}") from None
+        return _structured(data, kind)  # type: ignore[no-any-return]
+    except _WrongValueError as problem:
+        raise ConfigError(f"invalid config {source}: {problem}") from None
 
 
 def load_toml(
