@@ -35,7 +35,7 @@ from axe.domain.prompt import ANALYSIS_MAX_TOKENS
 from axe.domain.results import Completion, Usage
 from axe.domain.spending import Budgeted, estimated, forecast, input_cost, within
 from tests.support import entries, entry
-from tests.unit.test_planning import _LOGS, _PROVIDERS, Provider, covered, drive
+from tests.unit.test_planning import _LOGS, _PROVIDERS, Provider, covered, drive, numbered_log
 
 REPLY = 7  # the tokens of every reply, as the provider of tests/unit/test_planning.py counts
 
@@ -91,6 +91,13 @@ _BUDGETS = st.integers(4_200, 60_000)
     b"".join(entry(i, result="the agent reviewed the change " * 4) for i in range(60)),
     Provider(window=1500, style="numbers", shares=(0.6,) * 7, usage=True),
     12_000,
+)
+@example(  # the last part's reply would not leave room for a merge: paid for as a batch
+    numbered_log([(0, "w "), (0, "w "), (174, "w ")]),
+    Provider(
+        window=300, style="numbers", shares=(0.375, 0.375, 1.0, 1.0, 0.5, 1.0, 0.5), report=10
+    ),
+    4_826,
 )
 def test_no_request_is_sent_that_could_take_the_spending_past_the_budget(
     log: bytes, provider: Provider, tokens: int
