@@ -92,7 +92,7 @@ _BUDGETS = st.integers(4_200, 60_000)
     Provider(window=1500, style="numbers", shares=(0.6,) * 7, usage=True),
     12_000,
 )
-@example(  # the last part's reply would not leave room for a merge: paid for as a batch
+@example(  # merges that cannot be foreseen (a 300-token window): a batch paid with its replies
     numbered_log([(0, "w "), (0, "w "), (174, "w ")]),
     Provider(
         window=300, style="numbers", shares=(0.375, 0.375, 1.0, 1.0, 0.5, 1.0, 0.5), report=10
