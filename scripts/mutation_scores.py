@@ -1,5 +1,6 @@
-"""The mutation score of each module after `make mutate` (docs/testing.md), and every
-mutant that survived, by name, so each can be looked at with `mutmut show NAME`.
+"""The mutation score of each module after `make mutate` (docs/testing.md), as the
+Markdown table docs/testing.md records, and every mutant that survived, by name, so each
+can be looked at with `mutmut show NAME`.
 
 Reads the results mutmut keeps beside each mutated file (``mutants/**/*.py.meta``). A
 timeout counts as caught: the mutant made the tests hang, which a user would see too.
@@ -33,6 +34,17 @@ def _timed_out(code: int | None) -> bool:
     return CAUGHT.get(code) == "timeout"  # type: ignore[arg-type]
 
 
+def _row(module: str, codes: dict[str, int | None]) -> None:
+    outcomes = Counter(_outcome(code) for code in codes.values())
+    timeouts = sum(_timed_out(code) for code in codes.values())
+    caught = outcomes["caught"]
+    others = [f"{n} {kind}" for kind, n in outcomes.items() if kind not in {"caught", "survived"}]
+    name = module if module == "all" else f"`{module.removeprefix('axe/')}`"
+    missed = f"{len(codes) - caught}" + (f" ({', '.join(others)})" if others else "")
+    score = f"{caught / len(codes):.1%}"
+    print(f"| {name} | {len(codes):,} | {caught:,} ({timeouts}) | {missed} | {score} |")
+
+
 def main() -> int:
     metas = sorted(MUTANTS.glob("src/**/*.py.meta"))
     if not metas:
@@ -40,30 +52,18 @@ def main() -> int:
         return 2
     listed = set(re.findall(r"`(axe\.[\w.ǁ]+__mutmut_\d+)`", LISTED.read_text()))
     survivors: list[str] = []
-    print(
-        f"{'module':<34} {'mutants':>7} {'caught':>6} {'(timeout)':>9} {'survived':>8} {'score':>6}"
-    )
+    print("| module | mutants | caught (timeout) | not caught | score |\n|---|---|---|---|---|")
+    every: dict[str, int | None] = {}
     for meta in metas:
         codes = json.loads(meta.read_text())["exit_code_by_key"]
-        if not codes:
-            continue
-        outcomes = Counter(_outcome(code) for code in codes.values())
-        module = meta.relative_to(MUTANTS / "src").as_posix().removesuffix(".meta")
-        score = outcomes["caught"] / len(codes)
-        timeouts = sum(_timed_out(code) for code in codes.values())
-        print(
-            f"{module:<34} {len(codes):>7} {outcomes['caught']:>6} {timeouts:>9} "
-            f"{outcomes['survived']:>8} {score:>6.1%}"
-            + "".join(
-                f"  {count} {kind}"
-                for kind, count in outcomes.items()
-                if kind not in {"caught", "survived"}
-            )
-        )
+        if codes:
+            _row(meta.relative_to(MUTANTS / "src").as_posix().removesuffix(".meta"), codes)
+        every |= codes
         survivors += sorted(
             (name for name, code in codes.items() if _outcome(code) != "caught"),
             key=lambda name: (name.rsplit("_", 1)[0], int(name.rsplit("_", 1)[1])),
         )
+    _row("all", every)
     unlisted = [name for name in survivors if name not in listed]
     print(f"\n{len(survivors)} not caught, {len(unlisted)} of them not in docs/testing.md:")
     for name in unlisted:

@@ -7,16 +7,23 @@ trusted; the tests that need one of them set it themselves.
 
 Every test function also needs a docstring whose first line says what user-visible promise
 it keeps: a run that collects one without fails before any test runs, listing them all.
+
+``make mutate`` runs the fast tests with ``--hypothesis-profile=mutation`` (pyproject.toml's
+``[tool.mutmut]``): the same examples at every run, so which mutants are caught does not
+depend on a draw, and a mutant that hangs a test is given up on after a few CPU seconds of
+that test rather than mutmut's limit for all of them (docs/testing.md).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import signal
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from types import FrameType
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
 from tests.e2e.loopback_proxy import LoopbackProxy, loopback_proxy
@@ -27,6 +34,15 @@ settings.register_profile(
     "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile("dev", max_examples=100, deadline=None)
+settings.register_profile(
+    "mutation",  # the dev examples, drawn from each test's own fixed seed; no shrinking
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=[Phase.explicit, Phase.generate, Phase.target],
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
@@ -52,6 +68,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             "whose first line says what user-visible promise the test keeps (issue 8):\n"
             + "\n".join(f"  {node_id}" for node_id in missing)
         )
+
+
+# CPU seconds a test may use while mutmut runs a mutant: about three times the slowest
+# selected test's (1.4 to 1.9 s), whatever the machine's load (a wall-clock limit is not).
+_MUTANT_TEST_CPU_SECONDS = 5
+
+
+def _give_up_on_mutant(_signal: int, _frame: FrameType | None) -> None:
+    os.kill(os.getpid(), signal.SIGXCPU)  # as mutmut's own limit does: counted as a timeout
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """Under mutation (mutmut names the mutant in ``MUTANT_UNDER_TEST``), a test that hangs
+    ends the mutant's run after its own CPU seconds, not after mutmut's limit for every
+    test selected (2.5 times their total, 30 s for the planner's)."""
+    if "__mutmut_" not in os.environ.get("MUTANT_UNDER_TEST", ""):
+        return (yield)
+    signal.signal(signal.SIGPROF, _give_up_on_mutant)
+    signal.setitimer(signal.ITIMER_PROF, _MUTANT_TEST_CPU_SECONDS)
+    try:
+        return (yield)
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 _CA_VARIABLES = frozenset({"SSL_CERT_FILE", "SSL_CERT_DIR"})

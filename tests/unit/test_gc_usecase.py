@@ -8,6 +8,7 @@ exact lines are compared, so the core and the renderer are checked together.
 from __future__ import annotations
 
 import gc
+import re
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -27,7 +28,13 @@ from axe.application.gc import (
 )
 from axe.application.ports import AnalysisRequest
 from axe.domain.entries import MemorySnapshot
-from axe.domain.errors import AgentError, ApiError, ModelNotFoundError, ModelOrigin
+from axe.domain.errors import (
+    AgentError,
+    ApiError,
+    ModelNotFoundError,
+    ModelOrigin,
+    PromptTooLargeError,
+)
 from axe.domain.events import (
     AgentFinished,
     AgentSkipped,
@@ -800,3 +807,28 @@ def test_ctrl_c_during_a_split_analysis_sends_no_further_part() -> None:
     assert memory.ended.acquire(timeout=10)
     assert len([r for r in llm.requests if r.content != files["b"]]) == 1
     assert memory.files == files
+
+
+def test_a_failed_part_is_named_with_how_many_parts_the_log_has() -> None:
+    """A part that fails for another reason than its size is said as "analysis of part 3
+    of N failed", N the number of parts the log was split into (never a placeholder)."""
+    memory = entries(300)
+    sent: list[AnalysisRequest] = []
+
+    def provider(request: AnalysisRequest) -> Completion | ApiError:
+        if request.content == memory:
+            return PromptTooLargeError("too long", tokens=len(memory), limit=3000, sent=1)
+        sent.append(request)
+        if len(sent) == 3:
+            return ApiError("anthropic API error (HTTP 500): overloaded", sent=1)
+        return Completion("report", Usage(100, 5))
+
+    agent, llm = make_agent("a", last_n=2), ScriptedLLM(script=provider)
+    result = collect_garbage(
+        "a", GcOptions(part_concurrency=1), ports(agent, files={"a": memory}, llm=llm)
+    )
+    assert isinstance(result.error, ApiError)
+    said = re.fullmatch(r"analysis of part 3 of (\d+) failed: (.*)", str(result.error))
+    assert said is not None
+    assert said[2] == "anthropic API error (HTTP 500): overloaded"
+    assert int(said[1]) >= 3

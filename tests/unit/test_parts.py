@@ -448,3 +448,36 @@ def test_counts_made_of_other_bytes_are_not_taken_for_the_logs() -> None:
     layout = LogLayout(log, entries=EntryCounts(b"## x\n" * len(log)))
     assert layout.part(0, len(log)) == Part(0, len(log), 1, 2)
     assert layout.entries_between(0, len(log)) == 2
+
+
+def test_a_run_of_entries_is_planned_within_its_own_ends() -> None:
+    """The parts of a run of entries (the planner plans each span alone) end at the run's
+    end, however much room is left: never in the entries after it, which another part
+    sends (were the first guess or a later one below the run's start, an offset counted
+    from the log's end would find them)."""
+    log = entries(50)
+    starts = entry_starts(log)
+    layout = LogLayout(log)
+    for room in (layout.cost(0, starts[30]), layout.cost(0, len(log))):
+        assert plan_parts(layout, room, 0, starts[10]) == [layout.part(0, starts[10])]
+        assert plan_parts(layout, room, starts[5], starts[10]) == [
+            layout.part(starts[5], starts[10])
+        ]
+
+
+def test_the_last_entry_of_a_run_is_sent_whole_when_it_fits_though_sparser_than_the_run() -> None:
+    """The last entry of a run (the planner plans each span alone) that fits a part of its
+    own is sent whole, not cut, even when the run's earlier entries are denser, so that
+    a first guess from the run's density ends inside it."""
+    dense = b"## a\n" + "é".encode() * 150 + b"\n"
+    sparse = b"## b\n" + b"x" * 1000 + b"\n"
+    log = dense + sparse + entries(2)
+    layout = LogLayout(log)
+    end = len(dense + sparse)
+    room = layout.cost(0, len(dense))
+    assert layout.cost(len(dense), end) <= room < layout.cost(0, end)
+    assert room / (layout.cost(0, end) / end) < len(sparse)  # room's worth of the run: inside it
+    assert plan_parts(layout, room, 0, end) == [
+        layout.part(0, len(dense)),
+        layout.part(len(dense), end),
+    ]

@@ -116,7 +116,7 @@ class LogAnalysis:
         from axe.domain.spending import within  # noqa: PLC0415  (with a budget only: start-up)
 
         self._layout = layout
-        return within(start(memory, cap, layout), self.budget, layout)
+        return within(start(memory, cap, layout), self.budget)
 
     def _tell_narrowing(self, plan: Plan | Budgeted | Finished, told: int) -> int:
         """Where the analysis begins now; the frontend is told when the budget moved it."""

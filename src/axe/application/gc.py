@@ -203,7 +203,6 @@ class _AgentGc:
     ports: GcPorts
     stop: StopSignal = Factory(StopSignal)
     entries: int | None = field(default=None, init=False)
-    counted: EntryCounts | None = field(default=None, init=False)  # reused by the planning
     model: ModelRef | None = field(default=None, init=False)
     analysis: Analysis | None = field(default=None, init=False)
     spent: Spent | None = field(default=None, init=False)
@@ -242,13 +241,14 @@ class _AgentGc:
     def _waiting(self, holder: int | None) -> None:
         self.ports.output.emit(WaitingForLock(self.agent.name, holder))
 
-    def _report_read(self, snapshot: MemorySnapshot) -> int:
-        self.counted = EntryCounts(snapshot.content)
-        count = self.entries = self.counted.total
-        self.ports.output.emit(MemoryRead(self.agent.name, count, len(snapshot.content)))
-        if not count:
+    def _report_read(self, snapshot: MemorySnapshot) -> EntryCounts:
+        """Says how many entries the file holds; the counts, for the planning to reuse."""
+        counted = EntryCounts(snapshot.content)
+        self.entries = counted.total
+        self.ports.output.emit(MemoryRead(self.agent.name, counted.total, len(snapshot.content)))
+        if not counted.total:
             self.ports.output.emit(NoEntryHeadings(self.agent.name, len(snapshot.content)))
-        return count
+        return counted
 
     def _unchanged(self, snapshot: MemorySnapshot | None = None) -> AgentResult | None:
         """The result of a skip, when the file (``snapshot``, else read now) holds exactly
@@ -268,7 +268,7 @@ class _AgentGc:
         if not since.holds(snapshot.content, model):
             return None
         self.model = model
-        count = self._report_read(snapshot)
+        count = self._report_read(snapshot).total
         self.ports.output.emit(MemoryUnchanged(self.agent.name, since))
         return self._result(AgentStatus.UNCHANGED, kept=count)
 
@@ -280,8 +280,7 @@ class _AgentGc:
         gc has not analysed."""
         if self.analysed is not None and self.analysed < entries:
             return
-        if self.model is None:
-            return
+        assert self.model is not None  # chosen before the analysis
         why_not = self.ports.memory.remember_analysed(self.agent, left, model=self.model)
         if why_not is not None and self.options.skip_unchanged:
             self.ports.output.emit(RecordNotKept(self.agent.name, why_not))
@@ -294,15 +293,15 @@ class _AgentGc:
             return self._result(AgentStatus.EMPTY, kept=0)
         if self.options.skip_unchanged and (skipped := self._unchanged(snapshot)):
             return skipped  # another gc analysed it while this one waited for the lock
-        count = self._report_read(snapshot)
+        counted = self._report_read(snapshot)
+        count = counted.total
 
         self.model = self.options.model_override or ModelRef.parse(self.agent.model)
         if self.options.estimate:
-            assert self.counted is not None  # counted by _report_read
-            self.estimate = self._analysis(self.model).estimate(snapshot.content, self.counted)
+            self.estimate = self._analysis(self.model).estimate(snapshot.content, counted)
             return self._result(AgentStatus.ESTIMATED, kept=count)
         self.stop.check()
-        self.analysis = self._analyse(snapshot.content, self.model)
+        self.analysis = self._analyse(counted, self.model)
         self.ports.output.emit(AnalysisReady(name, self.analysis))
 
         if self.options.dry_run:
@@ -323,11 +322,11 @@ class _AgentGc:
         self._remember(snapshot.content[plan.keep_from :], target)
         return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
 
-    def _analyse(self, memory: bytes, model: ModelRef) -> Analysis:
-        self.ports.output.emit(AnalysisStarted(self.agent.name, model, self.entries or 0))
+    def _analyse(self, counted: EntryCounts, model: ModelRef) -> Analysis:
+        self.ports.output.emit(AnalysisStarted(self.agent.name, model, counted.total))
         analysis = self._analysis(model)
         try:
-            return analysis.run(memory, self.counted)
+            return analysis.run(counted.data, counted)
         finally:
             self.spent = analysis.spent  # what was sent is said, also on a failure
             self.budget_used = analysis.budget_used

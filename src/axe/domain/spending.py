@@ -122,7 +122,6 @@ class Budgeted:
 
     plan: Plan
     budget: Budget
-    layout: LogLayout
     used: int = 0
 
     @property
@@ -153,7 +152,7 @@ class Budgeted:
         following = self.plan.after(outcomes)
         if isinstance(following, Finished | Failed):
             return following
-        return within(following, self.budget, self.layout, used)
+        return within(following, self.budget, used)
 
 
 def _charge(sizing: Sizing, ask: Ask, outcome: Outcome) -> int:
@@ -168,9 +167,7 @@ def _charge(sizing: Sizing, ask: Ask, outcome: Outcome) -> int:
     return input_cost(sizing, ask) + ANALYSIS_MAX_TOKENS
 
 
-def within(
-    plan: Plan | Finished, budget: Budget, layout: LogLayout, used: int = 0
-) -> Budgeted | Finished:
+def within(plan: Plan | Finished, budget: Budget, used: int = 0) -> Budgeted | Finished:
     """``plan`` as it is if ``budget`` can pay for it beside ``used``, else narrowed to the
     newest entries whose analysis it can pay for (by forecast: the most entries, found by
     doubling from the newest, then halving).
@@ -183,7 +180,7 @@ def within(
         return plan
     left = budget.max_tokens - used
     if _affordable(plan, left):
-        return Budgeted(plan, budget, layout, used)
+        return Budgeted(plan, budget, used)
     points = narrowing_points(plan)
     newest = narrowed(plan, points[-1])
     needed = forecast(newest).total
@@ -200,7 +197,7 @@ def within(
             affordable, newest, step = at, candidate, step * 2
     if isinstance(newest, Finished):
         return newest
-    return Budgeted(newest, budget, layout, used)
+    return Budgeted(newest, budget, used)
 
 
 def _affordable(plan: Plan, left: int) -> bool:
@@ -236,7 +233,7 @@ def estimated(
     chosen: Plan | Finished = plan
     if budget is not None:
         try:
-            kept = within(plan, budget, layout)
+            kept = within(plan, budget)
         except BudgetTooSmallError as error:
             return Estimate(window=window, all_entries=everything.total, one_entry=error.needed)
         chosen = kept.plan if isinstance(kept, Budgeted) else kept
