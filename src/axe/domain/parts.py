@@ -16,6 +16,7 @@ from attrs import frozen
 
 from axe.domain.entries import HEADER, EntryCounts
 from axe.domain.tokens import Classes, classes_sum, token_classes
+from axe.domain.values import Value
 
 Measure = Callable[[Classes], float]  # what an estimate by kind of text costs (default: sum)
 _BLOCK = 1 << 15  # bytes whose estimate is kept, so a span is estimated from its two ends
@@ -26,8 +27,8 @@ _MARKER = (
 _MIN_KEPT = 64  # bytes of a cut entry always sent: at least its header line, in practice
 
 
-@frozen
-class Part:
+@frozen(repr=False, eq=False)
+class Part(Value):
     """Bytes ``start:end`` of the log, holding entries ``first_entry`` (1-based) onward.
 
     ``sent_bytes`` is None when the part is sent whole; otherwise it is one entry of which

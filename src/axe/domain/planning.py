@@ -32,6 +32,7 @@ from axe.domain.prompt import (
 )
 from axe.domain.results import Completion
 from axe.domain.tokens import Calibration, Classes, classes_sum, token_classes
+from axe.domain.values import Value
 
 _CALIBRATED_MARGIN = 0.95  # estimates scaled to a provider's count are exact on average only
 _SMALLEST_PART = 64  # bytes of the log; a part this small refused: the window is too small
@@ -88,8 +89,8 @@ class Ask:
         return self.classes or request_classes(self.system_prompt, self.content())
 
 
-@frozen
-class Batch:
+@frozen(repr=False, eq=False)
+class Batch(Value):
     """Requests to send together (a bounded few at a time; the first failure stops what
     has not started), and what a frontend is told of them: ``total`` parts the log is planned
     in now (``PARTS``) or reports this round merges (``MERGE``), ``done`` parts reported."""
@@ -100,8 +101,8 @@ class Batch:
     done: int = 0
 
 
-@frozen
-class Finished:
+@frozen(repr=False, eq=False)
+class Finished(Value):
     """The report: the one reply of a log that fits, or the last merge; it covers the log
     from byte ``start`` on (0 unless a budget left the oldest entries out)."""
 
@@ -109,8 +110,8 @@ class Finished:
     start: int = 0
 
 
-@frozen
-class Failed:
+@frozen(repr=False, eq=False)
+class Failed(Value):
     """A request failed for another reason than its size: ``error`` as the client gave it,
     and where: part ``at`` of ``of`` (``PARTS``), a merge of ``of`` reports (``MERGE``), or
     the whole log (``WHOLE``)."""
@@ -121,8 +122,8 @@ class Failed:
     of: int = 0
 
 
-@frozen
-class Sizing:
+@frozen(repr=False, eq=False)
+class Sizing(Value):
     """What is known of how large one request may be: each lesson returns a new value,
     handed from plan to plan, so nothing learnt is lost between batches and rounds.
 

@@ -29,6 +29,8 @@ import string
 
 from attrs import frozen
 
+from axe.domain.values import Value
+
 _SLICE = 1 << 16  # bytes counted at once: small enough to stay in the CPU's caches
 _LETTER, _DIGIT, _SPACE = 1, 2, 3  # kinds of byte; 0: any other, a whole token each
 _KINDS = bytes(  # the ``translate`` table: each byte to its kind
@@ -114,8 +116,8 @@ def certainly_under(data: bytes, tokens: int) -> bool:
     return len(data) < 4 * tokens and estimate_tokens(data) < tokens
 
 
-@frozen
-class Calibration:
+@frozen(repr=False, eq=False)
+class Calibration(Value):
     """Upper bounds of a provider's count, learnt from requests it counted.
 
     Each kind of text costs the provider at most what the estimate gives it (the estimate's

@@ -40,6 +40,7 @@ from axe.adapters.llm.wire import (
 from axe.adapters.llm.wire.base import WireFormat
 from axe.domain.errors import AgentError
 from axe.domain.model import quoted
+from axe.domain.values import Value
 
 
 class Auth(enum.Enum):
@@ -57,8 +58,8 @@ class Auth(enum.Enum):
         return self not in (Auth.NONE, Auth.SIGV4)
 
 
-@frozen
-class Route:
+@frozen(repr=False, eq=False)
+class Route(Value):
     """The format that models whose name starts with ``prefix`` take ("" takes any), and
     its path when the provider puts it elsewhere than the format's own (OpenCode)."""
 
@@ -67,8 +68,8 @@ class Route:
     path: str | None = None
 
 
-@frozen(kw_only=True)
-class Provider:
+@frozen(kw_only=True, repr=False, eq=False)
+class Provider(Value):
     """One row of the catalogue (see the module docstring).
 
     ``versioned_base``: an OpenAI-style base URL includes its version path and gc

@@ -25,13 +25,14 @@ from attrs import field, frozen
 from httpx._utils import URLPattern, get_environment_proxies
 
 from axe.domain.errors import ConfigError
+from axe.domain.values import Value
 
 _VARIABLES = {"http": "HTTP_PROXY", "https": "HTTPS_PROXY", "all": "ALL_PROXY"}
 _PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 
 
-@frozen
-class EnvironmentProxy:
+@frozen(repr=False, eq=False)
+class EnvironmentProxy(Value):
     """A proxy named by the environment.
 
     ``url`` may carry credentials and is used only to connect; ``shown`` is the same proxy
@@ -45,8 +46,8 @@ class EnvironmentProxy:
     secrets: tuple[str, ...] = field(repr=False)
 
 
-@frozen
-class ProxyRoutes:
+@frozen(repr=False, eq=False)
+class ProxyRoutes(Value):
     """The environment's proxy rules, in the order httpx tries them (most specific first):
     each URL pattern with its proxy, or None to go direct."""
 

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from attrs import frozen
 
+from axe.domain.values import Value
+
 if TYPE_CHECKING:
     from axe.application.ports import Clock
 
@@ -56,8 +58,8 @@ class HandledFile(Protocol):
     def remove_abandoned_temps(self) -> None: ...
 
 
-@frozen
-class FilePlatform:
+@frozen(repr=False, eq=False)
+class FilePlatform(Value):
     """How one operating system's files behave, where replacing a memory file must care
     (see the module docstring): whether renaming over an open file fails
     (``replace_needs_closed_files``: then :mod:`.closed_replace` replaces it), whether

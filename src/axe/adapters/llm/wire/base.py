@@ -19,6 +19,7 @@ from attrs import frozen
 from axe.adapters.llm.body import JsonBody
 from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
+from axe.domain.values import Value
 
 _MAX_MESSAGE_CHARS = 300
 # Hints that a 400 is about the prompt's size, in Anthropic's and OpenAI's words alike.
@@ -37,16 +38,16 @@ TOO_LONG_CODES = frozenset(
 )
 
 
-@frozen
-class Refusal:
+@frozen(repr=False, eq=False)
+class Refusal(Value):
     """The prompt's size in the provider's tokens and the most input it accepts, if said."""
 
     tokens: int | None = None
     limit: int | None = None
 
 
-@frozen
-class WireError:
+@frozen(repr=False, eq=False)
+class WireError(Value):
     """An HTTP error reply as its format reads it.
 
     ``kind`` is the provider's name for the error (``authentication_error``,
@@ -70,8 +71,8 @@ class ShapeError(Exception):
     """A reply that is JSON but not the format's shape; the client says which provider."""
 
 
-@frozen
-class Sent:
+@frozen(repr=False, eq=False)
+class Sent(Value):
     """What the client sent, for reading the reply: the request and, for Ollama, the
     model's window as the server reported it."""
 
