@@ -68,6 +68,10 @@ def main() -> int:
     print(f"\n{len(survivors)} not caught, {len(unlisted)} of them not in docs/testing.md:")
     for name in unlisted:
         print(f"  {name}")
+    stale = sorted(listed - set(survivors))
+    print(f"{len(stale)} listed in docs/testing.md that no longer survive (delete them there):")
+    for name in stale:
+        print(f"  {name}")
     return 1 if unlisted else 0
 
 

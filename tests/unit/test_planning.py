@@ -407,6 +407,20 @@ def test_a_budget_may_begin_the_analysis_at_any_entry_but_the_first(preamble: by
     assert narrowing_points(plan) == [0, *entry_starts(log)[1:]]
 
 
+@given(st.integers(min_value=1, max_value=28))
+def test_a_plan_already_narrowed_is_never_widened_again(kept_from: int) -> None:
+    """A budget that narrowed the analysis to the newest entries narrows it further only:
+    the places a narrowed plan may begin are where it begins and the entries after it,
+    never an entry it already left out."""
+    log = entries(30)
+    plan = start(log, None)
+    assert not isinstance(plan, Finished)
+    at = entry_starts(log)[kept_from]
+    later = narrowed(plan, at)
+    assert not isinstance(later, Finished)
+    assert narrowing_points(later) == [at, *entry_starts(log)[kept_from + 1 :]]
+
+
 def test_no_report_already_made_is_split_by_a_budget() -> None:
     """Mid-run, the places a budget may begin the analysis are the entries no report
     runs across: a report's own start and end are such places; narrowed to where the

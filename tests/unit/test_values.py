@@ -54,3 +54,19 @@ def test_values_of_different_classes_are_never_equal_and_stay_frozen() -> None:
     assert repr(MemoryRead("a", 1, 2)) == "MemoryRead(agent='a', entries=1, size=2)"
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         MemoryRead("a", 1, 2).agent = "b"  # type: ignore[misc]
+
+
+def test_a_class_defined_inside_a_function_is_shown_by_its_own_name() -> None:
+    """A value class an embedder's test defines in a function (in a function, here) shows
+    as attrs shows it: its own name, without the ``<locals>`` path before it."""
+    ours = attrs.make_class("Local", ["a"], bases=(Value,), repr=False, eq=False)
+    theirs = attrs.make_class("Local", ["a"])
+    for made in (ours, theirs):  # as Python names a class defined in inner() in outer()
+        made.__qualname__ = "outer.<locals>.inner.<locals>.Local"
+    assert repr(ours(1)) == repr(theirs(1)) == "Local(a=1)"
+
+
+def test_values_that_differ_are_spread_over_hashes() -> None:
+    """Sets and dicts of values (an embedder's, the planner's) stay fast: a hundred
+    different values do not all hash alike."""
+    assert len({hash(MemoryRead("a", n, n)) for n in range(100)}) > 50
