@@ -25,8 +25,13 @@ class Value:
         __attrs_attrs__: ClassVar[tuple[attrs.Attribute[Any], ...]]
 
     def _field_values(self) -> tuple[Any, ...]:
-        """The fields equality compares (``field(eq=False)`` leaves one out)."""
-        return tuple(getattr(self, field.name) for field in self.__attrs_attrs__ if field.eq)
+        """The fields equality compares (``field(eq=False)`` leaves one out), each through
+        its own key where it has one (``field(eq=str.lower)``)."""
+        return tuple(
+            _compared(field, getattr(self, field.name))
+            for field in self.__attrs_attrs__
+            if field.eq
+        )
 
     def __repr__(self) -> str:
         shown = ", ".join(
@@ -49,3 +54,9 @@ class Value:
 def _shown(field: attrs.Attribute[Any], value: object) -> str:
     """``value`` as attrs' repr shows the field: ``repr`` or the field's own function."""
     return field.repr(value) if callable(field.repr) else repr(value)
+
+
+def _compared(field: attrs.Attribute[Any], value: object) -> object:
+    """``value`` as attrs' equality compares the field: itself, or its ``eq`` key."""
+    key = field.eq_key  # type: ignore[attr-defined]  # attrs sets it; its stubs omit it
+    return key(value) if key else value

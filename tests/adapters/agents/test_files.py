@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from attrs import define
 
 from axe.adapters.agents.repository import TomlAgentRepository
+from axe.adapters.shared.toml_values import structure
 from axe.domain.errors import ConfigError
 from axe.domain.model import BudgetConfig, MemoryConfig
 
@@ -152,6 +154,15 @@ def test_missing_agent_is_a_config_error_naming_the_file(agents_dir: Path) -> No
             'name = "a"\nmodel = "x/y"\ntimeout = "30s"\n',
             ': timeout: expected an integer, got "30s"',
         ),
+        (
+            'name = "a"\nmodel = "x/y"\n[params]\ntemperature = 1' + "0" * 400 + "\n",
+            ": params.temperature: int too large to convert to float",
+        ),
+        (
+            'name = "a"\nmodel = "x/y"\ntimeout = 1' + "0" * 4300 + "\n",
+            ": a number or a nesting too large",
+        ),
+        ('name = "a"\nmodel = "x/y"\nfiles = ' + "[" * 2000 + "]" * 2000 + "\n", "nesting"),
     ],
 )
 def test_bad_agent_files_are_config_errors(
@@ -240,3 +251,20 @@ def test_a_refused_name_says_why(agents_dir: Path, name: str, reason: str) -> No
     message = str(caught.value)
     assert message.startswith("invalid agent name ")
     assert message.endswith(f": {reason}; use the file name of an agent in the agents directory")
+
+
+def test_a_field_without_a_default_must_be_in_the_file(agents_dir: Path) -> None:
+    """A value whose class gives a key no default names that key when the file leaves it
+    out, and a field of a type TOML values are never read as fails its first test."""
+
+    @define
+    class Needs:
+        required: str
+        tags: tuple[str, ...] = ()
+
+    assert structure({"required": "x"}, Needs, source="f") == Needs("x")
+    with pytest.raises(ConfigError) as caught:
+        structure({}, Needs, source="f")
+    assert str(caught.value) == "invalid config f: required: is required"
+    with pytest.raises(TypeError, match="cannot be read as"):
+        structure({"required": "x", "tags": ["a"]}, Needs, source="f")

@@ -58,44 +58,60 @@ class _WrongValueError(ValueError):
 
 
 @functools.cache
-def _fields(kind: type[Any]) -> list[tuple[str, str, Any]]:
-    """Each field of the attrs class ``kind``: its key, its argument's name, its type."""
+def _fields(kind: type[Any]) -> list[tuple[str, str, Any, bool]]:
+    """Each field of the attrs class ``kind``: its key, its argument's name, its type, and
+    whether the file must give it (it has no default)."""
     hints = typing.get_type_hints(kind)
-    return [(field.name, field.alias, hints[field.name]) for field in attrs.fields(kind)]
+    return [
+        (field.name, field.alias, hints[field.name], field.default is attrs.NOTHING)
+        for field in attrs.fields(kind)
+    ]
 
 
 def _structured(value: Any, kind: Any, key: str = "") -> Any:
     """``value``, found at ``key``, as a ``kind``: an attrs class (a table; keys it does
     not know are ignored, missing ones take their defaults), ``list[T]``, ``dict[str, T]``,
     or str, int, bool or float, each only from the TOML type that is meant. The first wrong
-    value, in the order of the fields, is raised as a :class:`_WrongValueError`.
+    value, in the order of the fields, is raised as a :class:`_WrongValueError`; a ``kind``
+    none of these is a ``TypeError``, so a field of a new type is noticed by its first test.
     """
     origin = getattr(kind, "__origin__", None)
-    if origin is None and not attrs.has(kind):
-        return _primitive(value, kind, key)
     if origin is list:
         if not isinstance(value, list):
             raise _WrongValueError(key, f"expected an array, got {_describe(value)}")
         return [_structured(item, kind.__args__[0], f"{key}[{i}]") for i, item in enumerate(value)]
-    if not isinstance(value, Mapping):
-        raise _WrongValueError(key, f"expected a table, got {_describe(value)}")
     if origin is dict:
         return {
             name: _structured(item, kind.__args__[1], _key(key, name))
-            for name, item in value.items()
+            for name, item in _table(value, key).items()
         }
-    return kind(
-        **{
-            alias: _structured(value[name], of, _key(key, name))
-            for name, alias, of in _fields(kind)
-            if name in value
-        }
-    )
+    if attrs.has(kind):
+        table = _table(value, key)
+        made = {}
+        for name, alias, of, required in _fields(kind):
+            if name in table:
+                made[alias] = _structured(table[name], of, _key(key, name))
+            elif required:
+                raise _WrongValueError(_key(key, name), "is required")
+        return kind(**made)
+    if kind in _TYPE_NAMES:
+        return _primitive(value, kind, key)
+    raise TypeError(f"a TOML value cannot be read as {kind!r}")
+
+
+def _table(value: Any, key: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _WrongValueError(key, f"expected a table, got {_describe(value)}")
+    return value
 
 
 def _primitive(value: Any, kind: type[Any], key: str) -> Any:
+    """A float is also read from an integer (``temperature = 1``), as TOML decoders do."""
     if kind is float and type(value) is int:
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError as error:  # a whole number past any float
+            raise _WrongValueError(key, str(error)) from None
     if type(value) is not kind:
         raise _WrongValueError(key, f"expected {_TYPE_NAMES[kind]}, got {_describe(value)}")
     if kind is int and value not in _INT64:
@@ -142,7 +158,7 @@ def structure(data: Mapping[str, Any], kind: type[T], *, source: str) -> T:
         ConfigError: a value has the wrong type; the message names ``source`` and the key.
     """
     try:
-        return _structured(data, kind)  # type: ignore[no-any-return]
+        return typing.cast(T, _structured(data, kind))
     except _WrongValueError as problem:
         raise ConfigError(f"invalid config {source}: {problem}") from None
 
@@ -176,3 +192,6 @@ def load_toml(
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"cannot parse {path}: {error}") from None
+    except (ValueError, RecursionError):  # past what Python reads: an integer of over 4,300
+        # digits, arrays or tables nested about a thousand deep
+        raise ConfigError(f"cannot parse {path}: a number or a nesting too large") from None
