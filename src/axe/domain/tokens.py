@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import codecs
 import math
-import operator
 import string
 
 from attrs import frozen
@@ -51,8 +50,8 @@ def _runs(windows: tuple[str, str], kind: int, count: int, first: bool) -> int:
     two neighbouring bytes once."""
     if not count:
         return 0
-    twice, (even, odd) = _TWICE[kind], windows
-    return count - even.count(twice) - odd.count(twice) - first
+    twice = _TWICE[kind]
+    return count - windows[0].count(twice) - windows[1].count(twice) - first
 
 
 Classes = tuple[float, ...]  # the estimate by kind of text: see _slice_counts
@@ -93,7 +92,7 @@ def token_classes(data: bytes | memoryview) -> Classes:
     for start in range(0, len(view), _SLICE):
         piece = bytes(view[start : start + _SLICE])
         counts, unpaired = _slice_counts(piece, previous, unpaired)
-        total = list(map(operator.add, total, counts))
+        total = [a + b for a, b in zip(total, counts, strict=True)]
         previous = piece[-1]
     words, letters, numbers, digits, spaces, pairs, whole_tokens = map(float, total)
     whole_tokens += len(view) > 0  # a lone space at the very end is a token

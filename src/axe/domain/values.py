@@ -44,7 +44,6 @@ class Value:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        assert isinstance(other, Value)
         return self._field_values() == other._field_values()
 
     def __hash__(self) -> int:
