@@ -88,6 +88,7 @@ def production_ports(
         memory.settle_interrupted()
         raise
     finally:
+        memory.close()
         llm.close()
 
 

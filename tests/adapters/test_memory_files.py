@@ -7,6 +7,8 @@ file replaced or shrunk behind gc's back.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import signal
 import stat
@@ -20,14 +22,14 @@ from pathlib import Path
 import attrs
 import pytest
 
-from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
+from axe.adapters.memory.durable import LaterReleases, remove_abandoned_temps, temp_prefix
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.platforms import current_platform
 from axe.adapters.memory.store import FileMemoryStore, trim_entries
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError, ConfigError
-from axe.domain.model import AgentConfig, MemoryConfig
-from axe.testing import FakeClock
+from axe.domain.model import AgentConfig, MemoryConfig, ModelRef
+from axe.testing import FakeClock, make_agent
 from tests.support import entries, entry
 
 
@@ -473,3 +475,98 @@ def test_a_version_saved_by_an_editor_during_the_trim_is_not_overwritten(
         )
     assert path.read_bytes() == saved
     assert files_in(tmp_path) == ["m.md"]
+
+
+# what a run frees off its path, and the directory it lists once
+
+
+def gc_once(store: FileMemoryStore, agent: AgentConfig, *, model: str = "x/y") -> None:
+    """What one gc does to the store: lock, read, trim to ``last_n``, write the record."""
+    with store.lock(agent, waiting=lambda _: None):
+        snapshot = store.read(agent)
+        store.trim(agent, snapshot, plan_trim(snapshot.content, agent.memory.last_n), archive=False)
+        store.remember_analysed(agent, store.read(agent).content, model=ModelRef.parse(model))
+
+
+def open_deleted_files() -> list[str]:
+    """What this process still holds open of files that are gone (Linux)."""
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if (target := os.readlink(f"/proc/self/fd/{fd}")).endswith(" (deleted)"):
+                held.append(target)
+    return held
+
+
+def test_later_releases_free_in_turn_and_a_wait_waits_for_the_last() -> None:
+    """A release waits for the one before it; wait() returns only once all are done."""
+    releases = LaterReleases()
+    first_may_end, done = threading.Event(), []
+
+    def first() -> None:
+        first_may_end.wait(10)
+        done.append("first")
+
+    releases.release(first)
+    second = threading.Thread(target=releases.release, args=(lambda: done.append("second"),))
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()  # the second waits for the first to be freed
+    assert done == []
+    first_may_end.set()
+    second.join(10)
+    releases.wait()
+    assert done == ["first", "second"]
+
+
+def test_a_release_that_fails_fails_quietly() -> None:
+    """Freeing holds nothing a user needs: an OSError there (a descriptor already closed) is
+    neither raised nor reported as a thread's uncaught exception (pytest would fail on it)."""
+    releases = LaterReleases()
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    os.close(write_end)
+    releases.release(functools.partial(os.close, read_end))
+    releases.wait()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads /proc/self/fd")
+def test_a_run_ends_holding_no_replaced_file_open(tmp_path: Path) -> None:
+    """The old file a trim replaced is closed off the run's path, and by the store's close
+    at the latest, with the record it replaced; nothing but the memory file and its record
+    is left."""
+    store = FileMemoryStore(lambda: tmp_path)
+    helper = make_agent("helper", last_n=2)
+    memory = tmp_path / "memory" / "helper.md"
+    memory.parent.mkdir()
+    memory.write_bytes(entries(5))
+    gc_once(store, helper)
+    memory.write_bytes(memory.read_bytes() + entries(3, start=5))
+    gc_once(store, helper)  # replaces the memory file and the record again
+    store.close()
+    assert memory.read_bytes() == entries(2, start=6)
+    assert [held for held in open_deleted_files() if str(tmp_path) in held] == []
+    assert files_in(memory.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
+
+
+def test_a_run_lists_a_directory_once_and_leaves_later_temps_to_the_next(tmp_path: Path) -> None:
+    """A fleet's memory files share a directory, listed once a run: a temp a killed gc left
+    after that is removed by the next run, not by this one."""
+    store = FileMemoryStore(lambda: tmp_path)
+    first, second = make_agent("first", last_n=1), make_agent("second", last_n=1)
+    for name in ("first", "second"):
+        (tmp_path / "memory").mkdir(exist_ok=True)
+        (tmp_path / "memory" / f"{name}.md").write_bytes(entries(3))
+    gc_once(store, first)
+    abandoned = (
+        tmp_path / "memory" / f"{temp_prefix(tmp_path / 'memory' / 'second.md')}999999999-abcd.tmp"
+    )
+    abandoned.write_bytes(b"partial")
+    gc_once(store, second)
+    store.close()
+    assert abandoned.exists()
+    (tmp_path / "memory" / "second.md").write_bytes(entries(3))
+    next_run = FileMemoryStore(lambda: tmp_path)
+    gc_once(next_run, second)
+    next_run.close()
+    assert not abandoned.exists()

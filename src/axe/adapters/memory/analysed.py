@@ -22,13 +22,14 @@ only costs the next run an analysis:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from axe.adapters.memory.durable import remove_quietly, write_temp
+from axe.adapters.memory.durable import new_temp, release, remove_quietly, write_temp
 from axe.adapters.memory.paths import intent_path, sidecar
 from axe.adapters.shared.reading import describe_os_error, read_regular
 from axe.domain.analysed import AnalysedMemory
@@ -76,15 +77,35 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
         try:
             # Renamed into an empty place: ext4 flushes a file renamed over another to disk
             # first (auto_da_alloc), 8 times the time of the rest; a record whole or absent
-            # is all a reader needs, absent meaning an analysis.
-            remove_quietly(record_path(real))
+            # is all a reader needs, absent meaning an analysis. The old one is set aside
+            # under a temp name (a killed gc's is removed later) and freed off the run's path.
+            aside = _set_aside(real)
             file.platform.replace(temp, record_path(real))
         except BaseException:
             remove_quietly(temp)
             raise
     except OSError as error:
         return f"cannot write {record_path(real)}: {describe_os_error(error)}"
+    if aside is not None:
+        release(file.releases, functools.partial(remove_quietly, aside))
     return None
+
+
+def _set_aside(real: Path) -> Path | None:
+    """Move the record of ``real`` to a temp name beside it, which is returned; None when
+    there is none, or it is a directory (which stays, so no record replaces it), or it
+    cannot be moved (and has been removed instead)."""
+    record, aside = record_path(real), new_temp(real)
+    try:
+        if stat.S_ISDIR(os.lstat(record).st_mode):
+            return None
+        os.rename(record, aside)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        remove_quietly(record)
+        return None
+    return aside
 
 
 def _resolved(file: HandledFile) -> Path:

@@ -15,12 +15,14 @@ The POSIX protocol, :func:`replace_open`:
 
 Windows refuses step 2 while any handle is open; :mod:`.closed_replace` does steps 2 and 3
 there with the pieces below. Temp files carry their writer's pid, so a later gc removes
-those a killed run left.
+those a killed run left. The old file's last close, which frees its blocks, is left to
+:class:`LaterReleases`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import stat
@@ -87,10 +89,51 @@ class SourceFile:
         self.file, self.path = file, path
         self.fd, self.status = open_regular(path)
 
-    def close(self) -> None:
+    def close(self, releases: LaterReleases | None = None) -> None:
+        """Close it now, or through ``releases`` (once it has been renamed over)."""
         if self.fd >= 0:
             fd, self.fd = self.fd, -1
-            os.close(fd)
+            release(releases, functools.partial(os.close, fd))
+
+
+class LaterReleases:
+    """Frees on a thread what a finished gc no longer needs (the replaced file's last
+    descriptor, the replaced record): freeing a file's blocks costs a millisecond, and 3 ms
+    more a MiB, where ext4 is mounted with ``discard`` as cloud disks often are
+    (docs/benchmarks.md), and nothing gc promises waits on it, so under ``--all`` it
+    overlaps the next agent's work. Each release first waits for those before it, so a
+    fleet never holds many old files' space at once; :meth:`wait` ends a run with none
+    pending."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: list[threading.Thread] = []
+
+    def release(self, free: Callable[[], object]) -> None:
+        self.wait()
+        thread = threading.Thread(target=_quietly, args=(free,), daemon=True)
+        thread.start()
+        with self._lock:
+            self._pending.append(thread)
+
+    def wait(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+        for thread in pending:
+            thread.join()
+
+
+def release(releases: LaterReleases | None, free: Callable[[], object]) -> None:
+    """``free`` through ``releases``, or at once when None."""
+    if releases is None:
+        free()
+    else:
+        releases.release(free)
+
+
+def _quietly(free: Callable[[], object]) -> None:
+    with contextlib.suppress(OSError):  # what is freed holds nothing a user still needs
+        free()
 
 
 class LateAppendError(OSError):
@@ -194,8 +237,29 @@ def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
     return temp, copied_to
 
 
-def remove_abandoned_temps(file: HandledFile) -> list[Path]:
-    """Delete temp files (and Windows sidecars) of ``file`` left by a gc that was killed.
+class DirectoryNames:
+    """The names in each directory, listed once a run: every memory file's gc looks there for
+    temps a killed gc left, and a fleet's files share one directory, so listing it for each
+    agent made a run over N agents cost N² steps. A temp that appears after the listing is
+    of a gc running now, or is left for the next run to remove."""
+
+    def __init__(self) -> None:
+        self._listed: dict[Path, str] = {}
+
+    def listed(self, directory: Path) -> str:
+        """The names in ``directory``, each after a NUL, so one C search finds a prefix.
+
+        Raises:
+            OSError: it cannot be listed.
+        """
+        if (names := self._listed.get(directory)) is None:
+            names = self._listed[directory] = "".join("\0" + name for name in os.listdir(directory))
+        return names
+
+
+def remove_abandoned_temps(file: HandledFile, names: DirectoryNames | None = None) -> list[Path]:
+    """Delete temp files (and Windows sidecars) of ``file`` left by a gc that was killed,
+    as the directory's listing in ``names`` (a fresh one when None) shows them.
 
     Only files whose writer process is gone, or that are over an hour old, are removed, so a
     gc running right now in another process keeps its temp file. Where a process cannot be
@@ -205,12 +269,12 @@ def remove_abandoned_temps(file: HandledFile) -> list[Path]:
     now = file.clock.now()
     removed: list[Path] = []
     try:
-        names = os.listdir(directory)
+        listed = (names or DirectoryNames()).listed(directory)
     except OSError:
         return removed
-    if "\0" + prefix not in "\0" + "\0".join(names):  # the usual answer, from one C search
+    if "\0" + prefix not in listed:  # the usual answer, from one C search
         return removed
-    for name in names:
+    for name in listed.split("\0"):
         if not (name.startswith(prefix) and name.endswith(".tmp")):
             continue
         path = directory / name

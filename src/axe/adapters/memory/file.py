@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from axe.adapters.memory.durable import (
+    DirectoryNames,
     LateAppendError,
+    LaterReleases,
     ReplacedDuringTrimError,
     SourceFile,
     pread,
@@ -40,12 +42,20 @@ _CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim
 class MemoryFile:
     """The memory file at ``path`` as the agent names it (a symlink stays a link; its
     target is what gets replaced), handled by the rules of ``platform`` (this system's when
-    None) and timed by the run's ``clock``."""
+    None), timed by the run's ``clock``; a run's ``releases`` free what a trim replaced
+    (at once when None) and its ``names`` list the directory once (its own when None)."""
 
     def __init__(
-        self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
+        self,
+        path: Path,
+        *,
+        platform: FilePlatform | None = None,
+        clock: Clock | None = None,
+        releases: LaterReleases | None = None,
+        names: DirectoryNames | None = None,
     ) -> None:
         self.path, self._platform, self.clock = path, platform, clock or SystemClock()
+        self.releases, self._names = releases, names or DirectoryNames()
         self._temps_checked = False  # under the lock held now: see remove_abandoned_temps
 
     @property
@@ -98,7 +108,7 @@ class MemoryFile:
         after it (a look costs a step per file there: the run over a fleet's shared
         directory paid one per agent twice)."""
         if not self._temps_checked:
-            remove_abandoned_temps(self)
+            remove_abandoned_temps(self, self._names)
             self._temps_checked = True
 
     def read(self) -> MemorySnapshot:
@@ -131,6 +141,7 @@ class MemoryFile:
             source = self._open_to_trim()
             try:
                 self._trim(source, snapshot, plan, archive=archive)
+                source.close(self.releases)  # its blocks are freed off the run's path
             except LateAppendError as error:
                 raise AgentError(
                     f"trimmed memory file {self.path}, but {error.size} bytes appended during "

@@ -29,6 +29,7 @@ from attrs import frozen
 from axe.domain.values import Value
 
 if TYPE_CHECKING:
+    from axe.adapters.memory.durable import LaterReleases
     from axe.application.ports import Clock
 
 
@@ -54,6 +55,9 @@ class HandledFile(Protocol):
 
     @property
     def clock(self) -> Clock: ...
+
+    @property
+    def releases(self) -> LaterReleases | None: ...
 
     def remove_abandoned_temps(self) -> None: ...
 

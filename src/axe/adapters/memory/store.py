@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from axe.adapters.memory.durable import DirectoryNames, LaterReleases
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
 from axe.adapters.memory.paths import LONGEST_MEMORY_NAME, OWN_NAMES_LONGER_BY, expand_path
@@ -39,6 +40,7 @@ class FileMemoryStore:
         self._clock = clock or SystemClock()
         self._locks = MemoryFileLocks(timeout=lock_timeout, clock=self._clock)
         self._files: dict[tuple[str, str], MemoryFile] = {}
+        self._releases, self._names = LaterReleases(), DirectoryNames()
         self._trimming = 0  # trims under way, so an interrupted run lets them finish
         self._interrupted = False
         self._trims = threading.Condition()
@@ -51,6 +53,11 @@ class FileMemoryStore:
             self._interrupted = True
             self._trims.wait_for(lambda: self._trimming == 0, timeout)
         self._locks.remove_held_sidecars()
+
+    def close(self) -> None:
+        """Wait for the old files that trims replaced to be freed (see
+        :class:`~.durable.LaterReleases`), so a run leaves no descriptor open behind it."""
+        self._releases.wait()
 
     def lock(
         self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
@@ -93,7 +100,10 @@ class FileMemoryStore:
         inputs of its path, as each gc asks for it several times."""
         key = (agent.name, agent.memory.path)
         if (file := self._files.get(key)) is None:
-            file = self._files[key] = MemoryFile(self.path_for(agent), clock=self._clock)
+            path = self.path_for(agent)
+            file = self._files[key] = MemoryFile(
+                path, clock=self._clock, releases=self._releases, names=self._names
+            )
         return file
 
     def path_for(self, agent: AgentConfig) -> Path:
