@@ -498,25 +498,32 @@ def open_deleted_files() -> list[str]:
     return held
 
 
-def test_later_releases_free_in_turn_and_a_wait_waits_for_the_last() -> None:
-    """A release waits for the one before it; wait() returns only once all are done."""
+def test_later_releases_free_in_turn_hold_few_and_a_wait_waits_for_all() -> None:
+    """Releases run in order on one thread; a release waits only once four are queued behind
+    the one being freed; wait() returns only when every one is done."""
     releases = LaterReleases()
     first_may_end, done = threading.Event(), []
 
     def first() -> None:
         first_may_end.wait(10)
-        done.append("first")
+        done.append(0)
 
     releases.release(first)
-    second = threading.Thread(target=releases.release, args=(lambda: done.append("second"),))
-    second.start()
-    second.join(0.2)
-    assert second.is_alive()  # the second waits for the first to be freed
+    for number in range(1, 5):
+        releases.release(functools.partial(done.append, number))  # queued: not waited for
+    sixth = threading.Thread(target=releases.release, args=(functools.partial(done.append, 5),))
+    waiting = threading.Thread(target=releases.wait)
+    sixth.start()
+    waiting.start()
+    sixth.join(0.2)
+    waiting.join(0.01)
+    assert sixth.is_alive()  # four are queued behind the first
+    assert waiting.is_alive()
     assert done == []
     first_may_end.set()
-    second.join(10)
+    sixth.join(10)
     releases.wait()
-    assert done == ["first", "second"]
+    assert done == [0, 1, 2, 3, 4, 5]
 
 
 def test_a_release_that_fails_fails_quietly() -> None:

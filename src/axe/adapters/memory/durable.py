@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import queue
 import signal
 import stat
 import threading
@@ -43,6 +44,7 @@ _ABANDONED_AFTER_SECONDS = 3600.0
 _DRAIN_LIMIT_SECONDS = 2.0
 _QUIET_SECONDS = 0.02
 _POLL_SECONDS = 0.001
+_QUEUED_RELEASES = 4
 _DEFERRED_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)
 )
@@ -101,26 +103,31 @@ class LaterReleases:
     descriptor, the replaced record): freeing a file's blocks costs a millisecond, and 3 ms
     more a MiB, where ext4 is mounted with ``discard`` as cloud disks often are
     (docs/benchmarks.md), and nothing gc promises waits on it, so under ``--all`` it
-    overlaps the next agent's work. Each release first waits for those before it, so a
-    fleet never holds many old files' space at once; :meth:`wait` ends a run with none
-    pending."""
+    overlaps the next agent's work. One thread frees them in turn; a release waits only
+    when a few are already queued, so a fleet never holds many old files' space at once;
+    :meth:`wait` ends a run with none pending."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pending: list[threading.Thread] = []
+        self._queue: queue.Queue[Callable[[], object]] = queue.Queue(maxsize=_QUEUED_RELEASES)
+        self._starting = threading.Lock()
+        self._worker: threading.Thread | None = None
 
     def release(self, free: Callable[[], object]) -> None:
-        self.wait()
-        thread = threading.Thread(target=_quietly, args=(free,), daemon=True)
-        thread.start()
-        with self._lock:
-            self._pending.append(thread)
+        with self._starting:
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._free_in_turn, daemon=True)
+                self._worker.start()
+        self._queue.put(free)
 
     def wait(self) -> None:
-        with self._lock:
-            pending, self._pending = self._pending, []
-        for thread in pending:
-            thread.join()
+        self._queue.join()
+
+    def _free_in_turn(self) -> None:
+        while True:
+            free = self._queue.get()
+            with contextlib.suppress(OSError):  # what is freed holds nothing a user needs
+                free()
+            self._queue.task_done()
 
 
 def release(releases: LaterReleases | None, free: Callable[[], object]) -> None:
@@ -129,11 +136,6 @@ def release(releases: LaterReleases | None, free: Callable[[], object]) -> None:
         free()
     else:
         releases.release(free)
-
-
-def _quietly(free: Callable[[], object]) -> None:
-    with contextlib.suppress(OSError):  # what is freed holds nothing a user still needs
-        free()
 
 
 class LateAppendError(OSError):
