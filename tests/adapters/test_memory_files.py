@@ -22,9 +22,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from axe.adapters.memory.durable import LaterReleases, remove_abandoned_temps, temp_prefix
+from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.platforms import current_platform
+from axe.adapters.memory.releases import LaterReleases
 from axe.adapters.memory.store import FileMemoryStore, trim_entries
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError, ConfigError

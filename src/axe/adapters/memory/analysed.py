@@ -29,8 +29,9 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from axe.adapters.memory.durable import new_temp, release, remove_quietly, write_temp
+from axe.adapters.memory.durable import new_temp, remove_quietly, write_temp
 from axe.adapters.memory.paths import intent_path, sidecar
+from axe.adapters.memory.releases import release
 from axe.adapters.shared.reading import describe_os_error, read_regular
 from axe.domain.analysed import AnalysedMemory
 

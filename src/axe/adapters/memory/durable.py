@@ -16,7 +16,7 @@ The POSIX protocol, :func:`replace_open`:
 Windows refuses step 2 while any handle is open; :mod:`.closed_replace` does steps 2 and 3
 there with the pieces below. Temp files carry their writer's pid, so a later gc removes
 those a killed run left. The old file's last close, which frees its blocks, is left to
-:class:`LaterReleases`.
+:class:`~.releases.LaterReleases`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import queue
 import signal
 import stat
 import threading
@@ -34,6 +33,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from axe.adapters.memory.paths import sidecar
+from axe.adapters.memory.releases import LaterReleases, release
 from axe.adapters.shared.reading import open_regular
 
 if TYPE_CHECKING:
@@ -44,7 +44,6 @@ _ABANDONED_AFTER_SECONDS = 3600.0
 _DRAIN_LIMIT_SECONDS = 2.0
 _QUIET_SECONDS = 0.02
 _POLL_SECONDS = 0.001
-_QUEUED_RELEASES = 4
 _DEFERRED_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)
 )
@@ -96,46 +95,6 @@ class SourceFile:
         if self.fd >= 0:
             fd, self.fd = self.fd, -1
             release(releases, functools.partial(os.close, fd))
-
-
-class LaterReleases:
-    """Frees on a thread what a finished gc no longer needs (the replaced file's last
-    descriptor, the replaced record): freeing a file's blocks costs a millisecond, and 3 ms
-    more a MiB, where ext4 is mounted with ``discard`` as cloud disks often are
-    (docs/benchmarks.md), and nothing gc promises waits on it, so under ``--all`` it
-    overlaps the next agent's work. One thread frees them in turn; a release waits only
-    when a few are already queued, so a fleet never holds many old files' space at once;
-    :meth:`wait` ends a run with none pending."""
-
-    def __init__(self) -> None:
-        self._queue: queue.Queue[Callable[[], object]] = queue.Queue(maxsize=_QUEUED_RELEASES)
-        self._starting = threading.Lock()
-        self._worker: threading.Thread | None = None
-
-    def release(self, free: Callable[[], object]) -> None:
-        with self._starting:
-            if self._worker is None:
-                self._worker = threading.Thread(target=self._free_in_turn, daemon=True)
-                self._worker.start()
-        self._queue.put(free)
-
-    def wait(self) -> None:
-        self._queue.join()
-
-    def _free_in_turn(self) -> None:
-        while True:
-            free = self._queue.get()
-            with contextlib.suppress(OSError):  # what is freed holds nothing a user needs
-                free()
-            self._queue.task_done()
-
-
-def release(releases: LaterReleases | None, free: Callable[[], object]) -> None:
-    """``free`` through ``releases``, or at once when None."""
-    if releases is None:
-        free()
-    else:
-        releases.release(free)
 
 
 class LateAppendError(OSError):

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from axe.adapters.memory.durable import (
     DirectoryNames,
     LateAppendError,
-    LaterReleases,
     ReplacedDuringTrimError,
     SourceFile,
     pread,
@@ -26,6 +25,7 @@ from axe.adapters.memory.durable import (
     signals_deferred,
 )
 from axe.adapters.memory.paths import archive_path
+from axe.adapters.memory.releases import LaterReleases
 from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.reading import FileStamp, describe_os_error, read_regular
 from axe.domain.entries import MemorySnapshot, TrimPlan

@@ -29,7 +29,7 @@ from attrs import frozen
 from axe.domain.values import Value
 
 if TYPE_CHECKING:
-    from axe.adapters.memory.durable import LaterReleases
+    from axe.adapters.memory.releases import LaterReleases
     from axe.application.ports import Clock
 
 

@@ -9,10 +9,11 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from axe.adapters.memory.durable import DirectoryNames, LaterReleases
+from axe.adapters.memory.durable import DirectoryNames
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
 from axe.adapters.memory.paths import LONGEST_MEMORY_NAME, OWN_NAMES_LONGER_BY, expand_path
+from axe.adapters.memory.releases import LaterReleases
 from axe.adapters.shared.clock import SystemClock
 from axe.application.ports import Clock
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
