@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from axe.domain import tokens
 from axe.domain.tokens import Calibration, certainly_under, estimate_tokens, token_classes
-from tests.tokenizer import count_tokens
+from tests.tokenizer import count_pieces, count_tokens
 
 _FEW_KINDS = bytes(b"ab 1\t\n,\xe9"[byte % 8] for byte in range(256))  # so runs are common
 log_like_text = st.lists(
@@ -119,3 +119,19 @@ def test_a_log_that_starts_with_one_space_holds_no_pair_of_spaces() -> None:
     and no pair, beside a word and the one token any text ends in."""
     assert token_classes(b" a") == (1.0, 0.25, 0.0, 0.0, 0.25, 0.0, 1.0)
     assert estimate_tokens(b" a") == 3
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["\n", "#", "## ", " ", "a", "Review", "42", "1234", ".", "\r", "é", "\t", "**Task:**"]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_the_stand_in_tokenizer_counts_a_log_entry_by_entry_as_it_counts_it_whole(
+    text: str,
+) -> None:
+    """The loopback's tokenizer sums counts split before each line that starts with ``#``;
+    that must be the count of the pieces of the whole text, for any text."""
+    assert count_tokens(text) == count_pieces(text)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import queue
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import queue
 
 _QUEUED_RELEASES = 4
 
@@ -20,26 +23,31 @@ class LaterReleases:
     :meth:`wait` ends a run with none pending."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[Callable[[], object]] = queue.Queue(maxsize=_QUEUED_RELEASES)
         self._starting = threading.Lock()
-        self._worker: threading.Thread | None = None
+        self._queue: queue.Queue[Callable[[], object]] | None = None
 
     def release(self, free: Callable[[], object]) -> None:
         with self._starting:
-            if self._worker is None:
-                self._worker = threading.Thread(target=self._free_in_turn, daemon=True)
-                self._worker.start()
+            if self._queue is None:
+                import queue  # noqa: PLC0415  (runs that trim only: start-up matters)
+
+                self._queue = queue.Queue(maxsize=_QUEUED_RELEASES)
+                threading.Thread(
+                    target=self._free_in_turn, args=(self._queue,), daemon=True
+                ).start()
         self._queue.put(free)
 
     def wait(self) -> None:
-        self._queue.join()
+        if self._queue is not None:
+            self._queue.join()
 
-    def _free_in_turn(self) -> None:
+    @staticmethod
+    def _free_in_turn(queued: queue.Queue[Callable[[], object]]) -> None:
         while True:
-            free = self._queue.get()
+            free = queued.get()
             with contextlib.suppress(OSError):  # what is freed holds nothing a user needs
                 free()
-            self._queue.task_done()
+            queued.task_done()
 
 
 def release(releases: LaterReleases | None, free: Callable[[], object]) -> None:

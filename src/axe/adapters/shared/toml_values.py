@@ -126,9 +126,11 @@ def _key(table: str, name: str) -> str:
 
 def _toml_key(name: str) -> str:
     """``name`` as a TOML key: bare where it may be, else a basic string."""
-    import json  # noqa: PLC0415  (error paths only: start-up matters)
+    if _BARE_KEY.fullmatch(name):
+        return name
+    import json  # noqa: PLC0415  (keys that need quotes are rare: start-up matters)
 
-    return name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)
+    return json.dumps(name, ensure_ascii=False)
 
 
 def string_at(document: Mapping[str, Any], keys: tuple[str, ...], *, source: str) -> str:
