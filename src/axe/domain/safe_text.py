@@ -13,21 +13,18 @@ from __future__ import annotations
 
 import re
 
-_SEQUENCES = re.compile(
-    r"""
+_SEQUENCES = r"""
       \x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?   # OSC ... BEL or ST (window title, links)
     | \x1b[P^_X][^\x1b\x9c]*(?:\x1b\\|\x9c)?        # DCS, PM, APC, SOS strings
     | \x1b\[[0-?]*[ -/]*[@-~]?                       # CSI: colours, cursor, erase
     | \x9b[0-?]*[ -/]*[@-~]?                         # 8-bit CSI
     | \x9d[^\x07\x9c]*(?:\x07|\x9c)?                 # 8-bit OSC
     | \x1b[ -/]*[0-~]?                               # other ESC sequences (charsets, keypad)
-    """,
-    re.VERBOSE,
-)
+    """
 # C0 and C1 controls but newline and tab; and the bidirectional overrides and isolates,
 # which make a terminal show text in another order than it is read ("Trojan Source")
 BIDI_CONTROLS = "\u202a-\u202e\u2066-\u2069"
-_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]")
+_CONTROLS = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]"
 
 
 def terminal_safe(text: str) -> str:
@@ -38,5 +35,7 @@ def terminal_safe(text: str) -> str:
     """
     if text.isprintable():
         return text
-    text = text.replace("\r\n", "\n")
-    return _CONTROLS.sub("", _SEQUENCES.sub("", text))
+    # Compiled here, on the first text that needs them (re caches them): compiling at
+    # import cost every run a millisecond at start.
+    text = re.sub(_SEQUENCES, "", text.replace("\r\n", "\n"), flags=re.VERBOSE)
+    return re.sub(_CONTROLS, "", text)
