@@ -6,10 +6,10 @@ a word costing one token per four letters. Real counts for English are a little 
 
 A memory log is counted entry by entry, each entry once a process: no piece spans a
 newline followed by ``#`` (a piece holding a newline ends with it), so a text's count is
-the sum of the counts of its parts split there. A loopback that counts a whole log, then
-each part of it, so counts each entry once, and answers nearly as quickly as a provider
-that refuses before any inference (the bench's ten-window log spent 0.12 s of its
-critical path counting the log it was about to refuse).
+the sum of the counts of its parts split there. A loopback counts a whole log, then each
+part of it; this way it counts each entry once, and answers nearly as quickly as a
+provider that refuses before any inference (the bench's ten-window log spent 0.12 s of
+its critical path counting the log it was about to refuse).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from axe.adapters.memory.analysed import read_record, record_path, write_record
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.paths import intent_path
 from axe.adapters.memory.platforms import current_platform
+from axe.adapters.memory.releases import LaterReleases
 from axe.domain.analysed import AnalysedMemory
 from axe.domain.model import ModelRef
 from tests.support import entries
@@ -180,3 +181,25 @@ def test_temps_a_killed_run_left_are_removed(memory: MemoryFile) -> None:
     abandoned.write_text(WHOLE)
     write_record(memory, RECORD)
     assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
+
+
+@pytest.mark.parametrize("releases", [None, LaterReleases()], ids=["at once", "on a thread"])
+def test_a_record_that_cannot_be_renamed_into_place_leaves_no_record_and_no_temp(
+    memory: MemoryFile, releases: LaterReleases | None
+) -> None:
+    """The old record is moved aside before the new one is renamed into its place; when that
+    rename fails, the new temp and the old record set aside are both removed: no record (an
+    analysis next time), no stray file, and the reason said."""
+    write_record(memory, RECORD)
+
+    def refused(source: Path, target: Path) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    failing = MemoryFile(
+        memory.path, platform=attrs.evolve(current_platform(), replace=refused), releases=releases
+    )
+    said = write_record(failing, RECORD)
+    if releases is not None:
+        releases.wait()
+    assert said == f"cannot write {record_path(memory.path)}: Input/output error"
+    assert names(memory.path.parent) == ["helper.md"]

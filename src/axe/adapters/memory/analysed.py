@@ -5,9 +5,9 @@ resolved file, as one line of JSON.
 It is only ever a reason to skip, so any doubt about it reads as no record, and deleting it
 only costs the next run an analysis:
 
-- It is written under the memory file's lock, atomically (the old record removed, a temp
-  file renamed into its place), so a reader sees a whole record, the one before, or none
-  (which means an analysis). It is not flushed to disk: a
+- It is written under the memory file's lock, atomically (the old record moved aside, a
+  temp file renamed into its place), so a reader sees a whole record, the one before, or
+  none (which means an analysis). It is not flushed to disk: a
   skip needs the memory file's digest to match, so a record lost or cut by a power failure
   only costs an analysis.
 - Never through a symlink: it sits beside the resolved real path; a new record replaces a
@@ -73,6 +73,7 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
         {"size": record.size, "sha256": record.sha256, "model": record.model, "at": record.at}
     )
     file.remove_abandoned_temps()
+    aside = None
     try:
         temp = write_temp(real, (data + "\n").encode(), platform=file.platform)
         try:
@@ -87,24 +88,22 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
             raise
     except OSError as error:
         return f"cannot write {record_path(real)}: {describe_os_error(error)}"
-    if aside is not None:
-        release(file.releases, functools.partial(remove_quietly, aside))
+    finally:
+        if aside is not None:
+            release(file.releases, functools.partial(remove_quietly, aside))
     return None
 
 
 def _set_aside(real: Path) -> Path | None:
     """Move the record of ``real`` to a temp name beside it, which is returned; None when
-    there is none, or it is a directory (which stays, so no record replaces it), or it
-    cannot be moved (and has been removed instead)."""
+    there is none, or it is a directory, or it cannot be moved: the new record is then
+    renamed over whatever is there (a directory stays, and no record is written)."""
     record, aside = record_path(real), new_temp(real)
     try:
         if stat.S_ISDIR(os.lstat(record).st_mode):
             return None
         os.rename(record, aside)
-    except FileNotFoundError:
-        return None
     except OSError:
-        remove_quietly(record)
         return None
     return aside
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
 import signal
 import stat
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 _COPY_CHUNK = 1 << 20
 _ABANDONED_AFTER_SECONDS = 3600.0
+_LISTING_SERVES_SECONDS = 60.0
 _DRAIN_LIMIT_SECONDS = 2.0
 _QUIET_SECONDS = 0.02
 _POLL_SECONDS = 0.001
@@ -199,22 +201,26 @@ def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
 
 
 class DirectoryNames:
-    """The names in each directory, listed once a run: every memory file's gc looks there for
-    temps a killed gc left, and a fleet's files share one directory, so listing it for each
-    agent made a run over N agents cost N² steps. A temp that appears after the listing is
-    of a gc running now, or is left for the next run to remove."""
+    """The names in each directory, listed at most once a minute: every memory file's gc
+    looks there for temps a killed gc left, and a fleet's files share one directory, so
+    listing it for each agent made a run over N agents cost N² steps. A temp that appears
+    after a listing is of a gc running now, or is removed by a look a minute later (the
+    next run's, or the next of a program that keeps its store)."""
 
     def __init__(self) -> None:
-        self._listed: dict[Path, str] = {}
+        self._listed: dict[Path, tuple[float, str]] = {}
 
-    def listed(self, directory: Path) -> str:
-        """The names in ``directory``, each after a NUL, so one C search finds a prefix.
+    def listed(self, directory: Path, now: float) -> str:
+        """The names in ``directory``, each after a NUL, so one C search finds a prefix; as
+        listed in the minute before ``now`` (monotonic seconds), else listed afresh.
 
         Raises:
             OSError: it cannot be listed.
         """
-        if (names := self._listed.get(directory)) is None:
-            names = self._listed[directory] = "".join("\0" + name for name in os.listdir(directory))
+        at, names = self._listed.get(directory, (-math.inf, ""))
+        if now - at >= _LISTING_SERVES_SECONDS:
+            names = "".join("\0" + name for name in os.listdir(directory))
+            self._listed[directory] = (now, names)
         return names
 
 
@@ -230,7 +236,7 @@ def remove_abandoned_temps(file: HandledFile, names: DirectoryNames | None = Non
     now = file.clock.now()
     removed: list[Path] = []
     try:
-        listed = (names or DirectoryNames()).listed(directory)
+        listed = (names or DirectoryNames()).listed(directory, file.clock.monotonic())
     except OSError:
         return removed
     if "\0" + prefix not in listed:  # the usual answer, from one C search

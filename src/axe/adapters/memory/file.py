@@ -43,7 +43,8 @@ class MemoryFile:
     """The memory file at ``path`` as the agent names it (a symlink stays a link; its
     target is what gets replaced), handled by the rules of ``platform`` (this system's when
     None), timed by the run's ``clock``; a run's ``releases`` free what a trim replaced
-    (at once when None) and its ``names`` list the directory once (its own when None)."""
+    (at once when None) and its ``names`` list the directory at most once a minute (its own
+    when None)."""
 
     def __init__(
         self,

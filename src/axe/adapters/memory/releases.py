@@ -2,52 +2,58 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import queue
-
-_QUEUED_RELEASES = 4
+_QUEUED_RELEASES = 4  # behind the one being freed: a few old files' space held at most
 
 
 class LaterReleases:
     """Frees on a thread what a finished gc no longer needs (the replaced file's last
-    descriptor, the replaced record): freeing a file's blocks costs a millisecond, and 3 ms
-    more a MiB, where ext4 is mounted with ``discard`` as cloud disks often are
+    descriptor, the replaced record): freeing a file's blocks costs a millisecond, and 2 to
+    3 ms more a MiB, where ext4 is mounted with ``discard`` as cloud disks often are
     (docs/benchmarks.md), and nothing gc promises waits on it, so under ``--all`` it
-    overlaps the next agent's work. One thread frees them in turn; a release waits only
-    when a few are already queued, so a fleet never holds many old files' space at once;
-    :meth:`wait` ends a run with none pending."""
+    overlaps the next agent's work. A thread runs only while there is something to free,
+    one at a time; :meth:`wait` ends a run with nothing pending."""
 
     def __init__(self) -> None:
-        self._starting = threading.Lock()
-        self._queue: queue.Queue[Callable[[], object]] | None = None
+        self._changed = threading.Condition()
+        self._pending: collections.deque[Callable[[], object]] = collections.deque()
+        self._freeing = False
 
     def release(self, free: Callable[[], object]) -> None:
-        with self._starting:
-            if self._queue is None:
-                import queue  # noqa: PLC0415  (runs that trim only: start-up matters)
-
-                self._queue = queue.Queue(maxsize=_QUEUED_RELEASES)
-                threading.Thread(
-                    target=self._free_in_turn, args=(self._queue,), daemon=True
-                ).start()
-        self._queue.put(free)
+        """Have ``free`` called on the thread, once fewer than four wait for it; called here
+        when no thread can be started (a process limit). Raises nothing ``free`` raises:
+        a failure to free is no failure of the gc that finished."""
+        with self._changed:
+            self._changed.wait_for(lambda: len(self._pending) < _QUEUED_RELEASES)
+            self._pending.append(free)
+            if self._freeing:
+                return
+            self._freeing = True
+        try:
+            threading.Thread(target=self._free_pending, daemon=True).start()
+        except RuntimeError:
+            self._free_pending()
 
     def wait(self) -> None:
-        if self._queue is not None:
-            self._queue.join()
+        """Until everything released so far has been freed."""
+        with self._changed:
+            self._changed.wait_for(lambda: not self._freeing)
 
-    @staticmethod
-    def _free_in_turn(queued: queue.Queue[Callable[[], object]]) -> None:
+    def _free_pending(self) -> None:
         while True:
-            free = queued.get()
-            with contextlib.suppress(OSError):  # what is freed holds nothing a user needs
+            with self._changed:
+                if not self._pending:
+                    self._freeing = False
+                    self._changed.notify_all()
+                    return
+                free = self._pending.popleft()
+                self._changed.notify_all()
+            with contextlib.suppress(Exception):  # what is freed holds nothing a user needs
                 free()
-            queued.task_done()
 
 
 def release(releases: LaterReleases | None, free: Callable[[], object]) -> None:

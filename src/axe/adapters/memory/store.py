@@ -56,8 +56,10 @@ class FileMemoryStore:
         self._locks.remove_held_sidecars()
 
     def close(self) -> None:
-        """Wait for the old files that trims replaced to be freed (see
-        :class:`~.durable.LaterReleases`), so a run leaves no descriptor open behind it."""
+        """Wait for what the trims replaced to be freed (see
+        :class:`~.releases.LaterReleases`), so a run leaves no descriptor or set-aside
+        record behind it. A program that keeps a store should close it (``axe gc`` and
+        ``production_ports`` do)."""
         self._releases.wait()
 
     def lock(
