@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 
 _QUEUED_RELEASES = 4  # behind the one being freed: a few old files' space held at most
+_LINGER_SECONDS = 0.1
 
 
 class LaterReleases:
@@ -15,13 +16,15 @@ class LaterReleases:
     descriptor, the replaced record): freeing a file's blocks costs a millisecond, and 2 to
     3 ms more a MiB, where ext4 is mounted with ``discard`` as cloud disks often are
     (docs/benchmarks.md), and nothing gc promises waits on it, so under ``--all`` it
-    overlaps the next agent's work. A thread runs only while there is something to free,
-    one at a time; :meth:`wait` ends a run with nothing pending."""
+    overlaps the next agent's work. One thread frees them in turn, and ends once nothing
+    has come for a moment (a fleet's next agent comes sooner; a program that keeps many
+    stores keeps no idle threads); :meth:`wait` ends a run with nothing pending."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._pending: collections.deque[Callable[[], object]] = collections.deque()
-        self._freeing = False
+        self._freeing = False  # a free under way
+        self._thread = False  # a thread is taking them
 
     def release(self, free: Callable[[], object]) -> None:
         """Have ``free`` called on the thread, once fewer than four wait for it; called here
@@ -30,30 +33,34 @@ class LaterReleases:
         with self._changed:
             self._changed.wait_for(lambda: len(self._pending) < _QUEUED_RELEASES)
             self._pending.append(free)
-            if self._freeing:
+            self._changed.notify_all()
+            if self._thread:
                 return
-            self._freeing = True
+            self._thread = True
         try:
-            threading.Thread(target=self._free_pending, daemon=True).start()
+            threading.Thread(target=self._free_in_turn, daemon=True).start()
         except RuntimeError:
-            self._free_pending()
+            self._free_in_turn(linger=0.0)
 
     def wait(self) -> None:
         """Until everything released so far has been freed."""
         with self._changed:
-            self._changed.wait_for(lambda: not self._freeing)
+            self._changed.wait_for(lambda: not self._pending and not self._freeing)
 
-    def _free_pending(self) -> None:
+    def _free_in_turn(self, linger: float = _LINGER_SECONDS) -> None:
         while True:
             with self._changed:
-                if not self._pending:
-                    self._freeing = False
-                    self._changed.notify_all()
+                if not self._changed.wait_for(lambda: self._pending, linger):
+                    self._thread = False
                     return
                 free = self._pending.popleft()
+                self._freeing = True
                 self._changed.notify_all()
             with contextlib.suppress(Exception):  # what is freed holds nothing a user needs
                 free()
+            with self._changed:
+                self._freeing = False
+                self._changed.notify_all()
 
 
 def release(releases: LaterReleases | None, free: Callable[[], object]) -> None:
