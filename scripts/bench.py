@@ -129,29 +129,40 @@ def run_once(command: list[str], env: dict[str, str]) -> Sample:
     return Sample(float(seconds), int(peak), int(code))
 
 
-def measure(
-    label: str,
-    command: list[str],
-    env: dict[str, str],
-    runs: int,
-    *,
-    before_each: Callable[[], None] = lambda: None,
-    expect_exit: int = 0,
-    warm_up: bool = True,
-) -> Figure:
-    samples = []
-    for _ in range(runs + warm_up):  # the first run warms caches and is discarded
-        before_each()
-        samples.append(run_once(command, env))
-    for sample in samples:
-        if sample.exit_code != expect_exit:
-            sys.exit(f"bench: {label}: exit code {sample.exit_code}, expected {expect_exit}")
-    kept = samples[1:] if runs > 1 and warm_up else samples
-    return Figure(
-        label,
-        statistics.median(s.seconds for s in kept),
-        int(statistics.median(s.peak_kib for s in kept)),
-    )
+@frozen
+class Run:
+    """One scenario to time: what ``measure`` takes, as a value."""
+
+    label: str
+    command: list[str]
+    env: dict[str, str]
+    before_each: Callable[[], None] = lambda: None
+    expect_exit: int = 0
+
+
+def measure_in_turns(runs: int, *scenarios: Run, warm_up: bool = True) -> list[Figure]:
+    """Each scenario ``runs`` times after a warm-up run (which warms caches and is dropped),
+    taken in turns (one run of each, then the next round), so that a machine whose speed
+    drifts while the bench runs (this project's moved by a third within minutes) slows a
+    figure and its floor alike, and a ratio of the two stays the machine's, not the
+    moment's."""
+    samples: list[list[Sample]] = [[] for _ in scenarios]
+    for _ in range(runs + warm_up):
+        for scenario, taken in zip(scenarios, samples, strict=True):
+            scenario.before_each()
+            taken.append(run_once(scenario.command, scenario.env))
+    figures = []
+    for scenario, taken in zip(scenarios, samples, strict=True):
+        if codes := {s.exit_code for s in taken} - {scenario.expect_exit}:
+            sys.exit(
+                f"bench: {scenario.label}: exit code {codes.pop()}, expected {scenario.expect_exit}"
+            )
+        kept = taken[1:] if runs > 1 and warm_up else taken
+        seconds = statistics.median(s.seconds for s in kept)
+        figures.append(
+            Figure(scenario.label, seconds, int(statistics.median(s.peak_kib for s in kept)))
+        )
+    return figures
 
 
 @contextmanager
@@ -433,8 +444,8 @@ def offline_analysis(space: Workspace, *, runs: int, smoke: bool) -> list[Goal]:
     few = max(1, runs - 4)
 
     def scenario(name: str, label: str, entries: int, *, largest: bool = False) -> Scenario:
-        figure = measure(
-            label, [*offline, name], space.env, 1 if largest else few, warm_up=not largest
+        (figure,) = measure_in_turns(
+            1 if largest else few, Run(label, [*offline, name], space.env), warm_up=not largest
         )
         return Scenario(entries, (space.memory / f"{name}.md").stat().st_size, figure)
 
@@ -515,66 +526,41 @@ def report(
         f"median of {runs} run{'s' * (runs != 1)}{' (smoke)' if smoke else ''}"
     )
 
-    import_floor = measure("import click, attrs, cattrs", [PYTHON, "-c", IMPORTS], env, runs)
-    http_floor = measure("... and httpx", [PYTHON, "-c", f"{IMPORTS}, httpx"], env, runs)
-    request_floor = measure(
-        "... and httpx, httpcore",
-        [PYTHON, "-c", f"{IMPORTS}, httpx, httpcore"],
-        env,
+    floor = Run("import click, attrs, cattrs", [PYTHON, "-c", IMPORTS], env)
+    import_floor, http_floor, request_floor, missing, help_page, disabled, small = measure_in_turns(
         runs,
+        floor,
+        Run("... and httpx", [PYTHON, "-c", f"{IMPORTS}, httpx"], env),
+        Run("... and httpx, httpcore", [PYTHON, "-c", f"{IMPORTS}, httpx, httpcore"], env),
+        Run("gc <missing agent>", [AXE, "gc", "missing"], env, expect_exit=2),
+        Run("gc --help", [AXE, "gc", "--help"], env),
+        Run("gc <memory disabled>", [AXE, "gc", "quiet"], env),
+        Run("gc, 10 entries", [AXE, "gc", "small"], env, restore_small),
     )
     copy_target = root / "copy.md"
-    cp_floor = measure("cp of the file", ["cp", str(pristine_big), str(copy_target)], env, runs)
-
-    missing = measure("gc <missing agent>", [AXE, "gc", "missing"], env, runs, expect_exit=2)
-    help_page = measure("gc --help", [AXE, "gc", "--help"], env, runs)
-    disabled = measure("gc <memory disabled>", [AXE, "gc", "quiet"], env, runs)
-    small = measure("gc, 10 entries", [AXE, "gc", "small"], env, runs, before_each=restore_small)
-    big_run = measure(
-        f"gc, {big_size / MIB:.0f} MiB log",
+    cp_floor, big_run = measure_in_turns(
+        max(1, runs - 2),
+        Run("cp of the file", ["cp", str(pristine_big), str(copy_target)], env),
         # Split up front, as no OpenAI model takes it whole: the client knows the provider's
         # largest window from the catalogue.
-        [AXE, "gc", "big"],
-        env,
-        max(1, runs - 2),
-        before_each=restore_big,
+        Run(f"gc, {big_size / MIB:.0f} MiB log", [AXE, "gc", "big"], env, restore_big),
     )
-    one = measure(
-        "gc --all, 1 agent", [AXE, "gc", "--all"], one_space.env, runs, before_each=restore_fleet
-    )
-    many = measure(
-        f"gc --all, {fleet} agents",
-        [AXE, "gc", "--all"],
-        fleet_space.env,
+    proxied_env, proxied_one_env = via_proxy(env, url, proxy), via_proxy(one_space.env, url, proxy)
+    one, many, quiet, small_proxied, one_proxied, many_proxied = measure_in_turns(
         runs,
-        before_each=restore_fleet,
-    )
-    quiet = measure(
-        f"--skip-unchanged, {fleet} quiet",
-        [AXE, "gc", "--all", "--skip-unchanged"],
-        quiet_env,
-        runs,
-    )
-    small_proxied = measure(
-        "proxied gc, 10 entries",
-        [AXE, "gc", "small"],
-        via_proxy(env, url, proxy),
-        runs,
-        before_each=restore_small,
-    )
-    one_proxied = measure(
-        "proxied --all, 1 agent",
-        [AXE, "gc", "--all"],
-        via_proxy(one_space.env, url, proxy),
-        runs,
-        before_each=restore_fleet,
-    )
-    many_proxied = measure(
-        f"proxied --all, {fleet} agents",
-        [AXE, "gc", "--all"],
-        via_proxy(fleet_space.env, url, proxy),
-        runs,
-        before_each=restore_fleet,
+        Run("gc --all, 1 agent", [AXE, "gc", "--all"], one_space.env, restore_fleet),
+        Run(f"gc --all, {fleet} agents", [AXE, "gc", "--all"], fleet_space.env, restore_fleet),
+        Run(
+            f"--skip-unchanged, {fleet} quiet", [AXE, "gc", "--all", "--skip-unchanged"], quiet_env
+        ),
+        Run("proxied gc, 10 entries", [AXE, "gc", "small"], proxied_env, restore_small),
+        Run("proxied --all, 1 agent", [AXE, "gc", "--all"], proxied_one_env, restore_fleet),
+        Run(
+            f"proxied --all, {fleet} agents",
+            [AXE, "gc", "--all"],
+            via_proxy(fleet_space.env, url, proxy),
+            restore_fleet,
+        ),
     )
 
     print("\nfloors")
