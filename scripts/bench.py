@@ -157,7 +157,7 @@ def measure_in_turns(runs: int, *scenarios: Run, warm_up: bool = True) -> list[F
             sys.exit(
                 f"bench: {scenario.label}: exit code {codes.pop()}, expected {scenario.expect_exit}"
             )
-        kept = taken[1:] if runs > 1 and warm_up else taken
+        kept = taken[1:] if warm_up else taken
         seconds = statistics.median(s.seconds for s in kept)
         figures.append(
             Figure(scenario.label, seconds, int(statistics.median(s.peak_kib for s in kept)))

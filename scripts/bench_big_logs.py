@@ -216,7 +216,7 @@ def report(root: Path, *, smoke: bool) -> tuple[tuple[float, str], float]:
         fleet_share = concurrent / sequential_floor
         print(
             f"  --all --jobs {jobs}: {concurrent:6.2f} s wall; sequential needs at least "
-            f"{sequential_floor:.0f} s ({agents} x {delay:g} s): {fleet_share:.3f} of it "
+            f"{sequential_floor:g} s ({agents} x {delay:g} s): {fleet_share:.3f} of it "
             "(target <= 0.1)"
         )
     return (share, path), fleet_share

@@ -529,6 +529,45 @@ def test_later_releases_free_in_turn_hold_few_and_a_wait_waits_for_all() -> None
     assert done == [0, 1, 2, 3, 4, 5]
 
 
+def test_a_wait_waits_for_a_free_under_way() -> None:
+    """What is being freed counts as pending until it is done: the end of a run waits for it."""
+    releases = LaterReleases()
+    started, may_end = threading.Event(), threading.Event()
+
+    def slow() -> None:
+        started.set()
+        may_end.wait(10)
+
+    releases.release(slow)
+    assert started.wait(10)
+    waiting = threading.Thread(target=releases.wait, daemon=True)
+    waiting.start()
+    waiting.join(0.05)
+    assert waiting.is_alive()
+    may_end.set()
+    waiting.join(10)
+    assert not waiting.is_alive()
+
+
+def test_what_a_stopped_release_left_is_freed_by_the_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C between queuing a release and starting its thread leaves no thread to free it:
+    the wait at the end of the run frees it on its own thread instead of waiting forever."""
+
+    def interrupted(_thread: threading.Thread) -> None:
+        raise KeyboardInterrupt
+
+    releases, done = LaterReleases(), list[str]()
+    with monkeypatch.context() as patched:
+        patched.setattr(threading.Thread, "start", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            releases.release(functools.partial(done.append, "freed"))
+    waiting = threading.Thread(target=releases.wait, daemon=True)
+    waiting.start()
+    waiting.join(10)
+    assert not waiting.is_alive()
+    assert done == ["freed"]
+
+
 def test_a_release_that_fails_fails_quietly_and_the_next_still_runs() -> None:
     """Freeing holds nothing a user needs: its failure (a descriptor already closed, or any
     other error) is neither raised nor reported as a thread's uncaught exception (pytest

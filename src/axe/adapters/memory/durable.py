@@ -218,7 +218,7 @@ class DirectoryNames:
             OSError: it cannot be listed.
         """
         at, names = self._listed.get(directory, (-math.inf, ""))
-        if now - at >= _LISTING_SERVES_SECONDS:
+        if not 0 <= now - at < _LISTING_SERVES_SECONDS:  # a clock set back lists afresh
             names = "".join("\0" + name for name in os.listdir(directory))
             self._listed[directory] = (now, names)
         return names

@@ -41,26 +41,47 @@ class LaterReleases:
             threading.Thread(target=self._free_in_turn, daemon=True).start()
         except RuntimeError:
             self._free_in_turn(linger=0.0)
+        except BaseException:  # Ctrl-C before the thread ran: wait() frees what is left
+            self._stopped()
+            raise
 
     def wait(self) -> None:
-        """Until everything released so far has been freed."""
+        """Until everything released so far has been freed; freed here if no thread is
+        taking them (one was stopped by Ctrl-C or SIGTERM), so the end of a run never
+        waits for a thread that is not there."""
+        with self._changed:
+            orphaned = bool(self._pending) and not self._thread
+            self._thread = self._thread or orphaned
+        if orphaned:
+            self._free_in_turn(linger=0.0)
         with self._changed:
             self._changed.wait_for(lambda: not self._pending and not self._freeing)
 
     def _free_in_turn(self, linger: float = _LINGER_SECONDS) -> None:
-        while True:
-            with self._changed:
-                if not self._changed.wait_for(lambda: self._pending, linger):
-                    self._thread = False
-                    return
-                free = self._pending.popleft()
-                self._freeing = True
-                self._changed.notify_all()
-            with contextlib.suppress(Exception):  # what is freed holds nothing a user needs
-                free()
-            with self._changed:
-                self._freeing = False
-                self._changed.notify_all()
+        try:
+            while True:
+                with self._changed:
+                    if not self._changed.wait_for(lambda: self._pending, linger):
+                        self._thread = False
+                        return
+                    free = self._pending.popleft()
+                    self._freeing = True
+                    self._changed.notify_all()
+                try:
+                    with contextlib.suppress(Exception):  # it holds nothing a user needs
+                        free()
+                finally:
+                    with self._changed:
+                        self._freeing = False
+                        self._changed.notify_all()
+        except BaseException:  # Ctrl-C while freeing on the caller's thread
+            self._stopped()
+            raise
+
+    def _stopped(self) -> None:
+        with self._changed:
+            self._thread = False
+            self._changed.notify_all()
 
 
 def release(releases: LaterReleases | None, free: Callable[[], object]) -> None:
