@@ -499,6 +499,15 @@ def open_deleted_files() -> list[str]:
     return held
 
 
+def wait_returns(releases: LaterReleases) -> bool:
+    """Whether ``releases.wait()`` returns within ten seconds: a wait that hangs fails the
+    test instead of hanging the suite."""
+    waiting = threading.Thread(target=releases.wait, daemon=True)
+    waiting.start()
+    waiting.join(10)
+    return not waiting.is_alive()
+
+
 def test_later_releases_free_in_turn_hold_few_and_a_wait_waits_for_all() -> None:
     """Releases run in order on one thread; a release waits only once four are queued behind
     the one being freed; wait() returns only when every one is done."""
@@ -561,10 +570,7 @@ def test_what_a_stopped_release_left_is_freed_by_the_wait(monkeypatch: pytest.Mo
         patched.setattr(threading.Thread, "start", interrupted)
         with pytest.raises(KeyboardInterrupt):
             releases.release(functools.partial(done.append, "freed"))
-    waiting = threading.Thread(target=releases.wait, daemon=True)
-    waiting.start()
-    waiting.join(10)
-    assert not waiting.is_alive()
+    assert wait_returns(releases)
     assert done == ["freed"]
 
 
@@ -580,10 +586,7 @@ def test_a_release_that_fails_fails_quietly_and_the_next_still_runs() -> None:
     releases.release(functools.partial(os.close, -1))
     releases.release(broken)
     releases.release(functools.partial(done.append, "after"))
-    waiting = threading.Thread(target=releases.wait, daemon=True)
-    waiting.start()
-    waiting.join(10)
-    assert not waiting.is_alive()
+    assert wait_returns(releases)
     assert done == ["after"]
 
 
