@@ -51,7 +51,8 @@ class LaterReleases:
         waits for a thread that is not there."""
         with self._changed:
             orphaned = bool(self._pending) and not self._thread
-            self._thread = self._thread or orphaned
+            if orphaned:
+                self._thread = True
         if orphaned:
             self._free_in_turn(linger=0.0)
         with self._changed:
