@@ -131,7 +131,8 @@ def run_once(command: list[str], env: dict[str, str]) -> Sample:
 
 @frozen
 class Run:
-    """One scenario to time: what ``measure`` takes, as a value."""
+    """One scenario to time: its command, its environment, what to set up before each run
+    and the exit code it must end with."""
 
     label: str
     command: list[str]
@@ -526,10 +527,9 @@ def report(
         f"median of {runs} run{'s' * (runs != 1)}{' (smoke)' if smoke else ''}"
     )
 
-    floor = Run("import click, attrs, cattrs", [PYTHON, "-c", IMPORTS], env)
     import_floor, http_floor, request_floor, missing, help_page, disabled, small = measure_in_turns(
         runs,
-        floor,
+        Run("import click, attrs, cattrs", [PYTHON, "-c", IMPORTS], env),
         Run("... and httpx", [PYTHON, "-c", f"{IMPORTS}, httpx"], env),
         Run("... and httpx, httpcore", [PYTHON, "-c", f"{IMPORTS}, httpx, httpcore"], env),
         Run("gc <missing agent>", [AXE, "gc", "missing"], env, expect_exit=2),
@@ -545,7 +545,9 @@ def report(
         # largest window from the catalogue.
         Run(f"gc, {big_size / MIB:.0f} MiB log", [AXE, "gc", "big"], env, restore_big),
     )
-    proxied_env, proxied_one_env = via_proxy(env, url, proxy), via_proxy(one_space.env, url, proxy)
+    proxied, proxied_one, proxied_fleet = (
+        via_proxy(space_env, url, proxy) for space_env in (env, one_space.env, fleet_space.env)
+    )
     one, many, quiet, small_proxied, one_proxied, many_proxied = measure_in_turns(
         runs,
         Run("gc --all, 1 agent", [AXE, "gc", "--all"], one_space.env, restore_fleet),
@@ -553,14 +555,9 @@ def report(
         Run(
             f"--skip-unchanged, {fleet} quiet", [AXE, "gc", "--all", "--skip-unchanged"], quiet_env
         ),
-        Run("proxied gc, 10 entries", [AXE, "gc", "small"], proxied_env, restore_small),
-        Run("proxied --all, 1 agent", [AXE, "gc", "--all"], proxied_one_env, restore_fleet),
-        Run(
-            f"proxied --all, {fleet} agents",
-            [AXE, "gc", "--all"],
-            via_proxy(fleet_space.env, url, proxy),
-            restore_fleet,
-        ),
+        Run("proxied gc, 10 entries", [AXE, "gc", "small"], proxied, restore_small),
+        Run("proxied --all, 1 agent", [AXE, "gc", "--all"], proxied_one, restore_fleet),
+        Run(f"proxied --all, {fleet} agents", [AXE, "gc", "--all"], proxied_fleet, restore_fleet),
     )
 
     print("\nfloors")

@@ -481,12 +481,12 @@ def test_a_version_saved_by_an_editor_during_the_trim_is_not_overwritten(
 # what a run frees off its path, and the directory it lists once
 
 
-def gc_once(store: FileMemoryStore, agent: AgentConfig, *, model: str = "x/y") -> None:
+def gc_once(store: FileMemoryStore, agent: AgentConfig) -> None:
     """What one gc does to the store: lock, read, trim to ``last_n``, write the record."""
     with store.lock(agent, waiting=lambda _: None):
         snapshot = store.read(agent)
         store.trim(agent, snapshot, plan_trim(snapshot.content, agent.memory.last_n), archive=False)
-        store.remember_analysed(agent, store.read(agent).content, model=ModelRef.parse(model))
+        store.remember_analysed(agent, store.read(agent).content, model=ModelRef.parse("x/y"))
 
 
 def open_deleted_files() -> list[str]:
