@@ -219,6 +219,21 @@ def test_a_run_that_sends_never_imports_cattrs(home: AxeHome, server: LoopbackLL
     assert home.memory_path("helper").read_bytes() == entries(1, start=2)
 
 
+def test_a_run_that_sends_never_imports_httpx_s_command_line(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """httpx's own command line imports rich and pygments where they are installed (60 ms):
+    a gc that sends loads neither, and never runs that command."""
+    pytest.importorskip("rich")  # installed here by the dev tools; else nothing to avoid
+    pytest.importorskip("pygments")
+    home.add_agent("helper", model="openai/gpt-4o", last_n=1)
+    home.write_memory("helper", entries(3))
+    imported = imported_by(home, "gc", "helper", OPENAI_API_KEY=KEY, AXE_OPENAI_BASE_URL=server.url)
+    assert "httpx" in imported
+    assert {"rich", "pygments"} & imported == set()
+    assert home.memory_path("helper").read_bytes() == entries(1, start=2)
+
+
 def test_a_100_mb_line_without_a_newline(home: AxeHome, server: LoopbackLLM) -> None:
     """A huge last entry with no newline is sent whole (the server reports no window) and
     kept byte for byte."""

@@ -6,6 +6,7 @@ alone: the rest, and httpx, are imported and built on first use.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +21,13 @@ if TYPE_CHECKING:
     from axe.application.ports import AnalysisRequest, Clock
     from axe.domain.model import ModelRef
     from axe.domain.results import Completion
+
+# httpx imports its own command line (``httpx._main``) with the package, and that imports
+# rich and pygments wherever they are installed: 60 ms of every run that sends, for a
+# command gc never runs. A module set to None cannot be imported, so httpx takes the
+# fallback it takes when they are missing. Set before any module here imports httpx, and
+# only if nothing imported that module already.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
 class _RowClient(Protocol):
