@@ -175,6 +175,7 @@ def instant_llm() -> Iterator[str]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # no reply waits for the client's delayed ACK
 
         def do_POST(self) -> None:
             remaining = int(self.headers.get("content-length", "0"))
@@ -188,11 +189,7 @@ def instant_llm() -> Iterator[str]:
                 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
                 f"content-length: {len(REPLY)}\r\n\r\n"
             ).encode()
-            self.wfile.write(head + REPLY)  # one write: no Nagle stall on the reply
-
-        def setup(self) -> None:
-            super().setup()
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.wfile.write(head + REPLY)
 
         def log_message(self, *args: object) -> None:
             pass

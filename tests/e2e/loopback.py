@@ -338,6 +338,9 @@ def loopback_llm(tls: ssl.SSLContext | None = None) -> Iterator[LoopbackLLM]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # The head and the body go out in two writes; with Nagle's algorithm the body waited
+        # for the client's delayed ACK of the head, 40 ms a reply that no provider adds.
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
