@@ -222,8 +222,8 @@ def test_a_run_that_sends_never_imports_cattrs(home: AxeHome, server: LoopbackLL
 def test_a_run_that_sends_never_imports_httpx_s_command_line(
     home: AxeHome, server: LoopbackLLM
 ) -> None:
-    """httpx's own command line imports rich and pygments where they are installed (60 ms):
-    a gc that sends loads neither, and never runs that command."""
+    """httpx's own command line, which gc never runs, imports rich and pygments where they
+    are installed (60 ms): a gc that sends loads neither."""
     pytest.importorskip("rich")  # installed here by the dev tools; else nothing to avoid
     pytest.importorskip("pygments")
     home.add_agent("helper", model="openai/gpt-4o", last_n=1)

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 # rich and pygments wherever they are installed: 60 ms of every run that sends, for a
 # command gc never runs. A module set to None cannot be imported, so httpx takes the
 # fallback it takes when they are missing. Set before any module here imports httpx, and
-# only if nothing imported that module already.
+# only if nothing imported that module already; a program that embeds gc and calls
+# ``httpx.main`` in its own process gets that fallback's advice to install httpx[cli].
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
