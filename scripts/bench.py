@@ -44,9 +44,7 @@ from tests.e2e.loopback_proxy import LLM_HOST, LoopbackProxy, loopback_proxy
 
 PYTHON = sys.executable
 IMPORTS = "import click, attrs, cattrs"  # what a start-up is measured against
-# httpx as axe imports it: without its own command line, which imports rich and pygments
-# wherever they are installed (here by the dev tools; not in a user's install of axe)
-HTTPX_AS_AXE = 'import sys; sys.modules["httpx._main"] = None; '
+WITHOUT_HTTPX_CLI = 'import sys; sys.modules["httpx._main"] = None; '  # as axe.adapters.llm
 AXE = str(Path(sys.executable).with_name("axe"))
 MIB = 1024 * 1024
 REPLY = json.dumps(
@@ -530,10 +528,10 @@ def report(
     import_floor, http_floor, request_floor, missing, help_page, disabled, small = measure_in_turns(
         runs,
         Run("import click, attrs, cattrs", [PYTHON, "-c", IMPORTS], env),
-        Run("... and httpx", [PYTHON, "-c", f"{HTTPX_AS_AXE}{IMPORTS}, httpx"], env),
+        Run("... and httpx", [PYTHON, "-c", f"{WITHOUT_HTTPX_CLI}{IMPORTS}, httpx"], env),
         Run(
             "... and httpx, httpcore",
-            [PYTHON, "-c", f"{HTTPX_AS_AXE}{IMPORTS}, httpx, httpcore"],
+            [PYTHON, "-c", f"{WITHOUT_HTTPX_CLI}{IMPORTS}, httpx, httpcore"],
             env,
         ),
         Run("gc <missing agent>", [AXE, "gc", "missing"], env, expect_exit=2),
