@@ -55,7 +55,7 @@ def test_two_runs_on_one_agent_come_out_as_one_after_the_other(
     home.add_agent("busy", model="ollama/m", last_n=KEEP)
     home.write_memory("busy", entries(15))
     first = start(home, server, "busy")
-    time.sleep(0.15)
+    server.wait_for_requests(1)  # the first is inside its analysis, holding the lock
     second = start(home, server, "busy")
     runs = [finish(first), finish(second)]
     assert [(code, err) for code, _, err in runs] == [(0, ""), (0, "")]
@@ -79,7 +79,7 @@ def test_two_agents_sharing_a_memory_path_share_the_lock(
     for name in ("one", "two"):
         home.add_agent(name, model="ollama/m", last_n=KEEP, path=str(shared))
     first = start(home, server, "one")
-    time.sleep(0.15)
+    server.wait_for_requests(1)
     second = start(home, server, "two")
     runs = [finish(first), finish(second)]
     assert [code for code, _, _ in runs] == [0, 0]
@@ -125,7 +125,7 @@ def test_a_holder_killed_with_sigkill_frees_the_file_at_once(
     home.add_agent("busy", model="ollama/m", last_n=KEEP)
     home.write_memory("busy", entries(15))
     holder = start(home, server, "busy")
-    time.sleep(0.5)  # inside its analysis, holding the lock
+    server.wait_for_requests(1)  # inside its analysis, holding the lock
     holder.send_signal(signal.SIGKILL)
     holder.communicate()
     server.hang.clear()
@@ -146,7 +146,7 @@ def test_past_the_wait_limit_it_is_exit_1_naming_agent_and_holder(
     home.write_memory("busy", entries(15))
     holder = start(home, server, "busy")
     try:
-        time.sleep(0.5)
+        server.wait_for_requests(1)
         code, stdout, stderr = finish(start(home, server, "busy", "--lock-timeout", "0.5"))
     finally:
         holder.kill()
@@ -168,7 +168,7 @@ def test_a_dry_run_is_not_held_up_by_a_running_gc(home: AxeHome, server: Loopbac
     server.delay = 3
     holder = start(home, server, "busy")
     try:
-        time.sleep(0.3)
+        server.wait_for_requests(1)  # the holder's request is answered in 3 s
         server.delay = 0
         code, stdout, _ = finish(start(home, server, "busy", "--dry-run", AXE_LOCK_TIMEOUT="0.2"))
     finally:
@@ -188,7 +188,7 @@ def test_ctrl_c_stops_every_worker_at_once_and_leaves_every_file_whole(
         home.add_agent(f"agent-{index}", model="ollama/m", last_n=2)
         home.write_memory(f"agent-{index}", entries(5))
     process = start(home, server, "--all", "--jobs", "4")
-    time.sleep(1.0)  # four analyses in flight, two queued
+    server.wait_for_requests(4)  # four analyses in flight, two queued
     process.send_signal(signal.SIGINT)
     code, _, stderr = finish(process)  # finish() allows 60 s; the requests would hang 30
     assert code == 130
