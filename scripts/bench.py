@@ -522,11 +522,14 @@ def report(
     print(
         f"axe gc benchmark: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.system()} "
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"median of {runs} run{'s' * (runs != 1)}{' (smoke)' if smoke else ''}"
+        f"median of {runs} run{'s' * (runs != 1)} (start-ups {3 * runs})"
+        f"{' (smoke)' if smoke else ''}"
     )
 
+    # A start-up takes a tenth of a second and its goal is a few percent from its floor:
+    # three times the rounds, for a median that moves less than the verdict's margin.
     import_floor, http_floor, request_floor, missing, help_page, disabled, small = measure_in_turns(
-        runs,
+        3 * runs,
         Run("import click, attrs, cattrs", [PYTHON, "-c", IMPORTS], env),
         Run("... and httpx", [PYTHON, "-c", f"{WITHOUT_HTTPX_CLI}{IMPORTS}, httpx"], env),
         Run(
