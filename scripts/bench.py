@@ -8,7 +8,7 @@ runs reach it through the test suite's loopback proxy (HTTP_PROXY, plain forward
 name only that proxy resolves, so a run that bypassed the proxy would fail.
 
     python scripts/bench.py            # the full run (a few minutes)
-    python scripts/bench.py --smoke    # tiny sizes, one run: proves the script still works
+    python scripts/bench.py --smoke    # tiny sizes, fewest runs: proves the script still works
 
 The package is byte-compiled first, as an installed one is: with PYTHONDONTWRITEBYTECODE set
 (as on this project's machines) an editable install would otherwise compile every module
@@ -378,8 +378,13 @@ def httpx_imported(env: dict[str, str], args: list[str]) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="tiny sizes, one run each")
-    parser.add_argument("--runs", type=int, default=None, help="runs per scenario (default 7)")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, the fewest runs")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=None,
+        help="runs per scenario (default 7; start-ups take three times as many, big logs fewer)",
+    )
     options = parser.parse_args()
     runs = options.runs or (1 if options.smoke else 7)
     big_bytes = 1 * MIB if options.smoke else 100 * MIB
@@ -464,7 +469,7 @@ def offline_analysis(space: Workspace, *, runs: int, smoke: bool) -> list[Goal]:
     write_one_task_many_ids_log(space.memory / "one-task.md", templated_entries)
     templated = scenario("one-task", f"one task, {templated_entries:,} ids", templated_entries)
 
-    print("\noffline analysis (builtin/heuristic)")
+    print(f"\noffline analysis (builtin/heuristic), medians of {few} runs (the largest: 1)")
     for figure in (repeated, *distinct, templated):
         print(figure.line())
     middle, largest = distinct[1], distinct[2]
@@ -519,17 +524,18 @@ def report(
             (fleet_space.memory / f"agent-{index:03d}.md").write_bytes(fleet_log)
         (one_space.memory / "agent-000.md").write_bytes(fleet_log)
 
+    # A start-up takes a tenth to a quarter of a second, and its goal is a few percent from
+    # its floor: three times the rounds, for a median that moves less than that margin.
+    startup_runs, big_runs = 3 * runs, max(1, runs - 2)
     print(
         f"axe gc benchmark: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.system()} "
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"median of {runs} run{'s' * (runs != 1)} (start-ups {3 * runs})"
-        f"{' (smoke)' if smoke else ''}"
+        f"medians of {runs} runs ({startup_runs} for the floors and gc's start-ups, {big_runs} "
+        f"for the big log){' (smoke)' if smoke else ''}"
     )
 
-    # A start-up takes a tenth of a second and its goal is a few percent from its floor:
-    # three times the rounds, for a median that moves less than the verdict's margin.
     import_floor, http_floor, request_floor, missing, help_page, disabled, small = measure_in_turns(
-        3 * runs,
+        startup_runs,
         Run("import click, attrs, cattrs", [PYTHON, "-c", IMPORTS], env),
         Run("... and httpx", [PYTHON, "-c", f"{WITHOUT_HTTPX_CLI}{IMPORTS}, httpx"], env),
         Run(
@@ -544,7 +550,7 @@ def report(
     )
     copy_target = root / "copy.md"
     cp_floor, big_run = measure_in_turns(
-        max(1, runs - 2),
+        big_runs,
         Run("cp of the file", ["cp", str(pristine_big), str(copy_target)], env),
         # Split up front, as no OpenAI model takes it whole: the client knows the provider's
         # largest window from the catalogue.

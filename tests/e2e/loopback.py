@@ -219,12 +219,14 @@ class LoopbackLLM:
         return int(self.server.server_address[1])
 
     def wait_for_requests(self, count: int, timeout: float = 30.0) -> None:
-        """Return once ``count`` requests have arrived: a gc that sent one holds its lock, so
-        a test that needs one inside its analysis waits for that, not for a guessed time."""
+        """Return once ``count`` requests have arrived: a gc (not a dry run) that sent one
+        holds its lock, so a test that needs one inside its analysis waits for that, not for
+        a guessed time."""
         deadline = time.monotonic() + timeout
         while len(self.requests) < count:
             if time.monotonic() > deadline:
-                raise AssertionError(f"{len(self.requests)} of {count} requests in {timeout} s")
+                arrived = [path for path, _, _ in self.requests]
+                raise AssertionError(f"{count} requests awaited, {timeout} s: only {arrived}")
             time.sleep(0.01)
 
     def bodies(self) -> list[Any]:

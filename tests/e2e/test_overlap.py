@@ -54,6 +54,7 @@ def test_two_runs_on_one_agent_come_out_as_one_after_the_other(
     """Both exit 0; one trims, the other finds the file as the first left it."""
     home.add_agent("busy", model="ollama/m", last_n=KEEP)
     home.write_memory("busy", entries(15))
+    server.delay = 1.5  # the time a second gc has to start and reach the lock, loaded or not
     first = start(home, server, "busy")
     server.wait_for_requests(1)  # the first is inside its analysis, holding the lock
     second = start(home, server, "busy")
@@ -78,6 +79,7 @@ def test_two_agents_sharing_a_memory_path_share_the_lock(
     shared.write_bytes(entries(15))
     for name in ("one", "two"):
         home.add_agent(name, model="ollama/m", last_n=KEEP, path=str(shared))
+    server.delay = 1.5
     first = start(home, server, "one")
     server.wait_for_requests(1)
     second = start(home, server, "two")
@@ -168,8 +170,7 @@ def test_a_dry_run_is_not_held_up_by_a_running_gc(home: AxeHome, server: Loopbac
     server.delay = 3
     holder = start(home, server, "busy")
     try:
-        server.wait_for_requests(1)  # the holder's request is answered in 3 s
-        server.delay = 0
+        server.wait_for_requests(1)  # the holder's request is answered in 3 s, the dry run's too
         code, stdout, _ = finish(start(home, server, "busy", "--dry-run", AXE_LOCK_TIMEOUT="0.2"))
     finally:
         assert finish(holder)[0] == 0
@@ -188,7 +189,7 @@ def test_ctrl_c_stops_every_worker_at_once_and_leaves_every_file_whole(
         home.add_agent(f"agent-{index}", model="ollama/m", last_n=2)
         home.write_memory(f"agent-{index}", entries(5))
     process = start(home, server, "--all", "--jobs", "4")
-    server.wait_for_requests(4)  # four analyses in flight, two queued
+    server.wait_for_requests(4)  # four analyses in flight (one request each), two queued
     process.send_signal(signal.SIGINT)
     code, _, stderr = finish(process)  # finish() allows 60 s; the requests would hang 30
     assert code == 130
