@@ -6,6 +6,7 @@ and the exit-code table that §7.3 does not cover.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -634,3 +635,18 @@ def test_a_lock_timeout_option_beyond_a_day_or_nan_is_a_usage_error(
     assert result.stderr == (
         f"Invalid value for '--lock-timeout': {problem} (see 'axe gc --help')\n"
     )
+
+
+def test_a_program_that_turned_the_collector_off_keeps_it_off(home: AxeHome) -> None:
+    """The command resumes only a pause of its own console script: run from a program that
+    disabled CPython's collector, gc leaves it disabled."""
+    home.add_agent("helper", model="builtin/heuristic", last_n=1)
+    home.write_memory("helper", entries(3))
+    gc.disable()
+    try:
+        result = run("helper")
+        assert gc.isenabled() is False
+    finally:
+        gc.enable()
+    assert result.exit_code == 0, result.output
+    assert home.memory_path("helper").read_bytes() == entries(1, start=2)

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -165,6 +166,55 @@ def test_paths_that_need_no_http_never_import_httpx(home: AxeHome) -> None:
         assert [name for name in imported if name.startswith("axe.adapters.llm.")] == [], args
         assert ("tomllib" in imported) == (args[1] == "quiet"), args
         assert "click" in imported
+
+
+COLLECTIONS = """
+import gc, os, sys
+def collected(phase, info):
+    if phase == "start":
+        with open(os.environ["SEEN"], "a") as seen:
+            print(*sorted({"click", "axe.composition"} & set(sys.modules)), file=seen)
+gc.callbacks.append(collected)
+from axe.cli import main
+main()
+"""
+
+
+def test_the_collector_waits_for_the_run_and_then_collects(home: AxeHome, tmp_path: Path) -> None:
+    """CPython's cycle collector does not run while the process starts (nothing it would
+    find: docs/benchmarks.md), and runs as always once gc begins: none comes between
+    click's import and the command's, and some come after."""
+    home.add_agent("helper", model="builtin/heuristic", last_n=1)
+    home.write_memory("helper", entries(3))
+    seen = tmp_path / "collections"
+    done = subprocess.run(
+        [sys.executable, "-c", COLLECTIONS, "gc", "helper"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **home.env, "SEEN": str(seen)},
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    # a line per collection: the modules of the two that were loaded when it began
+    assert set(seen.read_text().splitlines()) - {""} == {"axe.composition click"}
+    assert home.memory_path("helper").read_bytes() == entries(1, start=2)
+
+
+def test_importing_the_command_line_loads_nothing_and_leaves_the_collector_on() -> None:
+    """A program that imports ``axe.cli`` keeps its collector as it was; click and the
+    commands load when first used (the console scripts pause the collector first)."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import gc, sys, axe.cli; print(gc.isenabled(), 'click' in sys.modules); "
+            "axe.cli.cli; print('click' in sys.modules, axe.cli.gc.name)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == "True False\nTrue gc\n"
 
 
 def test_a_profiled_run_still_ends_through_the_interpreter(home: AxeHome) -> None:

@@ -7,18 +7,35 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-import click
+from axe.cli import collector
 
-from axe.cli import handoff
-from axe.cli.commands import cli, gc
+if TYPE_CHECKING:
+    from axe.cli.commands import cli, gc
 
 __all__ = ["cli", "gc", "gc_main", "main"]
 
 
+def __getattr__(name: str) -> object:
+    """``cli`` and ``gc``, the click commands, loaded on first use: the console scripts
+    below pause the collector before click and the commands are imported (see
+    :mod:`.collector`)."""
+    if name in {"cli", "gc"}:
+        from axe.cli import commands  # noqa: PLC0415
+
+        return getattr(commands, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def main() -> NoReturn:
     """The ``axe`` console script."""
+    collector.pause()
+    import click  # noqa: PLC0415  (this and the commands after the pause)
+
+    from axe.cli import handoff  # noqa: PLC0415
+    from axe.cli.commands import cli  # noqa: PLC0415
+
     foreign = handoff.foreign_command(sys.argv[1:], known=cli.commands)
     if foreign is not None and "_AXE_COMPLETE" not in os.environ:
         program = handoff.next_axe(os.environ)
@@ -33,6 +50,9 @@ def main() -> NoReturn:
 
 def gc_main() -> NoReturn:
     """The ``axe-gc`` console script: ``axe-gc pr-reviewer`` is ``axe gc pr-reviewer``."""
+    collector.pause()
+    from axe.cli.commands import gc  # noqa: PLC0415  (after the pause)
+
     _ended(lambda: gc.main(prog_name="axe-gc"))
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from axe import __version__
-from axe.cli import handoff
+from axe.cli import collector, handoff
 from axe.cli.running import AxeCommand, AxeGroup
 from axe.domain.errors import AgentError
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
@@ -289,6 +289,7 @@ def gc(
         )
     except BelowOneError as error:  # the options' fact, in the command line's words
         raise AgentError(f"--{error.option} must be at least 1, not {error.value}") from None
+    collector.resume()  # start-up is over
     outcome = run_gc(
         None if all_agents else agent,
         options,
