@@ -193,7 +193,7 @@ def _budget(flag: int, agent: AgentConfig) -> Budget | None:
     return Budget(agent.budget.max_tokens, flag=False, source=agent.source)
 
 
-@define
+@define(repr=False, eq=False)  # a run's working state, compared by identity
 class _AgentGc:
     """gc of one memory-enabled agent, step by step, keeping what it learns (the entry
     count, the model, the report, what the budget counted) so that a failure at any step
