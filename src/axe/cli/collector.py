@@ -1,6 +1,6 @@
 """CPython's cycle collector, paused while the ``axe`` process starts.
 
-Start-up makes some 20,000 objects (modules, classes, functions, click's parameters) and
+Start-up makes some 25,000 objects (modules, classes, functions, click's parameters) and
 frees almost none: they live until the process ends. The collector, which runs after every
 700 new ones, would look through them some 35 times before the first agent is read, finding
 nothing: 6 ms of a 100 ms start-up (docs/benchmarks.md). So the console scripts pause it
