@@ -639,13 +639,15 @@ def test_a_lock_timeout_option_beyond_a_day_or_nan_is_a_usage_error(
 
 def test_a_program_that_turned_the_collector_off_keeps_it_off(home: AxeHome) -> None:
     """The command resumes only a pause of its own console script: run from a program that
-    disabled CPython's collector, gc leaves it disabled."""
+    disabled CPython's collector, gc leaves it disabled and freezes nothing."""
     home.add_agent("helper", model="builtin/heuristic", last_n=1)
     home.write_memory("helper", entries(3))
+    frozen = gc.get_freeze_count()
     gc.disable()
     try:
         result = run("helper")
         assert gc.isenabled() is False
+        assert gc.get_freeze_count() == frozen  # nor does it freeze the program's objects
     finally:
         gc.enable()
     assert result.exit_code == 0, result.output

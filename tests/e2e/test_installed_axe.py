@@ -175,20 +175,25 @@ def collected(phase, info):
         with open(os.environ["SEEN"], "a") as seen:
             print(*sorted({"click", "axe.composition"} & set(sys.modules)), file=seen)
 gc.callbacks.append(collected)
-from axe.cli import main
-main()
+import axe.cli
+getattr(axe.cli, sys.argv.pop(1))()  # a console script: main or gc_main
 """
 
 
-def test_the_collector_waits_for_the_run_and_then_collects(home: AxeHome, tmp_path: Path) -> None:
-    """CPython's cycle collector does not run while the process starts (nothing it would
-    find: docs/benchmarks.md), and runs as always once gc begins: none comes between
-    click's import and the command's, and some come after."""
+@pytest.mark.parametrize(
+    "script", [["main", "gc", "helper"], ["gc_main", "helper"]], ids=["axe", "axe-gc"]
+)
+def test_the_collector_waits_for_the_run_and_then_collects(
+    home: AxeHome, tmp_path: Path, script: list[str]
+) -> None:
+    """In both console scripts, CPython's cycle collector does not run while the process
+    starts (nothing it would find: docs/benchmarks.md), and runs as always once gc
+    begins: none comes between click's import and the command's, and some come after."""
     home.add_agent("helper", model="builtin/heuristic", last_n=1)
     home.write_memory("helper", entries(3))
     seen = tmp_path / "collections"
     done = subprocess.run(
-        [sys.executable, "-c", COLLECTIONS, "gc", "helper"],
+        [sys.executable, "-c", COLLECTIONS, *script],
         capture_output=True,
         text=True,
         env={**os.environ, **home.env, "SEEN": str(seen)},

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
 
 from axe.cli import collector
 
+TYPE_CHECKING = False  # as typing's, without importing typing before the pause
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
+
     from axe.cli.commands import cli, gc
 
 __all__ = ["cli", "gc", "gc_main", "main"]
@@ -66,6 +67,8 @@ def _ended(command: Callable[[], NoReturn]) -> NoReturn:
     pipe, which it reports), threads still running, a profiler or tracer that reports at
     exit.
     """
+    import threading  # noqa: PLC0415  (after the pause)
+
     try:
         command()
     except SystemExit as done:
