@@ -195,6 +195,7 @@ class LoopbackLLM:
         self.raw_reply: bytes | None = None
         self.fail_with: tuple[int, str, str] | None = None  # status, kind, message
         self.fail_headers: dict[str, str] = {}
+        self.reply_headers: dict[str, str] = {}  # sent with every successful reply
         self.fail_details: list[dict[str, Any]] = []
         self.key: str | None = None
         self.cost: float | None = None
@@ -302,7 +303,7 @@ class LoopbackLLM:
         reply = provider_reply(path, text, usage)
         if self.cost is not None and wire_of(path) == "openai":
             reply["usage"]["cost"] = self.cost
-        return self.status, json.dumps(reply).encode(), {}
+        return self.status, json.dumps(reply).encode(), self.reply_headers
 
     def _refusal(
         self, path: str, tokens: int, budget: int

@@ -56,6 +56,25 @@ def test_all_reuses_one_connection_across_agents(home: AxeHome, server: Loopback
     assert len(set(server.client_ports)) == 1  # one keep-alive connection for all three
 
 
+def test_all_sends_no_agent_a_cookie_the_provider_set_for_another(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """A cookie in a reply (Cloudflare's ``__cf_bm`` before a provider's API) goes back with no
+    later request: gc keeps no cookie jar, as the Go axe's HTTP client keeps none."""
+    server.reply_headers = {"set-cookie": "__cf_bm=agent-a-session; path=/; HttpOnly"}
+    for name in ("a", "b"):
+        home.add_agent(name, model="openai/gpt-4o", last_n=1)
+        home.write_memory(name, entries(3))
+    done = axe(home, "gc", "--all", OPENAI_API_KEY="sk-o", AXE_OPENAI_BASE_URL=server.url)
+    assert done.returncode == 0, done.stderr
+    sent = [
+        {name.lower(): value for name, value in headers.items()}
+        for _, headers, _ in server.requests
+    ]
+    assert [headers.get("cookie") for headers in sent] == [None, None]
+    assert len(set(server.client_ports)) == 1  # still one keep-alive connection
+
+
 def test_http_error_is_exit_3_and_the_key_is_never_printed(
     home: AxeHome, server: LoopbackLLM
 ) -> None:

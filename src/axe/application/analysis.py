@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # loaded with a budget or --estimate only: start-up
     from axe.domain.spending import Budgeted
 
 
-@define(kw_only=True)
+@define(kw_only=True, repr=False, eq=False)  # one agent's working state, used by identity
 class LogAnalysis:
     """The analysis of one agent's log with one model, within its ``budget`` (None:
     unlimited); emits progress for that agent.

@@ -123,13 +123,13 @@ def test_an_ollama_compatible_server_without_api_show_is_sent_the_log_as_before(
     assert (limit, completion.text, chat.call_count) == (None, "## Patterns Found\nok", 1)
 
 
-def test_first_requests_at_once_share_one_httpx_client() -> None:
-    """Workers whose first requests start together build one httpx client between them, so
+def test_first_requests_at_once_share_one_transport() -> None:
+    """Workers whose first requests start together build one transport between them, so
     none is left unclosed and connections are reused."""
     transport = HttpTransport(clock=FakeClock())
-    clients = at_once(transport._shared_client)
+    shared = at_once(transport._shared_transport)
     transport.close()
-    assert len({id(client) for client in clients}) == 1
+    assert len({id(pools) for pools in shared}) == 1
 
 
 def test_a_slow_answer_about_one_model_holds_up_no_other_model() -> None:

@@ -12,7 +12,7 @@ from attrs import Factory, define
 from axe.adapters.shared.toml_values import load_toml, string_at, structure
 
 
-@define
+@define(repr=False, eq=False)  # read once, never shown or compared
 class _ProviderTable:
     """The two keys every provider has, checked as soon as the file is read; a row's other
     settings (Bedrock's ``region``, OpenRouter's ``title``) are read by name."""
@@ -21,7 +21,7 @@ class _ProviderTable:
     base_url: str = ""
 
 
-@define
+@define(repr=False, eq=False)
 class _GlobalFile:
     providers: dict[str, _ProviderTable] = Factory(dict)
 

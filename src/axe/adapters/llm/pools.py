@@ -1,4 +1,4 @@
-"""The connection pools behind the shared ``httpx.Client``: one per route, each built on first use.
+"""The connection pools behind the shared transport: one per route, each built on first use.
 
 A route is where a request's TCP connection goes (to the provider, or to the proxy that
 ``proxies.py`` picks for its URL) and which scheme the request has. Building each route's
@@ -15,8 +15,7 @@ sets it on each connection it opens (``httpcore/_backends/sync.py``, ``connect_t
 httpx's own client, when it reads proxies itself (``trust_env``), builds an
 ``HTTPTransport`` per proxy variable and one for direct requests when the client is made,
 and each loads CA certificates in its constructor (``httpx/_transports/default.py``), plain
-http or not; which is why it is handed this transport (and then reads no proxies of its
-own).
+http or not; which is why gc routes requests itself, through this transport.
 """
 
 from __future__ import annotations

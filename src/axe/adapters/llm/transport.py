@@ -1,11 +1,17 @@
 """One POST of a JSON body to a provider, with every failure turned into an ApiError.
 
-All providers share one ``httpx.Client`` (so ``--all`` reuses connections), created on the
+All providers share one httpx transport (so ``--all`` reuses connections), created on the
 first request. Requests go through the proxies the environment names, as httpx's defaults
 read them (``proxies.py``, ``pools.py``). One deadline (120 s by default) bounds the whole
 exchange including retries; redirects are never followed (a redirect could carry the key
 elsewhere); replies are size-capped; and no message that leaves here can contain the API key
 or a proxy password.
+
+Requests go to the transport without ``httpx.Client``, whose redirects, cookie jar and
+event hooks gc has no use for, and which cost a fifth of each request's instructions
+(docs/benchmarks.md, round nine). Without its jar, no cookie a provider sets goes back with
+a later request, as the Go axe's ``http.Client`` (which has none) sends none: under
+``--all``, a cookie set for one agent's key is never sent with another's.
 """
 
 from __future__ import annotations
@@ -43,6 +49,13 @@ _REJECTED_KEY = frozenset({401, 403})
 # "self-signed certificate in certificate chain" (19), "unable to get local issuer
 # certificate" (20) and "unable to verify the first certificate" (21).
 _UNKNOWN_ISSUER = frozenset({2, 18, 19, 20, 21})
+# The headers httpx.Client adds to every request, so that leaving it changes nothing on the
+# wire but the cookies (``accept-encoding`` without what brotli or zstandard would add).
+_AS_HTTPX_CLIENT_SENDS = {
+    "accept": "*/*",
+    "accept-encoding": "gzip, deflate",
+    "connection": "keep-alive",
+}
 
 
 class HttpStatusError(ApiError):
@@ -61,7 +74,7 @@ class _NotFoundError(HttpStatusError, ModelNotFoundError):
 
 
 class HttpTransport:
-    """Posts JSON to providers over a lazily created, shared ``httpx.Client``.
+    """Posts JSON to providers over a lazily created, shared transport.
 
     Safe to share between threads: the client and the proxy routes are built once, under a
     lock, however many workers send their first request at the same moment. Deadlines,
@@ -80,22 +93,22 @@ class HttpTransport:
         self._retry = retry or RetryPolicy()
         self._clock = clock
         self._user_agent = user_agent
-        self._client: httpx.Client | None = None
+        self._transport: RoutingTransport | None = None
         self._pauses = SharedPauses(clock)
         self._closed = False
         self._proxies: ProxyRoutes | None = None
         self._building = threading.RLock()
 
     def close(self) -> None:
-        """Close the shared client: no request is started or retried after this. One
+        """Close the shared transport: no request is started or retried after this. One
         already waiting for a reply on another thread is not cut short by it (httpx does
         not interrupt a blocked read); an interrupted run ends without waiting for those
         (``cli/running.py``)."""
         with self._building:
             self._closed = True
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+            if self._transport is not None:
+                self._transport.close()
+                self._transport = None
 
     def exchange(
         self,
@@ -216,22 +229,25 @@ class HttpTransport:
         remaining: float,
         deadline: float,
     ) -> tuple[int, dict[str, str], bytes]:
-        client = self._shared_client()
+        transport = self._shared_transport()
         url = call.url
-        request = client.build_request(
+        request = httpx.Request(
             "POST",
             _parsed(url) or url,  # a string that does not parse is refused here, as invalid
             content=iter(body),
             headers={
+                **_AS_HTTPX_CLIENT_SENDS,
                 **headers,
                 "content-type": "application/json",
                 "content-length": str(body.length),
                 "user-agent": self._user_agent,
             },
-            timeout=httpx.Timeout(remaining),
+            extensions={"timeout": httpx.Timeout(remaining).as_dict()},
         )
+        if call.auth is not None:  # each of ours adds headers to the one request it is given
+            request = next(call.auth.sync_auth_flow(request))
         try:
-            response = client.send(request, stream=True, auth=call.auth)
+            response = transport.handle_request(request)
         except httpx.TimeoutException as error:
             raise _DeadlineError(sent=not isinstance(error, httpx.ConnectTimeout)) from error
         call.sent += 1  # answered: billed, whatever becomes of the reply
@@ -256,18 +272,13 @@ class HttpTransport:
             response.close()
         return response.status_code, {k.lower(): v for k, v in response.headers.items()}, raw
 
-    def _shared_client(self) -> httpx.Client:
+    def _shared_transport(self) -> RoutingTransport:
         with self._building:
             if self._closed:
                 raise ApiError("request not sent: the run is over")
-            if self._client is None:
-                # Given a transport, httpx reads no proxies itself: RoutingTransport does.
-                self._client = httpx.Client(
-                    follow_redirects=False,
-                    timeout=self._timeout,
-                    transport=RoutingTransport(self._proxy_routes()),
-                )
-            return self._client
+            if self._transport is None:
+                self._transport = RoutingTransport(self._proxy_routes())
+            return self._transport
 
     def _proxy_routes(self) -> ProxyRoutes:
         """The environment's proxies, read once, on the first request, as httpx would.
@@ -281,7 +292,7 @@ class HttpTransport:
             return self._proxies
 
 
-@define
+@define(repr=False, eq=False)  # one exchange's working state, used by identity
 class _Call:
     """What one ``exchange`` is about, for its messages and its shared pause, and how many
     requests it has sent so far."""
