@@ -543,6 +543,20 @@ def test_redirects_are_not_followed(mock: respx.MockRouter, transport: HttpTrans
     assert not other.called
 
 
+def test_a_redirect_to_no_url_is_said_once_and_not_retried(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A redirect whose location is no URL is the provider's answer, given up at once."""
+    route = mock.post(ANTHROPIC_URL).respond(302, headers={"location": "http://[::1"})
+    with pytest.raises(ApiError) as caught:
+        http_client("anthropic", transport, settings()).complete(request())
+    assert str(caught.value) == (
+        "anthropic answered HTTP 302 (redirect to an invalid URL); redirects are not followed, "
+        "check the base URL"
+    )
+    assert route.call_count == 1
+
+
 @pytest.mark.parametrize(
     ("url", "provider", "reply", "tokens", "limit"),
     [
@@ -705,6 +719,31 @@ def test_credentials_in_the_base_url_are_not_printed(
     assert "http://proxy.example/api/chat" in str(caught.value)
 
 
+def test_credentials_in_the_base_url_are_sent_as_basic_auth_and_never_echoed(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """An Ollama behind a proxy that asks for a password gets it, from the base URL, as
+    httpx's client and the Go axe send it; a refusal that echoes it shows neither the
+    password nor the header made of it."""
+    token = "dXNlcjpodW50ZXIy"  # base64 of user:hunter2
+    route = mock.post("http://proxy.example/api/chat").mock(
+        side_effect=[
+            httpx.Response(200, json={"message": {"content": "ok"}}),
+            httpx.Response(401, json={"error": f"wrong password hunter2 (Basic {token})"}),
+        ]
+    )
+    client = http_client(
+        "ollama", transport, settings(key="", base_url="http://user:hunter2@proxy.example")
+    )
+    assert client.complete(request("m", "ollama")).text == "ok"
+    with pytest.raises(ApiError) as caught:
+        client.complete(request("m", "ollama"))
+    assert route.calls[0].request.headers["authorization"] == f"Basic {token}"
+    assert str(caught.value) == (
+        "ollama API error (HTTP 401): wrong password [redacted] (Basic [redacted])"
+    )
+
+
 @pytest.mark.parametrize(
     ("provider", "base_url"),
     [
@@ -712,13 +751,24 @@ def test_credentials_in_the_base_url_are_not_printed(
         ("ollama", "localhost:11434"),
         ("ollama", "http://[::1"),
         ("openai", "http://[::1"),
+        ("ollama", "http://"),  # AXE_OLLAMA_BASE_URL="http://$HOST" with HOST unset
+        ("openai", "https:///v1"),
     ],
 )
+@pytest.mark.parametrize("proxy", [None, "http://127.0.0.1:9"])
 def test_unusable_base_url_is_a_config_error_without_retries(
-    transport: HttpTransport, clock: FakeClock, provider: str, base_url: str
+    transport: HttpTransport,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+    provider: str,
+    base_url: str,
+    proxy: str | None,
 ) -> None:
-    """A base URL without an http(s) scheme, or that is no URL at all (an unclosed IPv6
-    bracket), is a config error at once, with no retries, never an internal error."""
+    """A base URL without an http(s) scheme or a host, or that is no URL at all (an
+    unclosed IPv6 bracket), is a config error at once, with no retries, never an internal
+    error nor a request to a proxy."""
+    if proxy:
+        monkeypatch.setenv("ALL_PROXY", proxy)
     with pytest.raises(ConfigError, match=f"invalid base URL for {provider}"):
         http_client(provider, transport, settings(base_url=base_url)).complete(
             request("m", provider)

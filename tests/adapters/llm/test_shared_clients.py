@@ -20,6 +20,7 @@ from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.composition import production_ports
+from axe.domain.errors import ApiError
 from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.testing import FakeClock, RecordingOutput
@@ -127,9 +128,22 @@ def test_first_requests_at_once_share_one_transport() -> None:
     """Workers whose first requests start together build one transport between them, so
     none is left unclosed and connections are reused."""
     transport = HttpTransport(clock=FakeClock())
-    shared = at_once(transport._shared_transport)
+    built = at_once(transport._shared_transport)
     transport.close()
-    assert len({id(pools) for pools in shared}) == 1
+    assert len({id(routing) for routing in built}) == 1
+
+
+def test_a_request_that_reaches_the_transport_after_it_closed_is_not_sent() -> None:
+    """Closing the run while a request is built and signed (a big Bedrock body, Ctrl-C under
+    ``--all``) sends nothing: the closed transport makes no pool again."""
+    transport = HttpTransport(clock=FakeClock())
+    shared = transport._shared_transport()
+    transport.close()
+    with respx.mock(assert_all_called=False) as mock:
+        route = mock.post("http://127.0.0.1:9/api/chat").respond(200)
+        with pytest.raises(ApiError, match=r"^request not sent: the run is over$"):
+            shared.handle_request(httpx.Request("POST", "http://127.0.0.1:9/api/chat"))
+    assert not route.called
 
 
 def test_a_slow_answer_about_one_model_holds_up_no_other_model() -> None:

@@ -12,13 +12,17 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+import respx
 from botocore.auth import SigV4Auth as BotocoreSigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from hypothesis import given
 from hypothesis import strategies as st
 
+from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.sigv4 import AwsCredentials, SigV4Auth
+from axe.adapters.llm.transport import HttpTransport
+from axe.testing import FakeClock
 
 # AWS's published SigV4 test suite (aws-sig-v4-test-suite; aws-c-auth's
 # tests/aws-signing-test-suite/v4): its credentials, time, region and service.
@@ -45,16 +49,8 @@ def _sent(
     content: bytes = b"",
     headers: dict[str, str] | None = None,
 ) -> httpx.Request:
-    """The request as it reached the (mock) wire, after ``auth`` signed it."""
-    seen: list[httpx.Request] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(200)
-
-    with httpx.Client(transport=httpx.MockTransport(answer), auth=auth) as client:
-        client.request(method, url, content=content, headers=headers)
-    return seen[0]
+    """The request as ``auth`` signed it, the one step the transport runs (``transport.py``)."""
+    return next(auth.sync_auth_flow(httpx.Request(method, url, content=content, headers=headers)))
 
 
 def _suite_auth(credentials: AwsCredentials = SUITE_KEYS) -> SigV4Auth:
@@ -229,24 +225,29 @@ def _stepping_clock(start: datetime, step: timedelta) -> Callable[[], datetime]:
 
 
 def test_a_retry_is_signed_afresh() -> None:
-    """Sending the same request again (a retry after 503) gives it a new date and signature."""
-    seen: list[tuple[list[str], list[str]]] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        headers = request.headers
-        seen.append((headers.get_list("x-amz-date"), headers.get_list("authorization")))
-        return httpx.Response(503 if len(seen) == 1 else 200)
-
+    """The transport's retry after a 503 goes out with a new date and signature."""
     keys = AwsCredentials(
         access_key_id="AKIDEXAMPLE", secret_access_key="s", session_token="t", source="test"
     )
     clock = _stepping_clock(SUITE_TIME, timedelta(seconds=2))
     auth = SigV4Auth(keys, "us-east-1", clock=clock)
-    with httpx.Client(transport=httpx.MockTransport(answer), auth=auth) as client:
-        request = client.build_request("POST", "https://bedrock.example/model/m/converse")
-        statuses = [client.send(request).status_code, client.send(request).status_code]
+    transport = HttpTransport(clock=FakeClock())
+    url = "https://bedrock.example/model/m/converse"
+    with respx.mock() as mock:
+        route = mock.post(url).mock(side_effect=[httpx.Response(503), httpx.Response(200, json={})])
+        reply = transport.exchange(
+            url, headers={}, body=JsonBody({"m": 1}), provider="bedrock", auth=auth
+        )
+    transport.close()
 
-    assert statuses == [503, 200]
+    assert (reply.sent, route.call_count) == (2, 2)
+    seen = [
+        (
+            call.request.headers.get_list("x-amz-date"),
+            call.request.headers.get_list("authorization"),
+        )
+        for call in route.calls
+    ]
     (first_date, first_auth), (second_date, second_auth) = seen
     assert (first_date, second_date) == (["20150830T123600Z"], ["20150830T123602Z"])
     assert len(first_auth) == len(second_auth) == 1

@@ -173,8 +173,8 @@ def endpoint(base: str, path: str, *, root: str = "") -> str:
 
 class HeaderAuth(httpx.Auth):
     """The key in one header: ``x-api-key``, ``Authorization: Bearer`` or ``x-goog-api-key``.
-    httpx runs an ``Auth`` on every attempt, so a retry is authenticated (and, for SigV4,
-    signed) afresh."""
+    The transport runs an ``Auth`` on every attempt, so a retry is authenticated (and, for
+    SigV4, signed) afresh."""
 
     def __init__(self, header: str, value: str) -> None:
         self._header = header

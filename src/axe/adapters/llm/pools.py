@@ -28,7 +28,7 @@ import threading
 import httpx
 
 from axe.adapters.llm.proxies import EnvironmentProxy, ProxyRoutes
-from axe.domain.errors import ConfigError
+from axe.domain.errors import ApiError, ConfigError
 
 _PROXY_AUTHENTICATION_REQUIRED = 407
 
@@ -41,6 +41,7 @@ class RoutingTransport(httpx.BaseTransport):
         self._pools: dict[tuple[str | None, str], httpx.HTTPTransport] = {}
         self._certificates: ssl.SSLContext | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Raises ``httpx.ProxyError`` for a proxy's 407, as httpcore does for CONNECT."""
@@ -54,7 +55,9 @@ class RoutingTransport(httpx.BaseTransport):
         return response
 
     def close(self) -> None:
+        """Close every pool; a request that reaches this transport afterwards is not sent."""
         with self._lock:
+            self._closed = True
             pools = list(self._pools.values())
             self._pools.clear()
         for pool in pools:
@@ -63,6 +66,8 @@ class RoutingTransport(httpx.BaseTransport):
     def _pool(self, proxy: EnvironmentProxy | None, scheme: str) -> httpx.HTTPTransport:
         key = (None if proxy is None else proxy.url, scheme)
         with self._lock:
+            if self._closed:  # closed while the request was being built and signed
+                raise ApiError("request not sent: the run is over")
             pool = self._pools.get(key)
             if pool is None:
                 pool = self._pools[key] = self._new_pool(proxy, scheme)

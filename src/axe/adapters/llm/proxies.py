@@ -125,7 +125,7 @@ def _usable_proxy(url: str, source: str) -> EnvironmentProxy:
             f"the proxy in {source} ({shown}) is a SOCKS proxy, which needs the socksio "
             "package installed next to axe (pip install socksio)"
         )
-    return EnvironmentProxy(url=url, shown=shown, secrets=_password_forms(address))
+    return EnvironmentProxy(url=url, shown=shown, secrets=password_forms(address))
 
 
 def _not_a_url(source: str, error: Exception | None, written_credentials: bool) -> ConfigError:
@@ -145,7 +145,9 @@ def _socksio_installed() -> bool:
     return find_spec("socksio") is not None
 
 
-def _password_forms(address: httpx.URL) -> tuple[str, ...]:
+def password_forms(address: httpx.URL) -> tuple[str, ...]:
+    """The forms in which a URL's password can come back in a reply: as written in the URL,
+    decoded, and inside the Basic header built from it; none without a password."""
     if not address.password:
         return ()
     as_written = address.userinfo.decode("ascii").partition(":")[2]

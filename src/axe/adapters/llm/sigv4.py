@@ -1,9 +1,9 @@
 """AWS Signature Version 4 as an ``httpx.Auth``, for Bedrock (axe-formats.md, bedrock row).
 
-An ``httpx.Auth`` runs once per ``send``, so every attempt (a retry included) is signed
-afresh with the clock's time, as AWS requires: a signature older than five minutes is
-refused. Only what AWS needs and no proxy may change is signed: ``host``, ``content-type``
-and every ``x-amz-*`` header. Only imported when a provider signs for AWS.
+The transport runs it on every attempt (``transport.py``), so a retry is signed afresh
+with the clock's time, as AWS requires: a signature older than five minutes is refused.
+Only what AWS needs and no proxy may change is signed: ``host``, ``content-type`` and every
+``x-amz-*`` header. Only imported when a provider signs for AWS.
 """
 
 from __future__ import annotations

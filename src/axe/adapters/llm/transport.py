@@ -32,7 +32,7 @@ from attrs import define, frozen
 from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.pauses import SharedPauses
 from axe.adapters.llm.pools import RoutingTransport
-from axe.adapters.llm.proxies import EnvironmentProxy, ProxyRoutes
+from axe.adapters.llm.proxies import EnvironmentProxy, ProxyRoutes, password_forms
 from axe.adapters.llm.retry import MAX_SERVER_DELAY, RetryPolicy, obeyed, requested_delay
 from axe.adapters.llm.wire.base import WireError, one_line, plain, snippet
 from axe.application.ports import Clock
@@ -49,13 +49,11 @@ _REJECTED_KEY = frozenset({401, 403})
 # "self-signed certificate in certificate chain" (19), "unable to get local issuer
 # certificate" (20) and "unable to verify the first certificate" (21).
 _UNKNOWN_ISSUER = frozenset({2, 18, 19, 20, 21})
-# The headers httpx.Client adds to every request, so that leaving it changes nothing on the
-# wire but the cookies (``accept-encoding`` without what brotli or zstandard would add).
-_AS_HTTPX_CLIENT_SENDS = {
-    "accept": "*/*",
-    "accept-encoding": "gzip, deflate",
-    "connection": "keep-alive",
-}
+# What httpx.Client sent with every request, kept so that providers and proxies see the
+# requests they always saw: any reply type, compressed replies welcome (httpx decodes
+# both), and the connection kept for the next agent.
+_DEFAULT_HEADERS = {"accept": "*/*", "accept-encoding": "gzip, deflate", "connection": "keep-alive"}
+_NO_SCHEME = "Request URL is missing an 'http://' or 'https://' protocol."
 
 
 class HttpStatusError(ApiError):
@@ -76,8 +74,8 @@ class _NotFoundError(HttpStatusError, ModelNotFoundError):
 class HttpTransport:
     """Posts JSON to providers over a lazily created, shared transport.
 
-    Safe to share between threads: the client and the proxy routes are built once, under a
-    lock, however many workers send their first request at the same moment. Deadlines,
+    Safe to share between threads: the transport and the proxy routes are built once, under
+    a lock, however many workers send their first request at the same moment. Deadlines,
     retry pauses and a rate limit's shared pause all go by the run's one ``clock``.
     """
 
@@ -125,8 +123,10 @@ class HttpTransport:
         """POST ``body`` to ``url``: the decoded JSON reply and how many requests it took.
 
         ``explain`` is the wire format's reading of an error reply (its kind, message,
-        "too long" refusal, whether it is transient); ``auth`` authenticates every attempt
-        afresh (a retry is signed again); ``secrets`` never appear in a message; without
+        "too long" refusal, whether it is transient); ``auth``, a one-step ``httpx.Auth``
+        (its first request is sent), authenticates every attempt afresh (a retry is signed
+        again); without one, a user and password in ``url`` are sent as Basic auth, as
+        httpx's client and Go's send them; ``secrets`` never appear in a message; without
         ``retry_unanswered``, an attempt that went out and got no answer, which may have
         been billed, is not tried again.
 
@@ -140,7 +140,9 @@ class HttpTransport:
             return self._post_with_retries(call, headers, body)
         except (ApiError, ConfigError) as error:
             text = str(error)
-            for secret in (*secrets, *(self._proxies.secrets if self._proxies else ())):
+            parsed = _parsed(url)
+            in_url = password_forms(parsed) if parsed else ()
+            for secret in (*secrets, *in_url, *(self._proxies.secrets if self._proxies else ())):
                 # as written, as a library's repr() shows it ('sk-…\\r'), and URL-encoded as
                 # a server may echo it (an AWS secret's '/' and '+' as %2F and %2B)
                 for form in {secret, repr(secret)[1:-1], quote(secret, safe=""), quote(secret)}:
@@ -231,21 +233,7 @@ class HttpTransport:
     ) -> tuple[int, dict[str, str], bytes]:
         transport = self._shared_transport()
         url = call.url
-        request = httpx.Request(
-            "POST",
-            _parsed(url) or url,  # a string that does not parse is refused here, as invalid
-            content=iter(body),
-            headers={
-                **_AS_HTTPX_CLIENT_SENDS,
-                **headers,
-                "content-type": "application/json",
-                "content-length": str(body.length),
-                "user-agent": self._user_agent,
-            },
-            extensions={"timeout": httpx.Timeout(remaining).as_dict()},
-        )
-        if call.auth is not None:  # each of ours adds headers to the one request it is given
-            request = next(call.auth.sync_auth_flow(request))
+        request = self._request(call, headers, body, remaining)
         try:
             response = transport.handle_request(request)
         except httpx.TimeoutException as error:
@@ -271,6 +259,34 @@ class HttpTransport:
         finally:
             response.close()
         return response.status_code, {k.lower(): v for k, v in response.headers.items()}, raw
+
+    def _request(
+        self, call: _Call, headers: Mapping[str, str], body: JsonBody, remaining: float
+    ) -> httpx.Request:
+        """The attempt's request, authenticated.
+
+        Raises:
+            httpx.InvalidURL, httpx.UnsupportedProtocol: the URL is no absolute http(s) URL.
+        """
+        target = _parsed(call.url) or call.url  # a string that does not parse: InvalidURL
+        if isinstance(target, httpx.URL) and not target.is_absolute_url:  # `localhost:11434`
+            raise httpx.UnsupportedProtocol(_NO_SCHEME)
+        request = httpx.Request(
+            "POST",
+            target,
+            content=iter(body),
+            headers={
+                **_DEFAULT_HEADERS,
+                **headers,
+                "content-type": "application/json",
+                "content-length": str(body.length),
+                "user-agent": self._user_agent,
+            },
+            extensions={"timeout": httpx.Timeout(remaining).as_dict()},
+        )
+        if auth := call.auth or _url_credentials(request.url):
+            request = next(auth.sync_auth_flow(request))
+        return request
 
     def _shared_transport(self) -> RoutingTransport:
         with self._building:
@@ -365,6 +381,14 @@ class _DeadlineError(Exception):
 
 
 @functools.lru_cache(maxsize=64)
+def _url_credentials(url: httpx.URL) -> httpx.BasicAuth | None:
+    """Basic auth from the URL's user and password (an Ollama behind a proxy that asks
+    for them), if it has any."""
+    if url.username or url.password:
+        return httpx.BasicAuth(url.username, url.password)
+    return None
+
+
 def _parsed(url: str) -> httpx.URL | None:
     """``url`` parsed once for all the requests to it (httpx parses a string anew on each
     use, at about a tenth of a request's own time); None when it does not parse."""
