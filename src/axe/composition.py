@@ -48,7 +48,7 @@ def production_ports(
     sending: bool = True,
 ) -> Iterator[GcPorts]:
     """The real adapters, configured from ``environ`` and the options of ``axe gc`` (None:
-    the adapter's default); the HTTP client closes on exit.
+    the adapter's default); the HTTP transport closes on exit.
 
     ``check_config`` reads ``config.toml`` now, if it exists, so that ``--all`` says a
     broken one once, like a bad ``--model``, instead of once per agent; ``model`` is checked

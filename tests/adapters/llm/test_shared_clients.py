@@ -124,11 +124,11 @@ def test_an_ollama_compatible_server_without_api_show_is_sent_the_log_as_before(
     assert (limit, completion.text, chat.call_count) == (None, "## Patterns Found\nok", 1)
 
 
-def test_first_requests_at_once_share_one_transport() -> None:
-    """Workers whose first requests start together build one transport between them, so
-    none is left unclosed and connections are reused."""
+def test_first_requests_at_once_share_one_routing_transport() -> None:
+    """Workers whose first requests start together build one routing transport between them,
+    so none is left unclosed and connections are reused."""
     transport = HttpTransport(clock=FakeClock())
-    built = at_once(transport._shared_transport)
+    built = at_once(transport._shared_routing)
     transport.close()
     assert len({id(routing) for routing in built}) == 1
 
@@ -137,7 +137,7 @@ def test_a_request_that_reaches_the_transport_after_it_closed_is_not_sent() -> N
     """Closing the run while a request is built and signed (a big Bedrock body, Ctrl-C under
     ``--all``) sends nothing: the closed transport makes no pool again."""
     transport = HttpTransport(clock=FakeClock())
-    shared = transport._shared_transport()
+    shared = transport._shared_routing()
     transport.close()
     with respx.mock(assert_all_called=False) as mock:
         route = mock.post("http://127.0.0.1:9/api/chat").respond(200)

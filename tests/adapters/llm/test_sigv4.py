@@ -1,6 +1,7 @@
 """AWS Signature V4 for Bedrock: AWS's own vectors, botocore's signer, retries, secrets.
 
-No request leaves the process: every client here answers through ``httpx.MockTransport``.
+No request leaves the process: requests are signed as they are, or sent to respx through
+the transport.
 """
 
 from __future__ import annotations

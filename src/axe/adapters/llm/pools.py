@@ -1,4 +1,5 @@
-"""The connection pools behind the shared transport: one per route, each built on first use.
+"""``RoutingTransport``, the one httpx transport every request goes to, and its connection
+pools: one per route, each built on first use.
 
 A route is where a request's TCP connection goes (to the provider, or to the proxy that
 ``proxies.py`` picks for its URL) and which scheme the request has. Building each route's
@@ -31,6 +32,7 @@ from axe.adapters.llm.proxies import EnvironmentProxy, ProxyRoutes
 from axe.domain.errors import ApiError, ConfigError
 
 _PROXY_AUTHENTICATION_REQUIRED = 407
+RUN_IS_OVER = "request not sent: the run is over"
 
 
 class RoutingTransport(httpx.BaseTransport):
@@ -67,7 +69,7 @@ class RoutingTransport(httpx.BaseTransport):
         key = (None if proxy is None else proxy.url, scheme)
         with self._lock:
             if self._closed:  # closed while the request was being built and signed
-                raise ApiError("request not sent: the run is over")
+                raise ApiError(RUN_IS_OVER)
             pool = self._pools.get(key)
             if pool is None:
                 pool = self._pools[key] = self._new_pool(proxy, scheme)

@@ -1,17 +1,17 @@
 """One POST of a JSON body to a provider, with every failure turned into an ApiError.
 
-All providers share one httpx transport (so ``--all`` reuses connections), created on the
-first request. Requests go through the proxies the environment names, as httpx's defaults
-read them (``proxies.py``, ``pools.py``). One deadline (120 s by default) bounds the whole
-exchange including retries; redirects are never followed (a redirect could carry the key
-elsewhere); replies are size-capped; and no message that leaves here can contain the API key
-or a proxy password.
+All providers share one routing transport (``pools.py``; so ``--all`` reuses connections),
+created on the first request. Requests go through the proxies the environment names, as
+httpx's defaults read them (``proxies.py``). One deadline (120 s by default) bounds the
+whole exchange including retries; redirects are never followed (a redirect could carry the
+key elsewhere); replies are size-capped; and no message that leaves here can contain the
+API key, a proxy's password or a base URL's.
 
-Requests go to the transport without ``httpx.Client``, whose redirects, cookie jar and
-event hooks gc has no use for, and which cost a fifth of each request's instructions
-(docs/benchmarks.md, round nine). Without its jar, no cookie a provider sets goes back with
-a later request, as the Go axe's ``http.Client`` (which has none) sends none: under
-``--all``, a cookie set for one agent's key is never sent with another's.
+Requests go to the routing transport without ``httpx.Client``, whose redirects, cookie jar
+and event hooks gc has no use for, and which are work on every request (docs/benchmarks.md,
+round nine). Without its jar, no cookie a provider sets goes back with a later request, as
+the Go axe's ``http.Client`` (which has none) sends none: under ``--all``, a cookie set for
+one agent's key is never sent with another's.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from attrs import define, frozen
 
 from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.pauses import SharedPauses
-from axe.adapters.llm.pools import RoutingTransport
+from axe.adapters.llm.pools import RUN_IS_OVER, RoutingTransport
 from axe.adapters.llm.proxies import EnvironmentProxy, ProxyRoutes, password_forms
 from axe.adapters.llm.retry import MAX_SERVER_DELAY, RetryPolicy, obeyed, requested_delay
 from axe.adapters.llm.wire.base import WireError, one_line, plain, snippet
@@ -49,11 +49,12 @@ _REJECTED_KEY = frozenset({401, 403})
 # "self-signed certificate in certificate chain" (19), "unable to get local issuer
 # certificate" (20) and "unable to verify the first certificate" (21).
 _UNKNOWN_ISSUER = frozenset({2, 18, 19, 20, 21})
-# What httpx.Client sent with every request, kept so that providers and proxies see the
-# requests they always saw: any reply type, compressed replies welcome (httpx decodes
-# both), and the connection kept for the next agent.
+# What httpx.Client sends by default (without brotli or zstandard installed), kept so that
+# providers and proxies see the requests they always saw: any reply type, compressed
+# replies welcome (httpx decodes both), and the connection kept for the next agent.
 _DEFAULT_HEADERS = {"accept": "*/*", "accept-encoding": "gzip, deflate", "connection": "keep-alive"}
-_NO_SCHEME = "Request URL is missing an 'http://' or 'https://' protocol."
+# httpx's words for a URL it cannot send to, scheme or host missing, as gc always said them
+_NOT_ABSOLUTE = "Request URL is missing an 'http://' or 'https://' protocol."
 
 
 class HttpStatusError(ApiError):
@@ -72,10 +73,10 @@ class _NotFoundError(HttpStatusError, ModelNotFoundError):
 
 
 class HttpTransport:
-    """Posts JSON to providers over a lazily created, shared transport.
+    """Posts JSON to providers over a lazily created, shared routing transport.
 
-    Safe to share between threads: the transport and the proxy routes are built once, under
-    a lock, however many workers send their first request at the same moment. Deadlines,
+    Safe to share between threads: the routing transport and the proxy routes are built
+    once, under a lock, however many workers send their first request at the same moment. Deadlines,
     retry pauses and a rate limit's shared pause all go by the run's one ``clock``.
     """
 
@@ -91,22 +92,22 @@ class HttpTransport:
         self._retry = retry or RetryPolicy()
         self._clock = clock
         self._user_agent = user_agent
-        self._transport: RoutingTransport | None = None
+        self._routing: RoutingTransport | None = None
         self._pauses = SharedPauses(clock)
         self._closed = False
         self._proxies: ProxyRoutes | None = None
         self._building = threading.RLock()
 
     def close(self) -> None:
-        """Close the shared transport: no request is started or retried after this. One
+        """Close the routing transport: no request is started or retried after this. One
         already waiting for a reply on another thread is not cut short by it (httpx does
         not interrupt a blocked read); an interrupted run ends without waiting for those
         (``cli/running.py``)."""
         with self._building:
             self._closed = True
-            if self._transport is not None:
-                self._transport.close()
-                self._transport = None
+            if self._routing is not None:
+                self._routing.close()
+                self._routing = None
 
     def exchange(
         self,
@@ -231,11 +232,11 @@ class HttpTransport:
         remaining: float,
         deadline: float,
     ) -> tuple[int, dict[str, str], bytes]:
-        transport = self._shared_transport()
+        routing = self._shared_routing()
         url = call.url
         request = self._request(call, headers, body, remaining)
         try:
-            response = transport.handle_request(request)
+            response = routing.handle_request(request)
         except httpx.TimeoutException as error:
             raise _DeadlineError(sent=not isinstance(error, httpx.ConnectTimeout)) from error
         call.sent += 1  # answered: billed, whatever becomes of the reply
@@ -269,32 +270,35 @@ class HttpTransport:
             httpx.InvalidURL, httpx.UnsupportedProtocol: the URL is no absolute http(s) URL.
         """
         target = _parsed(call.url) or call.url  # a string that does not parse: InvalidURL
-        if isinstance(target, httpx.URL) and not target.is_absolute_url:  # `localhost:11434`
-            raise httpx.UnsupportedProtocol(_NO_SCHEME)
+        if isinstance(target, httpx.URL) and not target.is_absolute_url:  # `localhost:1`, `http://`
+            raise httpx.UnsupportedProtocol(_NOT_ABSOLUTE)
+        sent = httpx.Headers(_DEFAULT_HEADERS)
+        sent.update(headers)  # as the client merged them: a row's `Accept` replaces the default
+        sent.update(
+            {
+                "content-type": "application/json",
+                "content-length": str(body.length),
+                "user-agent": self._user_agent,
+            }
+        )
         request = httpx.Request(
             "POST",
             target,
             content=iter(body),
-            headers={
-                **_DEFAULT_HEADERS,
-                **headers,
-                "content-type": "application/json",
-                "content-length": str(body.length),
-                "user-agent": self._user_agent,
-            },
+            headers=sent,
             extensions={"timeout": httpx.Timeout(remaining).as_dict()},
         )
         if auth := call.auth or _url_credentials(request.url):
             request = next(auth.sync_auth_flow(request))
         return request
 
-    def _shared_transport(self) -> RoutingTransport:
+    def _shared_routing(self) -> RoutingTransport:
         with self._building:
             if self._closed:
-                raise ApiError("request not sent: the run is over")
-            if self._transport is None:
-                self._transport = RoutingTransport(self._proxy_routes())
-            return self._transport
+                raise ApiError(RUN_IS_OVER)
+            if self._routing is None:
+                self._routing = RoutingTransport(self._proxy_routes())
+            return self._routing
 
     def _proxy_routes(self) -> ProxyRoutes:
         """The environment's proxies, read once, on the first request, as httpx would.
@@ -380,7 +384,6 @@ class _DeadlineError(Exception):
         self.sent = sent
 
 
-@functools.lru_cache(maxsize=64)
 def _url_credentials(url: httpx.URL) -> httpx.BasicAuth | None:
     """Basic auth from the URL's user and password (an Ollama behind a proxy that asks
     for them), if it has any."""
@@ -389,6 +392,7 @@ def _url_credentials(url: httpx.URL) -> httpx.BasicAuth | None:
     return None
 
 
+@functools.lru_cache(maxsize=64)
 def _parsed(url: str) -> httpx.URL | None:
     """``url`` parsed once for all the requests to it (httpx parses a string anew on each
     use, at about a tenth of a request's own time); None when it does not parse."""
