@@ -60,7 +60,8 @@ def test_all_sends_no_agent_a_cookie_the_provider_set_for_another(
     home: AxeHome, server: LoopbackLLM
 ) -> None:
     """A cookie in a reply (Cloudflare's ``__cf_bm`` before a provider's API) goes back with no
-    later request: gc keeps no cookie jar, as the Go axe's HTTP client keeps none."""
+    later request: gc keeps no cookie jar, as the Go axe's HTTP client keeps none. The other
+    headers httpx's client added are still sent."""
     server.reply_headers = {"set-cookie": "__cf_bm=agent-a-session; path=/; HttpOnly"}
     for name in ("a", "b"):
         home.add_agent(name, model="openai/gpt-4o", last_n=1)
@@ -73,6 +74,13 @@ def test_all_sends_no_agent_a_cookie_the_provider_set_for_another(
     ]
     assert [headers.get("cookie") for headers in sent] == [None, None]
     assert len(set(server.client_ports)) == 1  # still one keep-alive connection
+    # the rest as httpx's client sent it
+    shown = {name: sent[1].get(name) for name in ("accept", "accept-encoding", "connection")}
+    assert shown == {
+        "accept": "*/*",
+        "accept-encoding": "gzip, deflate",
+        "connection": "keep-alive",
+    }
 
 
 def test_http_error_is_exit_3_and_the_key_is_never_printed(

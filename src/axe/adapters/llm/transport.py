@@ -76,8 +76,9 @@ class HttpTransport:
     """Posts JSON to providers over a lazily created, shared routing transport.
 
     Safe to share between threads: the routing transport and the proxy routes are built
-    once, under a lock, however many workers send their first request at the same moment. Deadlines,
-    retry pauses and a rate limit's shared pause all go by the run's one ``clock``.
+    once, under a lock, however many workers send their first request at the same moment.
+    Deadlines, retry pauses and a rate limit's shared pause all go by the run's one
+    ``clock``.
     """
 
     def __init__(
