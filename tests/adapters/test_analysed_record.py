@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 from pathlib import Path
 
 import attrs
@@ -171,6 +172,25 @@ def test_a_failed_write_keeps_the_old_record_and_leaves_no_temp(memory: MemoryFi
         f"cannot write {record_path(memory.path)}: Input/output error"
     )
     assert read_record(memory) == RECORD
+    assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
+
+
+def test_ctrl_c_while_the_record_is_written_comes_after_it(memory: MemoryFile) -> None:
+    """A Ctrl-C (or SIGTERM) that arrives while the record is written interrupts gc once the
+    new record is in place: no temp file is left with it, and no old record set aside."""
+    write_record(memory, RECORD)
+
+    def interrupted_write(fd: int, data: memoryview) -> int:
+        signal.raise_signal(signal.SIGINT)
+        return os.write(fd, data)
+
+    stopped = MemoryFile(
+        memory.path, platform=attrs.evolve(current_platform(), write=interrupted_write)
+    )
+    other = AnalysedMemory.of(b"other", model=ModelRef("ollama", "m"), at=2.0)
+    with pytest.raises(KeyboardInterrupt):
+        write_record(stopped, other)
+    assert read_record(memory) == other
     assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
 
 

@@ -111,8 +111,9 @@ def sigterm_when(
     finished run left (its archive, its ``--skip-unchanged`` record), and gc runs again (at
     most 5 times)."""
 
-    def ready() -> bool:
-        return any(name.endswith(seen) for name in os.listdir(path.parent))
+    def ready() -> bool:  # the trim's own file, while the memory file is not yet replaced
+        names = os.listdir(path.parent)  # (the record's temp file, later, also ends in .tmp)
+        return any(name.endswith(seen) for name in names) and path.stat().st_size == len(original)
 
     for _ in range(5):
         process = subprocess.Popen(

@@ -29,7 +29,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from axe.adapters.memory.durable import new_temp, remove_quietly, write_temp
+from axe.adapters.memory.durable import new_temp, remove_quietly, signals_deferred, write_temp
 from axe.adapters.memory.paths import intent_path, sidecar
 from axe.adapters.memory.releases import release
 from axe.adapters.shared.reading import describe_os_error, read_regular
@@ -75,17 +75,21 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
     file.remove_abandoned_temps()
     aside = None
     try:
-        temp = write_temp(real, (data + "\n").encode(), platform=file.platform)
-        try:
-            # Renamed into an empty place: ext4 flushes a file renamed over another to disk
-            # first (auto_da_alloc), 8 times the time of the rest; a record whole or absent
-            # is all a reader needs, absent meaning an analysis. The old one is set aside
-            # under a temp name (a killed gc's is removed later) and freed off the run's path.
-            aside = _set_aside(real)
-            file.platform.replace(temp, record_path(real))
-        except BaseException:
-            remove_quietly(temp)
-            raise
+        # Ctrl-C or SIGTERM waits for the record, as for a trim: between two of these steps
+        # it would leave the new record in its temp file.
+        with signals_deferred():
+            temp = write_temp(real, (data + "\n").encode(), platform=file.platform)
+            try:
+                # Renamed into an empty place: ext4 flushes a file renamed over another to
+                # disk first (auto_da_alloc), 8 times the time of the rest; a record whole or
+                # absent is all a reader needs, absent meaning an analysis. The old one is set
+                # aside under a temp name (a killed gc's is removed later) and freed off the
+                # run's path.
+                aside = _set_aside(real)
+                file.platform.replace(temp, record_path(real))
+            except BaseException:
+                remove_quietly(temp)
+                raise
     except OSError as error:
         return f"cannot write {record_path(real)}: {describe_os_error(error)}"
     finally:
