@@ -184,6 +184,18 @@ def test_a_span_costs_what_it_costs_in_one_piece(log: bytes, ends: list[int]) ->
     event(f"32 KiB boundaries crossed: {min(max(crossed + 1, 0), 3)}")
 
 
+@given(planner_logs(), st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 1000)), max_size=8))
+def test_a_span_costs_the_same_whatever_was_asked_before(
+    log: bytes, asked: list[tuple[int, int]]
+) -> None:
+    """The planner counts a span's end on from the nearest end it counted before in the
+    same 32 KiB block; the estimate is the one a fresh planner gives, in any order asked."""
+    layout = LogLayout(log)
+    for a, b in asked:
+        start, end = sorted(len(log) * at // 1000 for at in (a, b))
+        assert layout.classes(start, end) == LogLayout(log).classes(start, end)
+
+
 @given(planner_logs(), _ROOMS)
 def test_halving_splits_near_the_middle_or_sends_half_of_one_entry(log: bytes, room: int) -> None:
     """A refusal without numbers halves a part: at the entry boundary nearest its middle,

@@ -7,7 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from axe.domain import tokens
-from axe.domain.tokens import Calibration, certainly_under, estimate_tokens, token_classes
+from axe.domain.tokens import (
+    Calibration,
+    certainly_under,
+    estimate_tokens,
+    tally,
+    tally_classes,
+    token_classes,
+)
 from tests.tokenizer import count_pieces, count_tokens
 
 _FEW_KINDS = bytes(b"ab 1\t\n,\xe9"[byte % 8] for byte in range(256))  # so runs are common
@@ -76,6 +83,18 @@ def test_any_slicing_costs_what_one_pass_costs(data: bytes, size: int) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tokens, "_SLICE", size)
         assert token_classes(data) == whole
+
+
+@given(st.binary().map(lambda b: b.translate(_FEW_KINDS)), st.data())
+def test_counting_on_from_a_tally_counts_as_one_pass(data: bytes, draw: st.DataObject) -> None:
+    """Counted in pieces, each on from what the ones before counted, bytes count as in one
+    piece: a part's planner tries longer spans by counting only the bytes they add."""
+    cuts = sorted(draw.draw(st.lists(st.integers(0, len(data)), max_size=4)))
+    counted = tally(b"")
+    for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
+        counted = tally(data[start:end], counted)
+    assert counted == tally(data)
+    assert tally_classes(counted) == token_classes(data)
 
 
 @given(st.binary(max_size=3000), st.integers(min_value=1, max_value=1000))

@@ -8,6 +8,7 @@ with a marker saying how many bytes were left out: that changes the prompt, neve
 
 from __future__ import annotations
 
+import bisect
 import copy
 import math
 from collections.abc import Callable
@@ -15,7 +16,15 @@ from collections.abc import Callable
 from attrs import frozen
 
 from axe.domain.entries import HEADER, EntryCounts
-from axe.domain.tokens import Classes, classes_sum, token_classes
+from axe.domain.tokens import (
+    EMPTY,
+    Classes,
+    Tally,
+    classes_sum,
+    tally,
+    tally_classes,
+    token_classes,
+)
 from axe.domain.values import Value
 
 Measure = Callable[[Classes], float]  # what an estimate by kind of text costs (default: sum)
@@ -110,7 +119,8 @@ class LogLayout:
         self.entries = entries if entries is not None and entries.data is log else EntryCounts(log)
         self._blocks: list[Classes] = [(0.0,) * 7]  # the estimate up to each block boundary
         self._heads: dict[int, Classes] = {}  # the estimate from an offset to its block's end
-        self._tails: dict[int, Classes] = {}  # ... from its block's start to an offset
+        self._tails: dict[int, Tally] = {}  # the counts from its block's start to an offset
+        self._ends: dict[int, list[int]] = {}  # by block: the offsets in _tails, in order
 
     def measured(self, measure: Measure) -> LogLayout:
         """The same log, entries and estimates, its spans costed by ``measure`` instead."""
@@ -138,9 +148,20 @@ class LogLayout:
         middle = tuple(b - a for a, b in zip(blocks[first], blocks[last], strict=True))
         if (head := self._heads.get(start)) is None:
             head = self._heads[start] = token_classes(self._view[start : first * _BLOCK])
-        if (tail := self._tails.get(end)) is None:
-            tail = self._tails[end] = token_classes(self._view[last * _BLOCK : end])
-        return classes_sum(head, middle, tail)
+        return classes_sum(head, middle, tally_classes(self._tail(last, end)))
+
+    def _tail(self, block: int, end: int) -> Tally:
+        """The counts of bytes from ``block``'s start to ``end``, counted on from the
+        nearest offset before it already counted: a search for where a part ends tries
+        ends ever closer together, and each costs only the bytes beyond the last that fit."""
+        if (known := self._tails.get(end)) is not None:
+            return known
+        ends = self._ends.setdefault(block, [])
+        at = bisect.bisect(ends, end)
+        start, after = (ends[at - 1], self._tails[ends[at - 1]]) if at else (block * _BLOCK, EMPTY)
+        ends.insert(at, end)
+        counted = self._tails[end] = tally(self._view[start:end], after)
+        return counted
 
     def _extend(self, upto: int) -> None:
         """The running sums kept up to block ``upto``."""

@@ -65,7 +65,8 @@ def _slice_counts(data: bytes, previous: int, unpaired: bool) -> tuple[list[int]
     run of spaces reaching the slice left one to pair with its first."""
     kinds = data.translate(_KINDS)
     # Every two neighbouring bytes as one UTF-16 code unit, from even and from odd offsets.
-    windows = _as_units(kinds, None, False)[0], _as_units(memoryview(kinds)[1:], None, False)[0]
+    # (The odd offsets copied first: decoding an unaligned buffer takes five times as long.)
+    windows = _as_units(kinds, None, False)[0], _as_units(kinds[1:], None, False)[0]
     # Newlines, punctuation, controls and non-ASCII bytes: one token each at most. Counted
     # with digits and spaces among the bytes left once the letters are dropped (one pass,
     # where a count of each kind over every byte took three).
@@ -83,20 +84,37 @@ def _slice_counts(data: bytes, previous: int, unpaired: bool) -> tuple[list[int]
     return counts, (trailing - (joined and trailing == len(data))) % 2 == 1
 
 
-def token_classes(data: bytes | memoryview) -> Classes:
-    """:func:`estimate_tokens` by kind of text, each an upper estimate of its own share;
-    slicing changes nothing: the same as counting the bytes in one piece."""
+Tally = tuple[tuple[int, ...], int, bool, int]
+"""What some bytes counted to (see :func:`_slice_counts`), with what counting on needs:
+their last byte, whether their last run of spaces left one unpaired, and their length."""
+EMPTY: Tally = ((0,) * 7, ord("\n"), False, 0)
+
+
+def tally(data: bytes | memoryview, after: Tally = EMPTY) -> Tally:
+    """``data`` counted on from ``after``: the same as counting what ``after`` counted and
+    ``data`` in one piece, so a span known to fit is not counted again to try a longer one
+    (however a log is sliced, its counts are those of one pass)."""
     view = memoryview(data)
-    total = [0] * 7
-    previous, unpaired = ord("\n"), False
+    total, previous, unpaired, length = after
     for start in range(0, len(view), _SLICE):
         piece = bytes(view[start : start + _SLICE])
         counts, unpaired = _slice_counts(piece, previous, unpaired)
-        total = [a + b for a, b in zip(total, counts, strict=True)]
+        total = tuple(a + b for a, b in zip(total, counts, strict=True))
         previous = piece[-1]
-    words, letters, numbers, digits, spaces, pairs, whole_tokens = map(float, total)
-    whole_tokens += len(view) > 0  # a lone space at the very end is a token
+    return total, previous, unpaired, length + len(view)
+
+
+def tally_classes(counted: Tally) -> Classes:
+    """The estimate by kind of text of what ``counted`` counted."""
+    words, letters, numbers, digits, spaces, pairs, whole_tokens = map(float, counted[0])
+    whole_tokens += counted[3] > 0  # a lone space at the very end is a token
     return (words, letters / 4, numbers, digits / 3, spaces / 4, pairs, whole_tokens)
+
+
+def token_classes(data: bytes | memoryview) -> Classes:
+    """:func:`estimate_tokens` by kind of text, each an upper estimate of its own share;
+    slicing changes nothing: the same as counting the bytes in one piece."""
+    return tally_classes(tally(data))
 
 
 def classes_sum(*parts: Classes) -> Classes:
