@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from axe.adapters.memory.paths import intent_path
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
-from tests.support import CANNED_ANALYSIS, INSTALLED_AXE, AxeHome, entries
+from tests.support import CANNED_ANALYSIS, INSTALLED_AXE, AxeHome, entries, entry
 from tests.support import run_installed as axe
 
 KEY = "sk-ant-subprocess-0123456789"
@@ -193,6 +194,22 @@ def test_paths_that_need_no_http_never_import_httpx(home: AxeHome) -> None:
         assert [name for name in imported if name.startswith("axe.adapters.llm.")] == [], args
         assert ("tomllib" in imported) == (args[1] == "quiet"), args
         assert "click" in imported
+
+
+def test_a_trim_loads_the_archive_machinery_only_to_settle_a_stopped_archiving(
+    home: AxeHome,
+) -> None:
+    """Without ``--archive``, a trim loads the archive's module (and hashlib's digests) only
+    when a stopped archiving left its record to settle, which it then removes."""
+    home.add_agent("a", last_n=1, model="builtin/heuristic")
+    home.write_memory("a", entries(3))
+    assert "axe.adapters.memory.archive" not in imported_by(home, "gc", "a")
+    assert home.memory_path("a").read_bytes() == entry(2)
+    home.write_memory("a", entries(3))
+    record = intent_path(home.memory_path("a"))
+    record.write_bytes(b"not a record")
+    assert "axe.adapters.memory.archive" in imported_by(home, "gc", "a")
+    assert not record.exists()
 
 
 COLLECTIONS = """

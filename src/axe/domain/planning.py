@@ -69,7 +69,7 @@ class Stage(enum.Enum):
     MERGE = "merge"  # merges of part reports
 
 
-@frozen(eq=False)
+@frozen(repr=False, eq=False)  # working state, used by identity
 class Ask:
     """One request: ``system_prompt`` and, as content, ``source`` itself or the bytes of
     ``part`` in it (made when sent, so a batch of parts holds no copy of the log).
@@ -315,7 +315,7 @@ def _layout(plan: Plan) -> LogLayout:
     return plan.layout
 
 
-@frozen(eq=False)
+@frozen(repr=False, eq=False)  # working state, used by identity
 class _Whole:
     """The whole log in one request."""
 
@@ -345,7 +345,7 @@ class _Whole:
         return _planned(layout, self.sizing.refused(outcome, ask), (whole,))
 
 
-@frozen(eq=False)
+@frozen(repr=False, eq=False)  # working state, used by identity
 class _Report:
     """The report on bytes ``start:end`` of the log (a part, or a run of merged ones);
     ``cut`` once its ``body`` was shortened to fit a merge."""
@@ -368,7 +368,7 @@ _LEFT_OUT = "\n[... rest of this report left out ...]"
 Piece = Part | _Report  # a part still to analyse, or the report of one
 
 
-@frozen(eq=False)
+@frozen(repr=False, eq=False)  # working state, used by identity
 class _Parts:
     """Every entry in exactly one piece, in log order; ``sending`` are the parts to send
     now (the first alone while probing)."""
@@ -509,7 +509,7 @@ def _halves(layout: LogLayout, part: Part, sizing: Sizing) -> list[Part]:
     return [piece for half in halve(layout, part) for piece in _halves(layout, half, sizing)]
 
 
-@frozen(eq=False)
+@frozen(repr=False, eq=False)  # working state, used by identity
 class _Merge:
     """One round of merges: consecutive ``groups`` of the reports, those of two or more
     sent (``asks``, in order)."""

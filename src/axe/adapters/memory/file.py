@@ -2,7 +2,7 @@
 
 The sentences a user reads when one of these fails are written here; the steps themselves
 are in :mod:`.lock`, :mod:`.durable` (or :mod:`.closed_replace`, as the platform decides)
-and :mod:`.archive` (imported only by runs that lock).
+and :mod:`.archive` (imported only by runs that archive, or that find an archiving to settle).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from axe.adapters.memory.durable import (
     replace_open,
     signals_deferred,
 )
-from axe.adapters.memory.paths import archive_path
+from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.memory.releases import LaterReleases
 from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.reading import FileStamp, describe_os_error, read_regular
@@ -87,11 +87,13 @@ class MemoryFile:
             AgentError: the lock was not had in time, or the archive cannot be settled (the
                 memory file was not changed).
         """
-        from axe.adapters.memory.archive import settle_archive  # noqa: PLC0415
-
         with locks.hold(self.path, agent=agent, waiting=waiting, real=self.real):
             try:
-                settle_archive(self)
+                # Only a stopped archiving leaves the record: the module loads for it alone.
+                if os.path.lexists(intent_path(self.path)):
+                    from axe.adapters.memory.archive import settle_archive  # noqa: PLC0415
+
+                    settle_archive(self)
             except OSError as error:
                 raise AgentError(
                     f"cannot settle the archive {archive_path(self.path)} that an interrupted "
