@@ -350,6 +350,24 @@ def test_ctrl_c_during_a_trim_is_delivered_once_the_trim_is_done() -> None:
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+@pytest.mark.parametrize("ignored", [True, False], ids=["SIG_IGN", "the program's own handler"])
+def test_a_sigterm_during_a_trim_reaches_the_handler_the_program_had(ignored: bool) -> None:
+    """After a trim, SIGTERM finds the handler the program had set (SIG_IGN, or its own
+    function), and one that arrived during the trim reaches that handler once, after it."""
+    received: list[int] = []
+    handler = signal.SIG_IGN if ignored else lambda number, _frame: received.append(number)
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        with signals_deferred():
+            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(signal.SIGTERM)
+            assert received == []
+        assert signal.getsignal(signal.SIGTERM) is handler
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert received == ([] if ignored else [signal.SIGTERM])
+
+
 def test_archive_that_cannot_be_written_leaves_the_memory_file_alone(tmp_path: Path) -> None:
     """If the archive cannot be written, nothing is trimmed and one line says why."""
     path = tmp_path / "m.md"
