@@ -46,7 +46,8 @@ from axe.domain.planning import (
 )
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS, MERGE_PROMPT, PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
-from axe.domain.tokens import Classes
+from axe.domain.tokens import Classes, classes_sum
+from tests.logs import planner_logs
 from tests.support import entries, entry
 
 STYLES = ["numbers", "bare", "limit", "cap"]
@@ -55,6 +56,21 @@ _SPAN = re.compile(rb"### Report \d+ of \d+ \([^\n]*\)\n\nspan (\d+)-(\d+)")
 
 def true_classes(ask: Ask) -> Classes:
     return request_classes(ask.system_prompt, ask.content())
+
+
+@given(planner_logs(), st.sampled_from([None, 10**4, 10**5, 10**8]))
+def test_a_log_sent_whole_is_estimated_as_the_planner_estimates_it(
+    log: bytes, cap: int | None
+) -> None:
+    """A log that fits goes whole, and what its request is estimated at (for a budget, or a
+    refusal) is the planner's own estimate of it, even when it surely fits and so was not
+    estimated to be planned."""
+    layout = LogLayout(log)
+    batch = start(log, cap, layout).batch()
+    if batch.stage is Stage.WHOLE:
+        (ask,) = batch.asks
+        beside = request_classes(PATTERN_DETECTION_PROMPT, b"")
+        assert ask.estimate() == classes_sum(beside, layout.classes(0, len(log)))
 
 
 @frozen

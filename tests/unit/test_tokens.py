@@ -11,6 +11,7 @@ from axe.domain.tokens import (
     Calibration,
     certainly_under,
     estimate_tokens,
+    most_tokens,
     tally,
     tally_classes,
     token_classes,
@@ -95,6 +96,14 @@ def test_counting_on_from_a_tally_counts_as_one_pass(data: bytes, draw: st.DataO
         counted = tally(data[start:end], counted)
     assert counted == tally(data)
     assert tally_classes(counted) == token_classes(data)
+
+
+@given(st.binary().map(lambda b: b.translate(_FEW_KINDS)) | st.binary())
+def test_no_bytes_are_estimated_above_the_most_their_length_allows(data: bytes) -> None:
+    """The bound a log that surely fits is sent by, without a pass over it: a token and a
+    third a byte and the one any text ends in, reached by a lone digit."""
+    assert sum(token_classes(data)) <= most_tokens(len(data))
+    assert sum(token_classes(b"7")) == most_tokens(1)
 
 
 @given(st.binary(max_size=3000), st.integers(min_value=1, max_value=1000))

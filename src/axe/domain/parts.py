@@ -140,15 +140,20 @@ class LogLayout:
         sums, the two ends counted afresh once each (at most a word counted twice where they
         meet: never below the estimate of the span in one piece), so planning many parts of
         a large log costs about one pass over it."""
-        first, last = -(-start // _BLOCK), end // _BLOCK
-        if first >= last:
+        if self.in_one_piece(start, end):
             return token_classes(self._view[start:end])
+        first, last = -(-start // _BLOCK), end // _BLOCK
         self._extend(last)
         blocks = self._blocks
         middle = tuple(b - a for a, b in zip(blocks[first], blocks[last], strict=True))
         if (head := self._heads.get(start)) is None:
             head = self._heads[start] = token_classes(self._view[start : first * _BLOCK])
         return classes_sum(head, middle, tally_classes(self._tail(last, end)))
+
+    def in_one_piece(self, start: int, end: int) -> bool:
+        """Whether :meth:`classes` estimates bytes ``start:end`` in one piece (no whole block
+        between its ends): exactly as those bytes alone are estimated."""
+        return -(-start // _BLOCK) >= end // _BLOCK
 
     def _tail(self, block: int, end: int) -> Tally:
         """The counts of bytes from ``block``'s start to ``end``, counted on from the

@@ -31,7 +31,7 @@ from axe.domain.prompt import (
     merge_content,
 )
 from axe.domain.results import Completion
-from axe.domain.tokens import Calibration, Classes, classes_sum, token_classes
+from axe.domain.tokens import Calibration, Classes, classes_sum, most_tokens, token_classes
 from axe.domain.values import Value
 
 _CALIBRATED_MARGIN = 0.95  # estimates scaled to a provider's count are exact on average only
@@ -73,8 +73,8 @@ class Stage(enum.Enum):
 class Ask:
     """One request: ``system_prompt`` and, as content, ``source`` itself or the bytes of
     ``part`` in it (made when sent, so a batch of parts holds no copy of the log).
-    ``classes`` is its estimate by kind of text; None only for a whole log sent with no
-    window known, which is estimated only if refused."""
+    ``classes`` is its estimate by kind of text; None for a log sent whole with no window
+    known, or one that surely fits it, estimated only when asked (a refusal, a budget)."""
 
     system_prompt: str
     source: bytes
@@ -85,7 +85,8 @@ class Ask:
         return self.source if self.part is None else self.part.content(self.source)
 
     def estimate(self) -> Classes:
-        """``classes``, or the estimate of a whole log sent with no window known, made now."""
+        """``classes``, or the estimate made now: the planner's own, as such a span lies
+        in one piece of the layout, or the log is estimated whole."""
         return self.classes or request_classes(self.system_prompt, self.content())
 
 
@@ -155,6 +156,11 @@ class Sizing(Value):
     def fits(self, request: Classes) -> bool:
         """Whether a request of these estimated classes may be sent."""
         return all(measure(request) <= room for measure, room in self._rooms())
+
+    def surely_fits(self, tokens: float) -> bool:
+        """Whether any request estimated at ``tokens`` or fewer may be sent: no limit
+        measures a request above the sum of its estimate."""
+        return all(tokens <= room for _, room in self._rooms())
 
     def content_cost(self, system_prompt: str) -> Measure:
         """What a request of ``system_prompt`` and some content (by its estimate by kind of
@@ -267,11 +273,23 @@ def _first(layout: LogLayout, sizing: Sizing, span: Part) -> Plan | Finished:
     Raises:
         WindowTooSmallError: as :func:`_planned`.
     """
-    classes = _part_classes(layout, span)
-    if sizing.window is None or sizing.fits(classes):
-        part = None if (span.start, span.end) == (0, len(layout.log)) else span
-        return _Whole(sizing, Ask(PATTERN_DETECTION_PROMPT, layout.log, classes, part), layout)
-    return _planned(layout, sizing, (span,))
+    classes: Classes | None = None  # a span that surely fits is estimated only if refused
+    if not _surely_fits(layout, sizing, span):
+        classes = _part_classes(layout, span)
+        if sizing.window is not None and not sizing.fits(classes):
+            return _planned(layout, sizing, (span,))
+    part = None if (span.start, span.end) == (0, len(layout.log)) else span
+    return _Whole(sizing, Ask(PATTERN_DETECTION_PROMPT, layout.log, classes, part), layout)
+
+
+def _surely_fits(layout: LogLayout, sizing: Sizing, span: Part) -> bool:
+    """Whether ``span`` fits the known window at the most its bytes can be estimated at:
+    then a log that fits costs no pass over its bytes (the estimate made later, if asked
+    for, is the layout's: the span lies in one piece of it)."""
+    if sizing.window is None or span.sent_bytes is not None:
+        return False
+    most = sum(_instructions(PATTERN_DETECTION_PROMPT)) + most_tokens(span.end - span.start)
+    return layout.in_one_piece(span.start, span.end) and sizing.surely_fits(most)
 
 
 def narrowed(plan: Plan, at: int) -> Plan | Finished:
