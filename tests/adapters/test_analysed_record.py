@@ -203,7 +203,7 @@ def test_temps_a_killed_run_left_are_removed(memory: MemoryFile) -> None:
     assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
 
 
-@pytest.mark.parametrize("releases", [None, LaterReleases()], ids=["at once", "on a thread"])
+@pytest.mark.parametrize("releases", [None, LaterReleases()], ids=["no releases", "releases"])
 def test_a_record_that_cannot_be_renamed_into_place_leaves_no_record_and_no_temp(
     memory: MemoryFile, releases: LaterReleases | None
 ) -> None:

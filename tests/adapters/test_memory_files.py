@@ -538,6 +538,37 @@ def test_later_releases_free_in_turn_hold_few_and_a_wait_waits_for_all() -> None
     assert done == [0, 1, 2, 3, 4, 5]
 
 
+def test_small_files_are_freed_at_once_until_one_is_slow_to_free() -> None:
+    """A small file is freed on the caller's thread, where that is quicker than handing it
+    over; a large one, or any once a small one took longer than a handover, on the thread,
+    and a failure to free is still not raised."""
+    now = [0.0]
+    releases, freed_on = LaterReleases(clock=lambda: now[0]), list[tuple[str, bool]]()
+
+    def free(name: str, seconds: float = 0.0, fails: bool = False) -> None:
+        now[0] += seconds
+        freed_on.append((name, threading.current_thread() is threading.main_thread()))
+        if fails:
+            raise OSError("already gone")
+
+    releases.release(functools.partial(free, "record"), 145)
+    releases.release(functools.partial(free, "old log", fails=True), 10_000)
+    releases.release(functools.partial(free, "large log"), 10 << 20)
+    releases.wait()
+    releases.release(functools.partial(free, "slow record", 0.001), 145)
+    releases.release(functools.partial(free, "next record"), 145)
+    releases.release(functools.partial(free, "unknown size"))
+    assert wait_returns(releases)
+    assert freed_on == [
+        ("record", True),
+        ("old log", True),
+        ("large log", False),
+        ("slow record", True),
+        ("next record", False),
+        ("unknown size", False),
+    ]
+
+
 def test_a_wait_waits_for_a_free_under_way() -> None:
     """What is being freed counts as pending until it is done: the end of a run waits for it."""
     releases = LaterReleases()

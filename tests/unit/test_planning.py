@@ -66,7 +66,9 @@ def test_a_log_sent_whole_is_estimated_as_the_planner_estimates_it(
     refusal) is the planner's own estimate of it, even when it surely fits and so was not
     estimated to be planned."""
     layout = LogLayout(log)
-    batch = start(log, cap, layout).batch()
+    plan = start(log, cap, layout)
+    assert not isinstance(plan, Finished)
+    batch = plan.batch()
     if batch.stage is Stage.WHOLE:
         (ask,) = batch.asks
         beside = request_classes(PATTERN_DETECTION_PROMPT, b"")

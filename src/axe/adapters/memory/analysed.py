@@ -73,7 +73,7 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
         {"size": record.size, "sha256": record.sha256, "model": record.model, "at": record.at}
     )
     file.remove_abandoned_temps()
-    aside = None
+    aside, size = None, 0
     try:
         # Ctrl-C or SIGTERM waits for the record, as for a trim: between two of these steps
         # it would leave the new record in its temp file.
@@ -83,9 +83,9 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
                 # Renamed into an empty place: ext4 flushes a file renamed over another to
                 # disk first (auto_da_alloc), 8 times the time of the rest; a record whole or
                 # absent is all a reader needs, absent meaning an analysis. The old one is set
-                # aside under a temp name (a killed gc's is removed later) and freed off the
-                # run's path.
-                aside = _set_aside(real)
+                # aside under a temp name (a killed gc's is removed later) and freed through
+                # the store's releases.
+                aside, size = _set_aside(real)
                 file.platform.replace(temp, record_path(real))
             except BaseException:
                 remove_quietly(temp)
@@ -94,22 +94,24 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
         return f"cannot write {record_path(real)}: {describe_os_error(error)}"
     finally:
         if aside is not None:
-            release(file.releases, functools.partial(remove_quietly, aside))
+            release(file.releases, functools.partial(remove_quietly, aside), size)
     return None
 
 
-def _set_aside(real: Path) -> Path | None:
-    """Move the record of ``real`` to a temp name beside it, which is returned; None when
-    there is none, or it is a directory, or it cannot be moved: the new record is then
-    renamed over whatever is there (a directory stays, and no record is written)."""
+def _set_aside(real: Path) -> tuple[Path | None, int]:
+    """Move the record of ``real`` to a temp name beside it, which is returned with its
+    size; None when there is none, or it is a directory, or it cannot be moved: the new
+    record is then renamed over whatever is there (a directory stays, and no record is
+    written)."""
     record, aside = record_path(real), new_temp(real)
     try:
-        if stat.S_ISDIR(os.lstat(record).st_mode):
-            return None
+        status = os.lstat(record)
+        if stat.S_ISDIR(status.st_mode):
+            return None, 0
         os.rename(record, aside)
     except OSError:
-        return None
-    return aside
+        return None, 0
+    return aside, status.st_size
 
 
 def _resolved(file: HandledFile) -> Path:

@@ -102,7 +102,7 @@ class SourceFile:
         """Close it now, or through ``releases`` (once it has been renamed over)."""
         if self.fd >= 0:
             fd, self.fd = self.fd, -1
-            release(releases, functools.partial(os.close, fd))
+            release(releases, functools.partial(os.close, fd), self.status.st_size)
 
 
 class LateAppendError(OSError):

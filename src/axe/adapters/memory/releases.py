@@ -5,10 +5,13 @@ from __future__ import annotations
 import collections
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 
 _QUEUED_RELEASES = 4  # behind the one being freed: a few old files' space held at most
 _LINGER_SECONDS = 0.1
+_SMALL_BYTES = 1 << 16  # a file this small may be freed at once ...
+_QUICK_SECONDS = 0.0002  # ... while freeing one takes no longer than handing it over
 
 
 class LaterReleases:
@@ -18,18 +21,34 @@ class LaterReleases:
     (docs/benchmarks.md), and nothing gc promises waits on it, so under ``--all`` it
     overlaps the next agent's work. One thread frees them in turn, and ends once nothing
     has come for a moment (a fleet's next agent comes sooner; a program that keeps many
-    stores keeps no idle threads); :meth:`wait` ends a run with nothing pending."""
+    stores keeps no idle threads); :meth:`wait` ends a run with nothing pending.
 
-    def __init__(self) -> None:
+    Handing a free to the thread costs about 0.1 ms of switching between the two, more
+    than freeing a small file costs on most disks (3 to 80 µs), so small files are freed at
+    once until one of them takes longer than that: from then on, every free goes to the
+    thread (docs/benchmarks.md, round ten)."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
         self._changed = threading.Condition()
         self._pending: collections.deque[Callable[[], object]] = collections.deque()
         self._freeing = False  # a free under way
         self._thread = False  # a thread is taking them
+        self._clock = clock
+        self._quick = True  # no small free has been slow yet: they are freed at once
 
-    def release(self, free: Callable[[], object]) -> None:
+    def release(self, free: Callable[[], object], size: int | None = None) -> None:
         """Have ``free`` called on the thread, once fewer than four wait for it; called here
-        when no thread can be started (a process limit). Raises nothing ``free`` raises:
-        a failure to free is no failure of the gc that finished."""
+        when no thread can be started (a process limit), or when it frees ``size`` bytes,
+        few enough, and frees are quick. Raises nothing ``free`` raises: a failure to free
+        is no failure of the gc that finished."""
+        if size is not None and size <= _SMALL_BYTES and self._quick:
+            started = self._clock()
+            try:
+                with contextlib.suppress(Exception):  # it holds nothing a user needs
+                    free()
+            finally:
+                self._quick = self._clock() - started <= _QUICK_SECONDS
+            return
         with self._changed:
             self._changed.wait_for(lambda: len(self._pending) < _QUEUED_RELEASES)
             self._pending.append(free)
@@ -85,9 +104,11 @@ class LaterReleases:
             self._changed.notify_all()
 
 
-def release(releases: LaterReleases | None, free: Callable[[], object]) -> None:
-    """``free`` through ``releases``, or at once when None."""
+def release(
+    releases: LaterReleases | None, free: Callable[[], object], size: int | None = None
+) -> None:
+    """``free`` (of ``size`` bytes, when known) through ``releases``, or at once when None."""
     if releases is None:
         free()
     else:
-        releases.release(free)
+        releases.release(free, size)
