@@ -37,6 +37,7 @@ from axe.domain.planning import (
     Finished,
     Outcome,
     Plan,
+    Sizing,
     Stage,
     narrowed,
     narrowing_points,
@@ -58,21 +59,27 @@ def true_classes(ask: Ask) -> Classes:
     return request_classes(ask.system_prompt, ask.content())
 
 
-@given(planner_logs(), st.sampled_from([None, 10**4, 10**5, 10**8]))
-def test_a_log_sent_whole_is_estimated_as_the_planner_estimates_it(
-    log: bytes, cap: int | None
-) -> None:
-    """A log that fits goes whole, and what its request is estimated at (for a budget, or a
-    refusal) is the planner's own estimate of it, even when it surely fits and so was not
-    estimated to be planned."""
+@given(planner_logs(), st.sampled_from([None, 10**3, 10**4, 10**5, 10**8]))
+def test_a_log_goes_whole_exactly_when_its_estimate_fits(log: bytes, cap: int | None) -> None:
+    """A log goes whole exactly when no window is known or the planner's estimate of its
+    request fits the window, whether or not the estimate was made to decide (a log that
+    surely fits is not estimated to be planned); and what its request is then estimated
+    at, for a budget or a refusal, is that same estimate."""
     layout = LogLayout(log)
-    plan = start(log, cap, layout)
+    beside = request_classes(PATTERN_DETECTION_PROMPT, b"")
+    estimate = classes_sum(beside, layout.classes(0, len(log)))
+    fits = cap is None or Sizing(cap=cap).fits(estimate)
+    try:
+        plan = start(log, cap, layout)
+    except WindowTooSmallError:
+        assert not fits
+        return
     assert not isinstance(plan, Finished)
     batch = plan.batch()
-    if batch.stage is Stage.WHOLE:
+    assert (batch.stage is Stage.WHOLE) == fits
+    if fits:
         (ask,) = batch.asks
-        beside = request_classes(PATTERN_DETECTION_PROMPT, b"")
-        assert ask.estimate() == classes_sum(beside, layout.classes(0, len(log)))
+        assert ask.estimate() == estimate
 
 
 @frozen

@@ -17,7 +17,6 @@ from attrs import frozen
 
 from axe.domain.entries import HEADER, EntryCounts
 from axe.domain.tokens import (
-    EMPTY,
     Classes,
     Tally,
     classes_sum,
@@ -137,9 +136,10 @@ class LogLayout:
 
     def classes(self, start: int, end: int) -> Classes:
         """The estimate of bytes ``start:end`` by kind of text: whole blocks from the kept
-        sums, the two ends counted afresh once each (at most a word counted twice where they
-        meet: never below the estimate of the span in one piece), so planning many parts of
-        a large log costs about one pass over it."""
+        sums, the two ends counted apart (at most a word counted twice where they meet:
+        never below the estimate of the span in one piece), the head once for each start
+        and the tail on from the nearest end counted in its block, so planning many parts
+        of a large log costs about one pass over it."""
         if self.in_one_piece(start, end):
             return token_classes(self._view[start:end])
         first, last = -(-start // _BLOCK), end // _BLOCK
@@ -163,7 +163,7 @@ class LogLayout:
             return known
         ends = self._ends.setdefault(block, [])
         at = bisect.bisect(ends, end)
-        start, after = (ends[at - 1], self._tails[ends[at - 1]]) if at else (block * _BLOCK, EMPTY)
+        start, after = (ends[at - 1], self._tails[ends[at - 1]]) if at else (block * _BLOCK, None)
         ends.insert(at, end)
         counted = self._tails[end] = tally(self._view[start:end], after)
         return counted

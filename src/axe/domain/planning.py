@@ -69,7 +69,7 @@ class Stage(enum.Enum):
     MERGE = "merge"  # merges of part reports
 
 
-@frozen(repr=False, eq=False)  # working state, used by identity
+@frozen(repr=False, eq=False)  # working state, used by identity; cheaper to define
 class Ask:
     """One request: ``system_prompt`` and, as content, ``source`` itself or the bytes of
     ``part`` in it (made when sent, so a batch of parts holds no copy of the log).
@@ -273,7 +273,7 @@ def _first(layout: LogLayout, sizing: Sizing, span: Part) -> Plan | Finished:
     Raises:
         WindowTooSmallError: as :func:`_planned`.
     """
-    classes: Classes | None = None  # a span that surely fits is estimated only if refused
+    classes: Classes | None = None  # a span that surely fits: estimated only when asked
     if not _surely_fits(layout, sizing, span):
         classes = _part_classes(layout, span)
         if sizing.window is not None and not sizing.fits(classes):
@@ -333,7 +333,7 @@ def _layout(plan: Plan) -> LogLayout:
     return plan.layout
 
 
-@frozen(repr=False, eq=False)  # working state, used by identity
+@frozen(repr=False, eq=False)  # working state, used by identity; cheaper to define
 class _Whole:
     """The whole log in one request."""
 
@@ -363,7 +363,7 @@ class _Whole:
         return _planned(layout, self.sizing.refused(outcome, ask), (whole,))
 
 
-@frozen(repr=False, eq=False)  # working state, used by identity
+@frozen(repr=False, eq=False)  # working state, used by identity; cheaper to define
 class _Report:
     """The report on bytes ``start:end`` of the log (a part, or a run of merged ones);
     ``cut`` once its ``body`` was shortened to fit a merge."""
@@ -386,7 +386,7 @@ _LEFT_OUT = "\n[... rest of this report left out ...]"
 Piece = Part | _Report  # a part still to analyse, or the report of one
 
 
-@frozen(repr=False, eq=False)  # working state, used by identity
+@frozen(repr=False, eq=False)  # working state, used by identity; cheaper to define
 class _Parts:
     """Every entry in exactly one piece, in log order; ``sending`` are the parts to send
     now (the first alone while probing)."""
@@ -527,7 +527,7 @@ def _halves(layout: LogLayout, part: Part, sizing: Sizing) -> list[Part]:
     return [piece for half in halve(layout, part) for piece in _halves(layout, half, sizing)]
 
 
-@frozen(repr=False, eq=False)  # working state, used by identity
+@frozen(repr=False, eq=False)  # working state, used by identity; cheaper to define
 class _Merge:
     """One round of merges: consecutive ``groups`` of the reports, those of two or more
     sent (``asks``, in order)."""

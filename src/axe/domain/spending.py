@@ -116,7 +116,7 @@ def forecast(
     return seen
 
 
-@frozen(eq=False)
+@frozen(repr=False, eq=False)  # working state, used by identity; cheaper to define
 class Budgeted:
     """``plan``, whose next batch and what follows it ``budget`` can pay for beside the
     ``used`` tokens already counted; it analyses the log from byte ``start`` on."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import codecs
 import math
 import string
+from typing import NamedTuple
 
 from attrs import frozen
 
@@ -84,30 +85,37 @@ def _slice_counts(data: bytes, previous: int, unpaired: bool) -> tuple[list[int]
     return counts, (trailing - (joined and trailing == len(data))) % 2 == 1
 
 
-Tally = tuple[tuple[int, ...], int, bool, int]
-"""What some bytes counted to (see :func:`_slice_counts`), with what counting on needs:
-their last byte, whether their last run of spaces left one unpaired, and their length."""
-EMPTY: Tally = ((0,) * 7, ord("\n"), False, 0)
+class Tally(NamedTuple):
+    """What some bytes counted to (see :func:`_slice_counts`), with what counting on needs."""
+
+    counts: tuple[int, ...]
+    last: int  # their last byte
+    unpaired: bool  # their last run of spaces left one unpaired
+    length: int
 
 
-def tally(data: bytes | memoryview, after: Tally = EMPTY) -> Tally:
-    """``data`` counted on from ``after``: the same as counting what ``after`` counted and
-    ``data`` in one piece, so a span known to fit is not counted again to try a longer one
-    (however a log is sliced, its counts are those of one pass)."""
+_NOTHING = Tally((0,) * 7, ord("\n"), False, 0)  # counted as a text's start is
+
+
+def tally(data: bytes | memoryview, after: Tally | None = None) -> Tally:
+    """``data`` counted on from ``after`` (from nothing: the start of a text): the same as
+    counting what ``after`` counted and ``data`` in one piece, so a span known to fit is not
+    counted again to try a longer one (however a log is sliced, its counts are those of one
+    pass)."""
     view = memoryview(data)
-    total, previous, unpaired, length = after
+    total, previous, unpaired, length = after or _NOTHING
     for start in range(0, len(view), _SLICE):
         piece = bytes(view[start : start + _SLICE])
         counts, unpaired = _slice_counts(piece, previous, unpaired)
         total = tuple(a + b for a, b in zip(total, counts, strict=True))
         previous = piece[-1]
-    return total, previous, unpaired, length + len(view)
+    return Tally(total, previous, unpaired, length + len(view))
 
 
 def tally_classes(counted: Tally) -> Classes:
     """The estimate by kind of text of what ``counted`` counted."""
-    words, letters, numbers, digits, spaces, pairs, whole_tokens = map(float, counted[0])
-    whole_tokens += counted[3] > 0  # a lone space at the very end is a token
+    words, letters, numbers, digits, spaces, pairs, whole_tokens = map(float, counted.counts)
+    whole_tokens += counted.length > 0  # a lone space at the very end is a token
     return (words, letters / 4, numbers, digits / 3, spaces / 4, pairs, whole_tokens)
 
 
@@ -135,7 +143,8 @@ def certainly_under(data: bytes, tokens: int) -> bool:
 
 def most_tokens(size: int) -> float:
     """The most ``size`` bytes can be estimated at, deciding without a pass over them: a
-    digit alone is a number, a token and a third, and no byte costs more."""
+    digit alone is a number, a token and a third, and no byte costs more; and the token
+    any text ends in."""
     return size * 4 / 3 + 1
 
 

@@ -89,8 +89,7 @@ class MemoryFile:
         """
         with locks.hold(self.path, agent=agent, waiting=waiting, real=self.real):
             try:
-                # Only a stopped archiving leaves the record: the module loads for it alone.
-                if os.path.lexists(intent_path(self.path)):
+                if _archiving_left(self.path):
                     from axe.adapters.memory.archive import settle_archive  # noqa: PLC0415
 
                     settle_archive(self)
@@ -144,7 +143,7 @@ class MemoryFile:
             source = self._open_to_trim()
             try:
                 self._trim(source, snapshot, plan, archive=archive)
-                source.close(self.releases)  # its blocks are freed off the run's path
+                source.close(self.releases)  # its blocks freed at once if few, else later
             except LateAppendError as error:
                 raise AgentError(
                     f"trimmed memory file {self.path}, but {error.size} bytes appended during "
@@ -232,3 +231,16 @@ class MemoryFile:
         return AgentError(
             f"memory file {self.path} {how} while gc was running; not trimmed (run gc again)"
         )
+
+
+def _archiving_left(path: Path) -> bool:
+    """Whether a stopped archiving may have left its record beside ``path``: only such a
+    gc writes one, so a run finds none and loads no archive module; any other answer than
+    its absence is settled, where the error is said as before."""
+    try:
+        os.lstat(intent_path(path))
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True

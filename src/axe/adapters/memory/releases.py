@@ -1,4 +1,4 @@
-"""Freeing what a finished gc replaced, off the run's path."""
+"""Freeing what a finished gc replaced: small files at once, the rest off the run's path."""
 
 from __future__ import annotations
 
@@ -15,18 +15,21 @@ _QUICK_SECONDS = 0.0002  # ... while freeing one takes no longer than handing it
 
 
 class LaterReleases:
-    """Frees on a thread what a finished gc no longer needs (the replaced file's last
-    descriptor, the replaced record): freeing a file's blocks costs a millisecond, and 2 to
-    3 ms more a MiB, where ext4 is mounted with ``discard`` as cloud disks often are
-    (docs/benchmarks.md), and nothing gc promises waits on it, so under ``--all`` it
-    overlaps the next agent's work. One thread frees them in turn, and ends once nothing
-    has come for a moment (a fleet's next agent comes sooner; a program that keeps many
-    stores keeps no idle threads); :meth:`wait` ends a run with nothing pending.
+    """Frees what a finished gc no longer needs (the replaced file's last descriptor, the
+    replaced record), on a thread unless it is small: freeing a file's blocks costs a
+    millisecond, and 2 to 3 ms more a MiB, where ext4 is mounted with ``discard`` as cloud
+    disks often are (docs/benchmarks.md), and nothing gc promises waits on it, so under
+    ``--all`` it overlaps the next agent's work. One thread frees them in turn, and ends
+    once nothing has come for a moment (a fleet's next agent comes sooner; a program that
+    keeps many stores keeps no idle threads); :meth:`wait` ends a run with nothing pending.
 
     Handing a free to the thread costs about 0.1 ms of switching between the two, more
     than freeing a small file costs on most disks (3 to 80 µs), so small files are freed at
     once until one of them takes longer than that: from then on, every free goes to the
-    thread (docs/benchmarks.md, round ten)."""
+    thread (docs/benchmarks.md, round ten). Under ``--jobs`` a free may also wait for the
+    interpreter's lock, which counts against it: the thread takes over, as before. The
+    time is the process's own monotonic clock, not the run's ``Clock``: a duration of
+    microseconds, which no test's clock needs to fake but this class's own tests."""
 
     def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
         self._changed = threading.Condition()
@@ -44,10 +47,10 @@ class LaterReleases:
         if size is not None and size <= _SMALL_BYTES and self._quick:
             started = self._clock()
             try:
-                with contextlib.suppress(Exception):  # it holds nothing a user needs
-                    free()
+                _free_quietly(free)
             finally:
-                self._quick = self._clock() - started <= _QUICK_SECONDS
+                if self._clock() - started > _QUICK_SECONDS:  # never back: threads race here
+                    self._quick = False
             return
         with self._changed:
             self._changed.wait_for(lambda: len(self._pending) < _QUEUED_RELEASES)
@@ -65,9 +68,10 @@ class LaterReleases:
             raise
 
     def wait(self) -> None:
-        """Until everything released so far has been freed; freed here if no thread is
-        taking them (one was stopped by Ctrl-C or SIGTERM), so the end of a run never
-        waits for a thread that is not there."""
+        """Until everything released so far has been freed (a small file freed at once is
+        freed before its release returns); freed here if no thread is taking them (one was
+        stopped by Ctrl-C or SIGTERM), so the end of a run never waits for a thread that
+        is not there."""
         with self._changed:
             orphaned = bool(self._pending) and not self._thread
             if orphaned:
@@ -88,8 +92,7 @@ class LaterReleases:
                     self._freeing = True
                     self._changed.notify_all()
                 try:
-                    with contextlib.suppress(Exception):  # it holds nothing a user needs
-                        free()
+                    _free_quietly(free)
                 finally:
                     with self._changed:
                         self._freeing = False
@@ -102,6 +105,11 @@ class LaterReleases:
         with self._changed:
             self._thread = False
             self._changed.notify_all()
+
+
+def _free_quietly(free: Callable[[], object]) -> None:
+    with contextlib.suppress(Exception):  # it holds nothing a user needs
+        free()
 
 
 def release(
