@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -194,6 +195,25 @@ def test_paths_that_need_no_http_never_import_httpx(home: AxeHome) -> None:
         assert [name for name in imported if name.startswith("axe.adapters.llm.")] == [], args
         assert ("tomllib" in imported) == (args[1] == "quiet"), args
         assert "click" in imported
+
+
+def test_a_run_loads_only_the_wire_format_its_agent_speaks(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """The catalogue names each row's wire format; a run imports the one its agent's
+    provider speaks when it first builds a request to it, not all six."""
+    home.add_agent("a", model="openai/gpt-4o", last_n=1)
+    home.write_memory("a", entries(3))
+    done = subprocess.run(  # -v: -X importtime does not see importlib.import_module
+        [sys.executable, "-v", "-m", "axe", "gc", "a"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **home.env, "OPENAI_API_KEY": "sk-o", "AXE_OPENAI_BASE_URL": server.url},
+        check=True,
+    )
+    assert home.memory_path("a").read_bytes() == entry(2)  # analysed and trimmed
+    formats = set(re.findall(r"^import '(axe\.adapters\.llm\.wire\.\w+)'", done.stderr, re.M))
+    assert formats == {"axe.adapters.llm.wire.base", "axe.adapters.llm.wire.openai_chat"}
 
 
 def test_a_trim_loads_the_archive_machinery_only_to_settle_a_stopped_archiving(

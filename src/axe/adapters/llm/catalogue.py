@@ -24,23 +24,19 @@ estimated above either is split before it is sent, whatever the model. Sources:
 from __future__ import annotations
 
 import enum
+import functools
+import importlib
 from collections.abc import Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from attrs import frozen
 
-from axe.adapters.llm.wire import (
-    anthropic_messages,
-    bedrock_converse,
-    gemini,
-    ollama_chat,
-    openai_chat,
-    openai_responses,
-)
-from axe.adapters.llm.wire.base import WireFormat
 from axe.domain.errors import AgentError
 from axe.domain.model import quoted
 from axe.domain.values import Value
+
+if TYPE_CHECKING:
+    from axe.adapters.llm.wire.base import WireFormat
 
 
 class Auth(enum.Enum):
@@ -60,12 +56,25 @@ class Auth(enum.Enum):
 
 @frozen(repr=False, eq=False)
 class Route(Value):
-    """The format that models whose name starts with ``prefix`` take ("" takes any), and
-    its path when the provider puts it elsewhere than the format's own (OpenCode)."""
+    """The format that models whose name starts with ``prefix`` take ("" takes any), named
+    by its module in ``wire/``, and its path when the provider puts it elsewhere than the
+    format's own (OpenCode)."""
 
-    wire: WireFormat
+    speaks: str
     prefix: str = ""
     path: str | None = None
+
+    @property
+    def wire(self) -> WireFormat:
+        return _wire_format(self.speaks)
+
+
+@functools.cache
+def _wire_format(module: str) -> WireFormat:
+    """The format of ``wire/<module>.py``, imported on first use: a run loads its own
+    agents' formats, not all six (4 M instructions of a start-up, docs/benchmarks.md)."""
+    format_: WireFormat = importlib.import_module(f"axe.adapters.llm.wire.{module}").FORMAT
+    return format_
 
 
 @frozen(kw_only=True, repr=False, eq=False)
@@ -106,8 +115,8 @@ class Provider(Value):
             raise AgentError(f"unknown {self.name} model {quoted(name)} (available: {available})")
 
 
-def _one(wire: WireFormat) -> tuple[Route, ...]:
-    return (Route(wire),)
+def _one(speaks: str) -> tuple[Route, ...]:
+    return (Route(speaks),)
 
 
 CATALOGUE: Final[Mapping[str, Provider]] = {
@@ -116,7 +125,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="anthropic",
             base_url="https://api.anthropic.com",
-            routes=_one(anthropic_messages.FORMAT),
+            routes=_one("anthropic_messages"),
             auth=Auth.X_API_KEY,
             key_variable="ANTHROPIC_API_KEY",
             largest_window=1_000_000,
@@ -125,7 +134,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="openai",
             base_url="https://api.openai.com/v1",
-            routes=_one(openai_chat.FORMAT),
+            routes=_one("openai_chat"),
             auth=Auth.BEARER,
             key_variable="OPENAI_API_KEY",
             versioned_base=True,
@@ -134,13 +143,13 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="ollama",
             base_url="http://localhost:11434",
-            routes=_one(ollama_chat.FORMAT),
+            routes=_one("ollama_chat"),
             auth=Auth.NONE,
         ),
         Provider(
             name="google",
             base_url="https://generativelanguage.googleapis.com",
-            routes=_one(gemini.FORMAT),
+            routes=_one("gemini"),
             auth=Auth.GOOG_API_KEY,
             key_variable="GEMINI_API_KEY",
             largest_window=2_097_152,
@@ -148,7 +157,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="openrouter",
             base_url="https://openrouter.ai/api/v1",
-            routes=_one(openai_chat.FORMAT),
+            routes=_one("openai_chat"),
             auth=Auth.BEARER,
             key_variable="OPENROUTER_API_KEY",
             optional_headers=(
@@ -161,7 +170,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="atlascloud",
             base_url="https://api.atlascloud.ai/v1",
-            routes=_one(openai_chat.FORMAT),
+            routes=_one("openai_chat"),
             auth=Auth.BEARER,
             key_variable="ATLASCLOUD_API_KEY",
             versioned_base=True,
@@ -169,7 +178,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="requesty",
             base_url="https://router.requesty.ai/v1",
-            routes=_one(openai_chat.FORMAT),
+            routes=_one("openai_chat"),
             auth=Auth.BEARER,
             key_variable="REQUESTY_API_KEY",
             optional_headers=(("HTTP-Referer", "referer"), ("X-Title", "title")),
@@ -177,14 +186,14 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="edenai",
             base_url="https://api.edenai.run/v3",
-            routes=_one(openai_chat.FORMAT),
+            routes=_one("openai_chat"),
             auth=Auth.BEARER,
             key_variable="EDENAI_API_KEY",
         ),
         Provider(
             name="minimax",
             base_url="https://api.minimax.io/anthropic",
-            routes=_one(anthropic_messages.FORMAT),
+            routes=_one("anthropic_messages"),
             auth=Auth.X_API_KEY,
             key_variable="MINIMAX_API_KEY",
         ),
@@ -192,9 +201,9 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             name="opencode",
             base_url="https://opencode.ai/zen",
             routes=(
-                Route(anthropic_messages.FORMAT, "claude-"),
-                Route(openai_responses.FORMAT, "gpt-"),
-                Route(openai_chat.FORMAT, "", "/v1/chat/completions"),
+                Route("anthropic_messages", "claude-"),
+                Route("openai_responses", "gpt-"),
+                Route("openai_chat", "", "/v1/chat/completions"),
             ),
             auth=Auth.BEARER,
             key_variable="OPENCODE_API_KEY",
@@ -202,7 +211,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="bedrock",
             base_url="https://bedrock-runtime.{region}.amazonaws.com",
-            routes=_one(bedrock_converse.FORMAT),
+            routes=_one("bedrock_converse"),
             auth=Auth.SIGV4,
             region_variables=("AWS_REGION", "AWS_DEFAULT_REGION", "AXE_BEDROCK_REGION"),
         ),

@@ -241,6 +241,6 @@ def _archiving_left(path: Path) -> bool:
         os.lstat(intent_path(path))
     except FileNotFoundError:
         return False
-    except OSError:
-        return True
+    except OSError:  # settled, and so said
+        pass
     return True
