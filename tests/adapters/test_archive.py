@@ -9,6 +9,7 @@ import signal
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -298,15 +299,28 @@ def test_trim_entries_settles_what_a_stopped_archive_left_first(tmp_path: Path) 
     assert names(tmp_path) == ["m.md", "m.md.archive"]
 
 
-def test_a_record_that_cannot_be_settled_fails_that_gc_with_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("looked_at", [True, False], ids=["seen", "cannot be looked at"])
+def test_a_record_that_cannot_be_settled_fails_that_gc_with_one_line(
+    tmp_path: Path, looked_at: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The next gc settles a record under the lock, before anything else; if it cannot, it
-    says so in one line and changes nothing."""
+    says so in one line and changes nothing, also when its place could not even be looked
+    at (only a record known to be absent is no record)."""
     store = FileMemoryStore(lambda: tmp_path)
     helper = AgentConfig(name="helper", model="x/y", display_name="h", memory=MemoryConfig())
     path = store.path_for(helper)
     path.parent.mkdir()
     path.write_bytes(entries(5))
     intent_path(path).mkdir()  # unreadable as a record
+    if not looked_at:
+        lstat = os.lstat
+
+        def refused(where: str | os.PathLike[str], **kwargs: Any) -> os.stat_result:
+            if Path(where) == intent_path(path):
+                raise PermissionError(13, "Permission denied")
+            return lstat(where, **kwargs)
+
+        monkeypatch.setattr(os, "lstat", refused)
     with pytest.raises(AgentError) as caught, store.lock(helper, waiting=lambda _: None):
         pass
     assert str(caught.value) == (

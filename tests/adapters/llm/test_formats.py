@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, get_args
 
 import httpx
 import pytest
 import respx
 
-from axe.adapters.llm.catalogue import CATALOGUE
+from axe.adapters.llm import wire
+from axe.adapters.llm.catalogue import CATALOGUE, WireModule
 from axe.adapters.llm.client import HttpLLMClient
 from axe.adapters.llm.retry import RetryPolicy
 from axe.adapters.llm.settings import ProviderSettings, sendable
@@ -1062,3 +1064,14 @@ def test_a_gateways_error_says_its_message_once_whatever_its_shape(
         "openrouter returned a reply that is not the expected JSON: an error instead of a "
         "report: Upstream provider error"
     )
+
+
+def test_every_format_in_wire_is_named_once_and_loads_as_itself() -> None:
+    """The catalogue names a row's format by its module in ``wire/`` and loads it on first
+    use: the names a route may give are exactly those modules, and each loads the format
+    that calls itself so."""
+    modules = {path.stem for path in Path(wire.__file__).parent.glob("*.py")} - {"__init__", "base"}
+    assert set(get_args(WireModule)) == modules
+    for row in CATALOGUE.values():
+        for route in row.routes:
+            assert route.wire.name == route.speaks.replace("_", "-")

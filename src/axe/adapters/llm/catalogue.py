@@ -27,7 +27,7 @@ import enum
 import functools
 import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal, cast
 
 from attrs import frozen
 
@@ -54,27 +54,37 @@ class Auth(enum.Enum):
         return self not in (Auth.NONE, Auth.SIGV4)
 
 
+WireModule = Literal[  # the modules of wire/ that hold a format, so a typo fails mypy
+    "anthropic_messages",
+    "bedrock_converse",
+    "gemini",
+    "ollama_chat",
+    "openai_chat",
+    "openai_responses",
+]
+
+
 @frozen(repr=False, eq=False)
 class Route(Value):
     """The format that models whose name starts with ``prefix`` take ("" takes any), named
     by its module in ``wire/``, and its path when the provider puts it elsewhere than the
     format's own (OpenCode)."""
 
-    speaks: str
+    speaks: WireModule
     prefix: str = ""
     path: str | None = None
 
     @property
     def wire(self) -> WireFormat:
+        """The route's format, imported the first time any route asks for it."""
         return _wire_format(self.speaks)
 
 
 @functools.cache
-def _wire_format(module: str) -> WireFormat:
+def _wire_format(module: WireModule) -> WireFormat:
     """The format of ``wire/<module>.py``, imported on first use: a run loads its own
     agents' formats, not all six (4 M instructions of a start-up, docs/benchmarks.md)."""
-    format_: WireFormat = importlib.import_module(f"axe.adapters.llm.wire.{module}").FORMAT
-    return format_
+    return cast("WireFormat", importlib.import_module(f"axe.adapters.llm.wire.{module}").FORMAT)
 
 
 @frozen(kw_only=True, repr=False, eq=False)
@@ -115,7 +125,7 @@ class Provider(Value):
             raise AgentError(f"unknown {self.name} model {quoted(name)} (available: {available})")
 
 
-def _one(speaks: str) -> tuple[Route, ...]:
+def _one(speaks: WireModule) -> tuple[Route, ...]:
     return (Route(speaks),)
 
 

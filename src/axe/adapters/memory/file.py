@@ -241,6 +241,6 @@ def _archiving_left(path: Path) -> bool:
         os.lstat(intent_path(path))
     except FileNotFoundError:
         return False
-    except OSError:  # settled, and so said
-        pass
+    except OSError:  # cannot tell: settling says why
+        return True
     return True
