@@ -4,7 +4,8 @@ analyst's included, and the one check of a model: does a row serve it?
 A row says where the provider lives, which wire format it speaks (or, for a gateway,
 which format each family of model names takes), how a request is authenticated, where
 its key comes from and which extra headers it takes. Adding a provider is one row here,
-plus a module in ``wire/`` if it speaks a format no row speaks yet.
+plus a module in ``wire/`` if it speaks a format no row speaks yet (its name added to
+``WireModule``: a row names its format, which is imported when a request first needs it).
 
 ``largest_window`` is the largest context window any model of the provider accepts, and
 ``max_request_bytes`` the largest request it accepts, where one is published: a request
