@@ -22,6 +22,7 @@ from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT
 from axe.adapters.memory.store import FileMemoryStore
 from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.places import config_dir, data_dir
+from axe.adapters.shared.processes import in_two_processes
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import Clock, Output
 from axe.domain.errors import ConfigError
@@ -83,7 +84,7 @@ def production_ports(
         environ=environ,
     )
     try:
-        yield GcPorts(agents=agents, memory=memory, llm=llm, output=output)
+        yield GcPorts(agents=agents, memory=memory, llm=llm, output=output, spread=in_two_processes)
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM: may end without joining threads
         memory.settle_interrupted()
         raise

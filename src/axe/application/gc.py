@@ -13,6 +13,7 @@ from attrs import Attribute, Factory, define, field, frozen, validators
 
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
+from axe.domain.blocks import Spread, in_turn
 from axe.domain.entries import EntryCounts, MemorySnapshot, plan_trim
 from axe.domain.errors import (
     AgentError,
@@ -100,12 +101,14 @@ class GcOptions(Value):
 
 @frozen(kw_only=True, repr=False, eq=False)
 class GcPorts(Value):
-    """The outside world, as the use case sees it."""
+    """The outside world, as the use case sees it; ``spread`` counts a log's blocks (the
+    default: one after another, here)."""
 
     agents: AgentRepository
     memory: MemoryStore
     llm: LLMClient
     output: Output
+    spread: Spread = in_turn
 
 
 def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResult:
@@ -244,7 +247,7 @@ class _AgentGc:
 
     def _report_read(self, snapshot: MemorySnapshot) -> EntryCounts:
         """Says how many entries the file holds; the counts, for the planning to reuse."""
-        counted = EntryCounts(snapshot.content)
+        counted = EntryCounts(snapshot.content, self.ports.spread)
         self.entries = counted.total
         self.ports.output.emit(MemoryRead(self.agent.name, counted.total, len(snapshot.content)))
         if not counted.total:
@@ -345,6 +348,7 @@ class _AgentGc:
             model=model,
             memory_config=self.agent.memory,
             concurrency=self.options.part_concurrency,
+            spread=self.ports.spread,
             stop=self.stop,
             budget=self.budget,
         )

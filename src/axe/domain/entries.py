@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
+from axe.domain.blocks import BLOCK, Spread, in_turn
 from axe.domain.errors import AgentError
 from axe.domain.values import Value
 
@@ -28,13 +29,14 @@ def count_entries(data: bytes) -> int:
 
 class EntryCounts:
     """How many entries of ``data`` begin before any offset, counted a 32 KiB block at a
-    time as first asked (one C ``count`` a block): the ``Entries:`` line's total and the
-    numbering of a split log's parts cost one pass together, not one each."""
+    time as first asked (one C ``count`` a block), by ``spread``: the ``Entries:`` line's
+    total and the numbering of a split log's parts cost one pass together, not one each."""
 
-    BLOCK = 1 << 15
+    BLOCK = BLOCK
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, spread: Spread = in_turn) -> None:
         self.data = data
+        self.spread = spread
         self._before = [0]  # entries beginning before each block boundary
         self._at: dict[int, int] = {}  # ... before each offset asked about (a plan's bounds)
 
@@ -48,11 +50,14 @@ class EntryCounts:
         if (counted := self._at.get(at)) is not None:
             return counted
         block, known = at // self.BLOCK, self._before
-        while len(known) <= block:
-            start = (len(known) - 1) * self.BLOCK
-            known.append(known[-1] + self._between(start, start + self.BLOCK))
+        for count in self.spread(self._in_block, range(len(known) - 1, block)):
+            known.append(known[-1] + count)
         counted = self._at[at] = known[block] + self._between(block * self.BLOCK, at)
         return counted
+
+    def _in_block(self, block: int) -> int:
+        start = block * self.BLOCK
+        return self._between(start, start + self.BLOCK)
 
     def _between(self, start: int, end: int) -> int:
         """How many entries begin in bytes ``start:end`` (each "## " after a newline, the

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
+from axe.domain.blocks import BLOCK, Spread, in_turn
 from axe.domain.entries import HEADER, EntryCounts
 from axe.domain.tokens import (
     Classes,
@@ -27,7 +28,6 @@ from axe.domain.tokens import (
 from axe.domain.values import Value
 
 Measure = Callable[[Classes], float]  # what an estimate by kind of text costs (default: sum)
-_BLOCK = 1 << 15  # bytes whose estimate is kept, so a span is estimated from its two ends
 _MARKER = (
     "\n[... axe gc left out the last {omitted:,} bytes of this entry here: the entry alone "
     "is larger than the model's context window allows ...]\n"
@@ -109,13 +109,20 @@ class LogLayout:
     """
 
     def __init__(
-        self, log: bytes, measure: Measure = sum, entries: EntryCounts | None = None
+        self,
+        log: bytes,
+        measure: Measure = sum,
+        entries: EntryCounts | None = None,
+        spread: Spread = in_turn,
     ) -> None:
         self.log = log
         self._view = memoryview(log)
         self.measure = measure
         # The counts made for the ``Entries:`` line when they are of this log, else anew.
-        self.entries = entries if entries is not None and entries.data is log else EntryCounts(log)
+        self.entries = (
+            entries if entries is not None and entries.data is log else EntryCounts(log, spread)
+        )
+        self._spread = spread  # who estimates the whole blocks
         self._blocks: list[Classes] = [(0.0,) * 7]  # the estimate up to each block boundary
         self._heads: dict[int, Classes] = {}  # the estimate from an offset to its block's end
         self._tails: dict[int, Tally] = {}  # the counts from its block's start to an offset
@@ -142,18 +149,18 @@ class LogLayout:
         of a large log costs about one pass over it."""
         if self.in_one_piece(start, end):
             return token_classes(self._view[start:end])
-        first, last = -(-start // _BLOCK), end // _BLOCK
+        first, last = -(-start // BLOCK), end // BLOCK
         self._extend(last)
         blocks = self._blocks
         middle = tuple(b - a for a, b in zip(blocks[first], blocks[last], strict=True))
         if (head := self._heads.get(start)) is None:
-            head = self._heads[start] = token_classes(self._view[start : first * _BLOCK])
+            head = self._heads[start] = token_classes(self._view[start : first * BLOCK])
         return classes_sum(head, middle, tally_classes(self._tail(last, end)))
 
     def in_one_piece(self, start: int, end: int) -> bool:
         """Whether :meth:`classes` estimates bytes ``start:end`` in one piece (no whole block
         between its ends): exactly as those bytes alone are estimated."""
-        return -(-start // _BLOCK) >= end // _BLOCK
+        return -(-start // BLOCK) >= end // BLOCK
 
     def _tail(self, block: int, end: int) -> Tally:
         """The counts of bytes from ``block``'s start to ``end``, counted on from the
@@ -163,7 +170,7 @@ class LogLayout:
             return known
         ends = self._ends.setdefault(block, [])
         at = bisect.bisect(ends, end)
-        start, after = (ends[at - 1], self._tails[ends[at - 1]]) if at else (block * _BLOCK, None)
+        start, after = (ends[at - 1], self._tails[ends[at - 1]]) if at else (block * BLOCK, None)
         ends.insert(at, end)
         counted = self._tails[end] = tally(self._view[start:end], after)
         return counted
@@ -171,9 +178,11 @@ class LogLayout:
     def _extend(self, upto: int) -> None:
         """The running sums kept up to block ``upto``."""
         blocks = self._blocks
-        while len(blocks) <= upto:
-            at = (len(blocks) - 1) * _BLOCK
-            blocks.append(classes_sum(blocks[-1], token_classes(self._view[at : at + _BLOCK])))
+        for each in self._spread(self._block_classes, range(len(blocks) - 1, upto)):
+            blocks.append(classes_sum(blocks[-1], each))
+
+    def _block_classes(self, block: int) -> Classes:
+        return token_classes(self._view[block * BLOCK : (block + 1) * BLOCK])
 
     def entries_between(self, start: int, end: int) -> int:
         """How many entries begin in bytes ``start:end``."""

@@ -1,0 +1,130 @@
+"""Counting blocks in two processes: the same results, in order, whatever the child does."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from axe.adapters.shared.processes import in_two_processes
+from axe.composition import production_ports
+from axe.testing import RecordingOutput
+
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux" or len(os.sched_getaffinity(0)) < 2,
+    reason="a second process is used on Linux with two CPUs or more",
+)
+
+
+@pytest.fixture(autouse=True)
+def no_child_left() -> Iterator[None]:
+    """Every child is waited for: none is left running or unreaped after a call."""
+    yield
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+def block_and_process(block: int) -> tuple[int, int, int]:
+    return block, block * block, os.getpid()
+
+
+def test_the_later_half_is_counted_in_a_child_and_all_come_back_in_order() -> None:
+    """A big log's later blocks are counted by a second process; every block's count
+    comes back, in block order, as one process would have counted them."""
+    counted = in_two_processes(block_and_process, range(3, 12), least=2)
+    assert [(block, square) for block, square, _ in counted] == [(b, b * b) for b in range(3, 12)]
+    pids = [pid for _, _, pid in counted]
+    assert pids[:4] == [os.getpid()] * 4
+    assert len(set(pids[4:])) == 1
+    assert pids[4] != os.getpid()
+
+
+def test_too_few_blocks_are_counted_here() -> None:
+    """A log too small to pay for a fork is counted in the run's own process."""
+    counted = in_two_processes(block_and_process, range(5), least=6)
+    assert {pid for _, _, pid in counted} == {os.getpid()}
+    assert [block for block, _, _ in counted] == list(range(5))
+
+
+def test_nothing_forks_while_another_thread_runs() -> None:
+    """A child of a threaded process could inherit a lock held mid-update: no fork."""
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        counted = in_two_processes(block_and_process, range(8), least=2)
+    finally:
+        release.set()
+        other.join()
+    assert {pid for _, _, pid in counted} == {os.getpid()}
+
+
+def test_blocks_a_failed_child_did_not_send_are_counted_here() -> None:
+    """A child that fails costs the run time, never a count: the run counts its blocks."""
+    parent = os.getpid()
+
+    def fails_in_the_child(block: int) -> tuple[int, int]:
+        if os.getpid() != parent:
+            raise RuntimeError("the child fails")
+        return block, os.getpid()
+
+    assert in_two_processes(fails_in_the_child, range(6), least=2) == [
+        (block, parent) for block in range(6)
+    ]
+
+
+def test_blocks_a_killed_child_did_not_send_are_counted_here() -> None:
+    """A child killed mid-count (the OOM killer, a stray signal) sends nothing usable:
+    the run counts its blocks itself."""
+    parent = os.getpid()
+
+    def killed_in_the_child(block: int) -> int:
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return block
+
+    assert in_two_processes(killed_in_the_child, range(6), least=2) == list(range(6))
+
+
+def test_a_failure_here_is_raised_and_the_child_is_stopped(tmp_path: Path) -> None:
+    """The child is stopped (it would otherwise count on) and waited for before the error
+    reaches the caller: ``no_child_left`` checks the second."""
+    parent = os.getpid()
+    counted_on = tmp_path / "counted on"
+
+    def fails_here_child_counts_on(block: int) -> int:
+        if os.getpid() == parent:
+            raise ValueError("here")
+        time.sleep(1)
+        counted_on.touch()
+        return block
+
+    with pytest.raises(ValueError, match="here"):
+        in_two_processes(fails_here_child_counts_on, range(4), least=2)
+    assert not counted_on.exists()
+
+
+def test_no_process_to_fork_counts_everything_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the process limit, the run counts every block itself and leaks no descriptor."""
+
+    def no_more_processes() -> int:
+        raise BlockingIOError("Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_more_processes)
+    descriptors = len(os.listdir("/proc/self/fd"))
+    counted = in_two_processes(block_and_process, range(6), least=2)
+    assert {pid for _, _, pid in counted} == {os.getpid()}
+    assert len(os.listdir("/proc/self/fd")) == descriptors  # the pipe was closed
+
+
+def test_a_run_counts_its_blocks_in_two_processes(tmp_path: Path) -> None:
+    """The composition root hands the use case this spread."""
+    environ = {"XDG_CONFIG_HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path)}
+    with production_ports(environ, RecordingOutput()) as ports:
+        assert ports.spread is in_two_processes
