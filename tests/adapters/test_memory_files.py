@@ -679,3 +679,45 @@ def test_a_directory_is_listed_once_a_minute_so_a_temp_left_later_waits_for_it(
     gc_once(store, second)
     store.close()
     assert not abandoned.exists()
+
+
+class _Meanwhile:
+    """What a run does while a memory file is read: for which agents it began, and whether
+    it ended."""
+
+    def __init__(self) -> None:
+        self.agents: list[str] = []
+        self.ended = False
+
+    @contextlib.contextmanager
+    def __call__(self, agent: AgentConfig) -> Iterator[None]:
+        self.agents.append(agent.name)
+        yield
+        self.ended = True
+
+
+def test_a_large_memory_file_is_read_while_the_run_does_something_else(tmp_path: Path) -> None:
+    """Around the read of a large file (8 MiB and more), the store lets the run do other
+    work (the composition root's loads the agent's HTTP client); it is over, once, by the
+    time the file's bytes come back, exactly as read alone."""
+    content = entries(100_000)
+    assert len(content) >= 8 << 20
+    meanwhile = _Meanwhile()
+    store = FileMemoryStore(lambda: tmp_path, while_reading=meanwhile)
+    (tmp_path / "memory").mkdir()
+    store.path_for(agent(enabled=True)).write_bytes(content)
+    assert store.read(agent(enabled=True)).content == content
+    assert (meanwhile.agents, meanwhile.ended) == (["helper"], True)
+
+
+@pytest.mark.parametrize("size", [0, 1 << 20])
+def test_a_small_or_missing_memory_file_is_read_alone(tmp_path: Path, size: int) -> None:
+    """A small file is read in a moment: nothing else is started around it; nor around a
+    file that is not there."""
+    meanwhile = _Meanwhile()
+    store = FileMemoryStore(lambda: tmp_path, while_reading=meanwhile)
+    (tmp_path / "memory").mkdir()
+    if size:
+        store.path_for(agent(enabled=True)).write_bytes(b"x" * size)
+    assert len(store.read(agent(enabled=True)).content) == size
+    assert meanwhile.agents == []

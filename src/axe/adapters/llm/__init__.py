@@ -6,9 +6,10 @@ alone: the rest, and httpx, are imported and built on first use.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from axe.adapters.llm.config import TomlGlobalConfig
     from axe.adapters.llm.transport import HttpTransport
     from axe.application.ports import AnalysisRequest, Clock
-    from axe.domain.model import ModelRef
+    from axe.domain.model import AgentConfig, ModelRef
     from axe.domain.results import Completion
 
 # httpx imports its own command line (``httpx._main``) with the package, and that imports
@@ -95,6 +96,24 @@ class LLMProviders:
         if self._config_path.exists():
             self._global_config().check()
 
+    @contextlib.contextmanager
+    def loading(self, agent: AgentConfig, model: ModelRef | None = None) -> Iterator[None]:
+        """While ``agent``'s large memory file is read: the code its requests will need
+        (httpx and what sends, for any row but the offline analyst's) is imported on a
+        thread, done by the time the read is. The imports (70 ms) and the kernel's copy of
+        the file overlap instead of following each other. A hint, raising nothing: whatever
+        fails here, the first request says it. ``model``: the run's ``--model``."""
+        loader = threading.Thread(target=_load_client, args=(model, agent.model), daemon=True)
+        try:
+            loader.start()
+        except RuntimeError:  # no thread to be had: the first request imports it
+            yield
+            return
+        try:
+            yield
+        finally:
+            loader.join()
+
     def input_limit(self, request: AnalysisRequest) -> int | None:
         return self._client(request.model).input_limit(request)
 
@@ -159,3 +178,16 @@ class LLMProviders:
 
                 self._config = TomlGlobalConfig(self._config_path, self._environ)
             return self._config
+
+
+def _load_client(model: ModelRef | None, named: str) -> None:
+    """Import what the first HTTP request of ``model`` (else of the model ``named``) loads:
+    the client, the transport and the httpcore its pool sends with."""
+    from axe.adapters.llm.catalogue import provider  # noqa: PLC0415
+    from axe.domain.model import ModelRef  # noqa: PLC0415
+
+    with contextlib.suppress(Exception):  # a hint: the first request says what is wrong
+        if not provider((model or ModelRef.parse(named)).provider).offline:
+            import httpcore  # noqa: F401, PLC0415
+
+            from axe.adapters.llm import client, transport  # noqa: F401, PLC0415

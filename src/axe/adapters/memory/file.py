@@ -11,6 +11,7 @@ import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
     from axe.application.ports import Clock
 
 _CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim to go ahead
+
+
+Meanwhile = Callable[[], AbstractContextManager[object]]
+_LONG_READ = 8 << 20  # bytes: a read of 4 ms or more, time enough to do something else
 
 
 class MemoryFile:
@@ -113,22 +118,31 @@ class MemoryFile:
             remove_abandoned_temps(self, self._names)
             self._temps_checked = True
 
-    def read(self) -> MemorySnapshot:
-        """The whole file; missing reads as empty (stamp None).
+    def read(self, meanwhile: Meanwhile | None = None) -> MemorySnapshot:
+        """The whole file; missing reads as empty (stamp None). ``meanwhile`` is entered
+        around the read of a large file: what the run can do while the kernel copies it.
 
         Raises:
             AgentError: the file exists but cannot be read, or is not a regular file.
         """
-        try:
-            content, stamp = read_regular(self.path)
-        except FileNotFoundError:
-            return MemorySnapshot(content=b"", stamp=None)
-        except OSError as error:
-            raise AgentError(
-                f"cannot read memory file {self.path}: {describe_os_error(error)}"
-            ) from None
-        except MemoryError:
-            raise AgentError(f"cannot read memory file {self.path}: not enough memory") from None
+        with contextlib.ExitStack() as reading:
+
+            def opened(status: os.stat_result) -> None:
+                if meanwhile is not None and status.st_size >= _LONG_READ:
+                    reading.enter_context(meanwhile())
+
+            try:
+                content, stamp = read_regular(self.path, check=opened)
+            except FileNotFoundError:
+                return MemorySnapshot(content=b"", stamp=None)
+            except OSError as error:
+                raise AgentError(
+                    f"cannot read memory file {self.path}: {describe_os_error(error)}"
+                ) from None
+            except MemoryError:
+                raise AgentError(
+                    f"cannot read memory file {self.path}: not enough memory"
+                ) from None
         return MemorySnapshot(content=content, stamp=stamp)
 
     def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> None:

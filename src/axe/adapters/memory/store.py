@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -35,8 +36,13 @@ class FileMemoryStore:
         clock: Clock | None = None,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         environ: Mapping[str, str] | None = None,
+        while_reading: Callable[[AgentConfig], AbstractContextManager[object]] | None = None,
     ) -> None:
+        """``while_reading``: entered around the read of an agent's large memory file, for
+        the run to overlap other work with it (the composition root's loads the code the
+        agent's requests will need)."""
         self._data_dir = data_dir
+        self._while_reading = while_reading
         self._environ = os.environ if environ is None else environ  # for memory.path
         self._clock = clock or SystemClock()
         self._locks = MemoryFileLocks(timeout=lock_timeout, clock=self._clock)
@@ -68,7 +74,8 @@ class FileMemoryStore:
         return self.file_for(agent).locked(self._locks, agent=agent.name, waiting=waiting)
 
     def read(self, agent: AgentConfig) -> MemorySnapshot:
-        return self.file_for(agent).read()
+        meanwhile = self._while_reading
+        return self.file_for(agent).read(meanwhile and functools.partial(meanwhile, agent))
 
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
