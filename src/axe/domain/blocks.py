@@ -10,20 +10,22 @@ process); :func:`in_turn`, the default, counts them here, one after another.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING
 
 BLOCK = 1 << 15  # bytes counted at once, and whose counts are kept
 
-T = TypeVar("T")
+if TYPE_CHECKING:  # a protocol class costs every start-up its definition: for typing only
+    from collections.abc import Callable
+    from typing import Protocol, TypeVar
 
+    T = TypeVar("T")
 
-class Spread(Protocol):
-    """Calls ``count`` once for each block of ``blocks`` and gives the results in block
-    order. ``count`` is pure, and its results are plain values (integers, floats and tuples
-    of them): they may be worked out in another process and sent back."""
+    class Spread(Protocol):
+        """Calls ``count`` once for each block of ``blocks`` and gives the results in block
+        order. ``count`` is pure, and its results are plain values (integers, floats and
+        tuples of them): they may be worked out in another process and sent back."""
 
-    def __call__(self, count: Callable[[int], T], blocks: range) -> list[T]: ...
+        def __call__(self, count: Callable[[int], T], blocks: range) -> list[T]: ...
 
 
 def in_turn(count: Callable[[int], T], blocks: range) -> list[T]:

@@ -12,11 +12,16 @@ entries are found by scanning back from the end so the cost follows what is kept
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from attrs import frozen
 
-from axe.domain.blocks import BLOCK, Spread, in_turn
+from axe.domain.blocks import BLOCK, in_turn
 from axe.domain.errors import AgentError
 from axe.domain.values import Value
+
+if TYPE_CHECKING:
+    from axe.domain.blocks import Spread
 
 HEADER = b"## "
 _LINE_HEADER = b"\n" + HEADER

@@ -12,10 +12,11 @@ import bisect
 import copy
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from axe.domain.blocks import BLOCK, Spread, in_turn
+from axe.domain.blocks import BLOCK, in_turn
 from axe.domain.entries import HEADER, EntryCounts
 from axe.domain.tokens import (
     Classes,
@@ -26,6 +27,9 @@ from axe.domain.tokens import (
     token_classes,
 )
 from axe.domain.values import Value
+
+if TYPE_CHECKING:
+    from axe.domain.blocks import Spread
 
 Measure = Callable[[Classes], float]  # what an estimate by kind of text costs (default: sum)
 _MARKER = (
