@@ -82,7 +82,7 @@ def production_ports(
         clock=clock,
         lock_timeout=lock_timeout,
         environ=environ,
-        while_reading=functools.partial(llm.loading, model=model),
+        while_reading=functools.partial(llm.preparing, model=model),
     )
     try:
         yield GcPorts(agents=agents, memory=memory, llm=llm, output=output, spread=in_two_processes)

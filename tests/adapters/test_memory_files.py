@@ -697,11 +697,11 @@ class _Meanwhile:
 
 
 def test_a_large_memory_file_is_read_while_the_run_does_something_else(tmp_path: Path) -> None:
-    """Around the read of a large file (8 MiB and more), the store lets the run do other
-    work (the composition root's loads the agent's HTTP client); it is over, once, by the
+    """Around the read of a large file (16 MiB and more), the store lets the run do other
+    work (the composition root's builds the agent's HTTP client); it is over, once, by the
     time the file's bytes come back, exactly as read alone."""
-    content = entries(100_000)
-    assert len(content) >= 8 << 20
+    content = entries(200_000)
+    assert len(content) >= 16 << 20
     meanwhile = _Meanwhile()
     store = FileMemoryStore(lambda: tmp_path, while_reading=meanwhile)
     (tmp_path / "memory").mkdir()
@@ -710,7 +710,7 @@ def test_a_large_memory_file_is_read_while_the_run_does_something_else(tmp_path:
     assert (meanwhile.agents, meanwhile.ended) == (["helper"], True)
 
 
-@pytest.mark.parametrize("size", [0, 1 << 20])
+@pytest.mark.parametrize("size", [0, (16 << 20) - 1])
 def test_a_small_or_missing_memory_file_is_read_alone(tmp_path: Path, size: int) -> None:
     """A small file is read in a moment: nothing else is started around it; nor around a
     file that is not there."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -128,3 +129,53 @@ def test_a_run_counts_its_blocks_in_two_processes(tmp_path: Path) -> None:
     environ = {"XDG_CONFIG_HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path)}
     with production_ports(environ, RecordingOutput()) as ports:
         assert ports.spread is in_two_processes
+
+
+_STOP_DURING_FORK = """
+import os, signal, sys
+from axe.adapters.shared.processes import in_two_processes
+
+when = sys.argv[1]  # "before": the stop comes as the fork begins; "after": as it ends
+hook = {when: lambda: os.kill(os.getpid(), signal.SIGINT)}
+os.register_at_fork(**{"before" if when == "before" else "after_in_parent": hook[when]})
+try:
+    in_two_processes(lambda block: block, range(8), least=2)
+except KeyboardInterrupt:
+    print("interrupted")
+else:
+    print("went on")
+try:
+    os.waitpid(-1, os.WNOHANG)
+except ChildProcessError:
+    print("no child left")
+"""
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_ctrl_c_as_the_process_forks_stops_the_run(when: str) -> None:
+    """A Ctrl-C that comes while the run forks (a hook of ``logging`` runs then) is not
+    lost: the run is interrupted, with nothing printed, and the child is stopped and waited
+    for."""
+    done = subprocess.run(
+        [sys.executable, "-c", _STOP_DURING_FORK, when],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.stdout, done.stderr) == ("interrupted\nno child left\n", "")
+
+
+def test_the_child_is_deaf_to_ctrl_c_and_sigterm() -> None:
+    """A Ctrl-C at a terminal reaches the child too: it counts on and sends its blocks (the
+    run, interrupted, stops it), never running the parent's code."""
+    parent = os.getpid()
+
+    def interrupted_in_the_child(block: int) -> tuple[int, int]:
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGTERM)
+        return block, os.getpid()
+
+    counted = in_two_processes(interrupted_in_the_child, range(6), least=2)
+    assert [block for block, _ in counted] == list(range(6))
+    assert {pid for _, pid in counted[3:]} - {parent}

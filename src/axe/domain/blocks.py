@@ -29,4 +29,6 @@ if TYPE_CHECKING:  # a protocol class costs every start-up its definition: for t
 
 
 def in_turn(count: Callable[[int], T], blocks: range) -> list[T]:
+    """The default spread: in this process, one block after another (what a program that
+    embeds the use case gets unless it hands over another)."""
     return [count(block) for block in blocks]

@@ -61,6 +61,7 @@ class EntryCounts:
         return counted
 
     def _in_block(self, block: int) -> int:
+        """What the spread counts of one block: pure, so any process may count it."""
         start = block * self.BLOCK
         return self._between(start, start + self.BLOCK)
 

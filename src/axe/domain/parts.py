@@ -186,6 +186,7 @@ class LogLayout:
             blocks.append(classes_sum(blocks[-1], each))
 
     def _block_classes(self, block: int) -> Classes:
+        """What the spread counts of one block: pure, so any process may count it."""
         return token_classes(self._view[block * BLOCK : (block + 1) * BLOCK])
 
     def entries_between(self, start: int, end: int) -> int:

@@ -97,22 +97,32 @@ class LLMProviders:
             self._global_config().check()
 
     @contextlib.contextmanager
-    def loading(self, agent: AgentConfig, model: ModelRef | None = None) -> Iterator[None]:
-        """While ``agent``'s large memory file is read: the code its requests will need
-        (httpx and what sends, for any row but the offline analyst's) is imported on a
-        thread, done by the time the read is. The imports (70 ms) and the kernel's copy of
-        the file overlap instead of following each other. A hint, raising nothing: whatever
-        fails here, the first request says it. ``model``: the run's ``--model``."""
-        loader = threading.Thread(target=_load_client, args=(model, agent.model), daemon=True)
+    def preparing(self, agent: AgentConfig, model: ModelRef | None = None) -> Iterator[None]:
+        """While ``agent``'s large memory file is read: the client its requests will need
+        is built on a thread, as a request builds it (httpx only once its row's settings
+        are good: a missing key loads none), done by the time the read is. The imports (70
+        ms) and the kernel's copy of the file overlap instead of following each other. A
+        hint, raising nothing: whatever fails here, the first request says it. ``model``:
+        the run's ``--model``."""
+        builder = threading.Thread(target=self._build_ahead, args=(model, agent.model))
+        builder.daemon = True
         try:
-            loader.start()
-        except RuntimeError:  # no thread to be had: the first request imports it
+            builder.start()
+        except RuntimeError:  # no thread to be had: the first request builds it
             yield
             return
         try:
             yield
         finally:
-            loader.join()
+            builder.join()
+
+    def _build_ahead(self, model: ModelRef | None, named: str) -> None:
+        from axe.domain.model import ModelRef  # noqa: PLC0415
+
+        with contextlib.suppress(Exception):  # a hint: the first request says what is wrong
+            self._client(model or ModelRef.parse(named))
+            if self._transport is not None:  # an HTTP row's: what its first pool loads too
+                import httpcore  # noqa: F401, PLC0415
 
     def input_limit(self, request: AnalysisRequest) -> int | None:
         return self._client(request.model).input_limit(request)
@@ -178,16 +188,3 @@ class LLMProviders:
 
                 self._config = TomlGlobalConfig(self._config_path, self._environ)
             return self._config
-
-
-def _load_client(model: ModelRef | None, named: str) -> None:
-    """Import what the first HTTP request of ``model`` (else of the model ``named``) loads:
-    the client, the transport and the httpcore its pool sends with."""
-    from axe.adapters.llm.catalogue import provider  # noqa: PLC0415
-    from axe.domain.model import ModelRef  # noqa: PLC0415
-
-    with contextlib.suppress(Exception):  # a hint: the first request says what is wrong
-        if not provider((model or ModelRef.parse(named)).provider).offline:
-            import httpcore  # noqa: F401, PLC0415
-
-            from axe.adapters.llm import client, transport  # noqa: F401, PLC0415

@@ -41,7 +41,7 @@ _CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim
 
 
 Meanwhile = Callable[[], AbstractContextManager[object]]
-_LONG_READ = 8 << 20  # bytes: a read of 4 ms or more, time enough to do something else
+_LONG_READ = 16 << 20  # bytes: long enough to read (8 ms here) to do something else meanwhile
 
 
 class MemoryFile:

@@ -75,7 +75,9 @@ class FileMemoryStore:
 
     def read(self, agent: AgentConfig) -> MemorySnapshot:
         meanwhile = self._while_reading
-        return self.file_for(agent).read(meanwhile and functools.partial(meanwhile, agent))
+        if meanwhile is None:
+            return self.file_for(agent).read()
+        return self.file_for(agent).read(functools.partial(meanwhile, agent))
 
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool

@@ -27,21 +27,31 @@ from typing import Any, NoReturn, TypeVar
 T = TypeVar("T")
 
 _WORTH_FORKING = 512  # blocks (16 MiB): 40 ms of estimate, against 2 to 5 ms to fork a run
+_STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 def in_two_processes(
     count: Callable[[int], T], blocks: range, *, least: int = _WORTH_FORKING
 ) -> list[T]:
     """``count`` of each block, half of them in a child process when there are at least
-    ``least`` and it may fork; in block order."""
+    ``least`` and it may fork; in block order.
+
+    Ctrl-C and SIGTERM wait while the process forks: one arriving during the fork would be
+    raised inside an at-fork hook (``logging`` has them), which prints and drops it, so the
+    run would go on to trim; or in the child before it knows it is one. They are raised in
+    the parent once the child is under way, and the child never sees them: the parent
+    stops it.
+    """
     if len(blocks) < least or not _may_fork():
         return [count(block) for block in blocks]
     half = len(blocks) // 2
     earlier, later = blocks[:half], blocks[half:]
     reading, writing = os.pipe()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
     try:
         child = os.fork()
     except OSError:  # a process limit, or no memory for one more
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         os.close(reading)
         os.close(writing)
         return [count(block) for block in blocks]
@@ -52,14 +62,18 @@ def in_two_processes(
     sent: list[T] | None = None
     try:
         with os.fdopen(reading, "rb") as pipe:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came is raised here
             counted = [count(block) for block in earlier]
             sent = _received(pipe.read(), len(later))
     finally:
-        _reap(child, ended=sent is not None)
+        _reap(child)
     return counted + (sent if sent is not None else [count(block) for block in later])
 
 
 def _may_fork() -> bool:
+    """Linux, two CPUs or more, and no other Python thread (one started by C code is not
+    seen: a program that embeds gc and runs such threads should hand its use case
+    ``blocks.in_turn``)."""
     return (
         sys.platform == "linux"
         and threading.active_count() == 1
@@ -68,8 +82,8 @@ def _may_fork() -> bool:
 
 
 def _count_and_send(count: Callable[[int], T], blocks: range, writing: int) -> NoReturn:
-    """The child's whole life: it never returns into the parent's code, runs no exit
-    handler and flushes none of the buffers it inherited."""
+    """The child's whole life, deaf to Ctrl-C and SIGTERM: it never returns into the
+    parent's code, runs no exit handler and flushes none of the buffers it inherited."""
     status = 1
     try:
         with os.fdopen(writing, "wb") as pipe:
@@ -80,7 +94,8 @@ def _count_and_send(count: Callable[[int], T], blocks: range, writing: int) -> N
 
 
 def _received(payload: bytes, expected: int) -> list[Any] | None:
-    """The child's results, or None if it did not send them all."""
+    """The child's results, or None if it did not send them all (their type is whatever
+    ``count`` gives: marshal keeps it)."""
     try:
         results = marshal.loads(payload)  # noqa: S302  (from our own child, by a private pipe)
     except (EOFError, ValueError, TypeError):
@@ -88,10 +103,15 @@ def _received(payload: bytes, expected: int) -> list[Any] | None:
     return results if isinstance(results, list) and len(results) == expected else None
 
 
-def _reap(child: int, *, ended: bool) -> None:
-    """Wait for the child to exit, stopping it first unless it sent everything: the parent
-    failed or was interrupted, or the child did not finish its work."""
-    if not ended:
+def _reap(child: int) -> None:
+    """Stop the child and wait for it, with Ctrl-C and SIGTERM held until it is gone (an
+    interrupted wait would leave it a zombie). Stopping it costs nothing once it has sent
+    everything, and ends it whatever it was doing: the parent failed or was interrupted, or
+    the child was itself stopped."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signal.SIGKILL)
-    os.waitpid(child, 0)
+        os.waitpid(child, 0)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
