@@ -102,9 +102,13 @@ class Goal:
         return cls(name, figure.seconds / floor.seconds, target, "x", against)
 
     def line(self) -> str:
-        verdict = "met" if self.value <= self.target else "NOT MET"
+        met = self.value <= self.target
+        verdict = "met" if met else "NOT MET"
+        # A third decimal where two would show the goal itself beside NOT MET.
+        close = f"{self.value:.2f}" == f"{self.target:.2f}"
+        shown = f"{self.value:7.3f}" if close and not met else f"{self.value:7.2f}"
         return (
-            f"  {self.name:<27} {self.value:7.2f} {self.unit:<14} {self.against:<44} "
+            f"  {self.name:<27} {shown} {self.unit:<14} {self.against:<44} "
             f"goal <= {self.target!s:<5} {verdict}"
         )
 
