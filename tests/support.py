@@ -123,7 +123,7 @@ T = TypeVar("T")
 
 
 class BackwardsSpread:
-    """A :class:`~axe.domain.blocks.Spread` that counts each range's blocks last first, as
+    """A :class:`~axe.domain.entries.Spread` that counts each range's blocks last first, as
     a second process may finish them, and remembers every block it was asked to count."""
 
     def __init__(self) -> None:

@@ -13,8 +13,7 @@ from attrs import Factory, define, field
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.workers import StopSignal, ordered_map
-from axe.domain.blocks import in_turn
-from axe.domain.entries import EntryCounts
+from axe.domain.entries import EntryCounts, in_turn
 from axe.domain.errors import AxeError
 from axe.domain.events import AnalysisNarrowed, AnalysisSplit, MergeStarted, PartAnalysed
 from axe.domain.model import MemoryConfig, ModelRef
@@ -24,8 +23,8 @@ from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN
 from axe.domain.results import Analysis, Completion, Spent
 
 if TYPE_CHECKING:  # loaded with a budget or --estimate only: start-up
-    from axe.domain.blocks import Spread
     from axe.domain.budget import Budget, Estimate
+    from axe.domain.entries import Spread
     from axe.domain.spending import Budgeted
 
 

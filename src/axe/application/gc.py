@@ -13,8 +13,7 @@ from attrs import Attribute, Factory, define, field, frozen, validators
 
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
-from axe.domain.blocks import in_turn
-from axe.domain.entries import EntryCounts, MemorySnapshot, plan_trim
+from axe.domain.entries import EntryCounts, MemorySnapshot, in_turn, plan_trim
 from axe.domain.errors import (
     AgentError,
     AxeError,
@@ -45,8 +44,8 @@ from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.application.analysis import LogAnalysis
-    from axe.domain.blocks import Spread
     from axe.domain.budget import Budget, Estimate
+    from axe.domain.entries import Spread
 
 
 def _model_override(value: ModelRef | str | None) -> ModelRef | None:

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from axe.domain.blocks import BLOCK, in_turn
-from axe.domain.entries import HEADER, EntryCounts
+from axe.domain.entries import BLOCK, HEADER, EntryCounts, in_turn
 from axe.domain.tokens import (
     Classes,
     Tally,
@@ -29,7 +28,7 @@ from axe.domain.tokens import (
 from axe.domain.values import Value
 
 if TYPE_CHECKING:
-    from axe.domain.blocks import Spread
+    from axe.domain.entries import Spread
 
 Measure = Callable[[Classes], float]  # what an estimate by kind of text costs (default: sum)
 _MARKER = (

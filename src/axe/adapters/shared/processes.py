@@ -1,4 +1,4 @@
-"""Counting a big log's blocks on two CPUs: the :class:`~axe.domain.blocks.Spread` of a run.
+"""Counting a big log's blocks on two CPUs: the :class:`~axe.domain.entries.Spread` of a run.
 
 Estimating tokens and counting entries are C loops that hold the interpreter's lock, so a
 thread cannot share them; a forked child can. It sees the log through the parent's pages
@@ -73,7 +73,7 @@ def in_two_processes(
 def _may_fork() -> bool:
     """Linux, two CPUs or more, and no other Python thread (one started by C code is not
     seen: a program that embeds gc and runs such threads should hand its use case
-    ``blocks.in_turn``)."""
+    ``entries.in_turn``)."""
     return (
         sys.platform == "linux"
         and threading.active_count() == 1
