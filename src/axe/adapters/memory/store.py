@@ -39,7 +39,7 @@ class FileMemoryStore:
         while_reading: Callable[[AgentConfig], AbstractContextManager[object]] | None = None,
     ) -> None:
         """``while_reading``: entered around the read of an agent's large memory file, for
-        the run to overlap other work with it (the composition root's loads the code the
+        the run to overlap other work with it (the composition root's builds the client the
         agent's requests will need)."""
         self._data_dir = data_dir
         self._while_reading = while_reading
