@@ -78,6 +78,7 @@ class LLMProviders:
         self._config: TomlGlobalConfig | None = None
         self._transport: HttpTransport | None = None
         self._clients: dict[str, _RowClient] = {}
+        self._builders: list[threading.Thread] = []  # see preparing
 
     def check(self, model: ModelRef) -> None:
         """Raises AgentError (exit 1) for a model no row serves, so that a ``--model`` is
@@ -111,6 +112,9 @@ class LLMProviders:
         except RuntimeError:  # no thread to be had: the first request builds it
             yield
             return
+        # Kept to the end of the run: freeing a Thread runs a callback of ``threading`` on
+        # this thread, and a Ctrl-C raised inside it would be printed and dropped.
+        self._builders.append(builder)
         try:
             yield
         finally:

@@ -20,7 +20,6 @@ import marshal
 import os
 import signal
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -36,48 +35,56 @@ def in_two_processes(
     """``count`` of each block, half of them in a child process when there are at least
     ``least`` and it may fork; in block order.
 
-    Ctrl-C and SIGTERM wait while the process forks: one arriving during the fork would be
-    raised inside an at-fork hook (``logging`` has them), which prints and drops it, so the
-    run would go on to trim; or in the child before it knows it is one. They are raised in
-    the parent once the child is under way, and the child never sees them: the parent
-    stops it.
+    Ctrl-C and SIGTERM are held while the process forks: one arriving during the fork would
+    be raised inside an at-fork hook (``logging`` has them), which prints and drops it, so
+    the run would go on to trim; or in the child before it knows it is one. They are raised
+    in the parent once the child is under way, and the child never sees them: the parent
+    stops it. (Holding them works because the process has one thread: see ``_may_fork``.)
     """
     if len(blocks) < least or not _may_fork():
         return [count(block) for block in blocks]
     half = len(blocks) // 2
     earlier, later = blocks[:half], blocks[half:]
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, ())  # as it is; a stop come is raised
     reading, writing = os.pipe()
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
         child = os.fork()
-    except OSError:  # a process limit, or no memory for one more
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    except BaseException as failed:  # no child: a process limit (counted here), or a stop
         os.close(reading)
         os.close(writing)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if not isinstance(failed, OSError):
+            raise
         return [count(block) for block in blocks]
     if child == 0:
         os.close(reading)
         _count_and_send(count, later, writing)
-    os.close(writing)
     sent: list[T] | None = None
     try:
+        os.close(writing)
         with os.fdopen(reading, "rb") as pipe:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came is raised here
             counted = [count(block) for block in earlier]
             sent = _received(pipe.read(), len(later))
     finally:
-        _reap(child)
+        try:
+            _reap(child)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
     return counted + (sent if sent is not None else [count(block) for block in later])
 
 
 def _may_fork() -> bool:
-    """Linux, two CPUs or more, and no other Python thread (one started by C code is not
-    seen: a program that embeds gc and runs such threads should hand its use case
-    ``entries.in_turn``)."""
+    """Linux, two CPUs or more, and one thread: the kernel's count, which also sees a
+    thread started by C code and one that ``threading`` has finished with but that has not
+    yet exited. A signal sent to the process goes to any thread not holding it, so with a
+    second thread the run could not hold Ctrl-C while it forks; and a child of a threaded
+    process can inherit a lock some thread held mid-update."""
     return (
         sys.platform == "linux"
-        and threading.active_count() == 1
         and len(os.sched_getaffinity(0)) > 1
+        and len(os.listdir("/proc/self/task")) == 1
     )
 
 
@@ -104,14 +111,19 @@ def _received(payload: bytes, expected: int) -> list[Any] | None:
 
 
 def _reap(child: int) -> None:
-    """Stop the child and wait for it, with Ctrl-C and SIGTERM held until it is gone (an
-    interrupted wait would leave it a zombie). Stopping it costs nothing once it has sent
-    everything, and ends it whatever it was doing: the parent failed or was interrupted, or
-    the child was itself stopped."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-    try:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(child, signal.SIGKILL)
-        os.waitpid(child, 0)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    """Stop the child and wait for it, Ctrl-C and SIGTERM held until it is gone (an
+    interrupted wait would leave it a zombie); a stop that came first is raised after.
+    Stopping it costs nothing once it has sent everything, and ends it whatever it was
+    doing: the parent failed or was interrupted, or the child was itself stopped."""
+    stops: list[BaseException] = []
+    while True:  # holding them raises any that came, once held: hold them until none has
+        try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+            break
+        except BaseException as stop:  # noqa: BLE001  (raised below, once the child is gone)
+            stops.append(stop)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+    if stops:
+        raise stops[0]
