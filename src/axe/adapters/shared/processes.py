@@ -6,9 +6,8 @@ thread cannot share them; a forked child can. It sees the log through the parent
 results back through a pipe with ``marshal``, while the parent counts the earlier half. A
 100 MiB log's estimate takes half the time it did (docs/benchmarks.md, round eleven).
 
-Only where that is safe and pays: on Linux; with no other thread running, since a child
-of a threaded process can inherit a lock that some thread held mid-update; with a second
-CPU to run on; and with blocks enough to outweigh the fork. Whatever goes wrong in the
+Only where that is safe and pays: on Linux; with one thread in the process (see
+``_may_fork``); with a second CPU to run on; and with blocks enough to outweigh the fork. Whatever goes wrong in the
 child (it could not start, was killed, failed), the parent counts those blocks itself:
 the results never depend on where they were counted.
 """
