@@ -7,9 +7,9 @@ results back through a pipe with ``marshal``, while the parent counts the earlie
 100 MiB log's estimate takes half the time it did (docs/benchmarks.md, round eleven).
 
 Only where that is safe and pays: on Linux; with one thread in the process (see
-``_may_fork``); with a second CPU to run on; and with blocks enough to outweigh the fork. Whatever goes wrong in the
-child (it could not start, was killed, failed), the parent counts those blocks itself:
-the results never depend on where they were counted.
+``_may_fork``); with a second CPU to run on; and with blocks enough to outweigh the fork.
+Whatever goes wrong in the child (it could not start, was killed, failed), the parent
+counts those blocks itself: the results never depend on where they were counted.
 """
 
 from __future__ import annotations
