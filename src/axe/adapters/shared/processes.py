@@ -19,6 +19,8 @@ import marshal
 import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -75,16 +77,23 @@ def in_two_processes(
 
 
 def _may_fork() -> bool:
-    """Linux, two CPUs or more, and one thread: the kernel's count, which also sees a
-    thread started by C code and one that ``threading`` has finished with but that has not
-    yet exited. A signal sent to the process goes to any thread not holding it, so with a
-    second thread the run could not hold Ctrl-C while it forks; and a child of a threaded
-    process can inherit a lock some thread held mid-update."""
-    return (
-        sys.platform == "linux"
-        and len(os.sched_getaffinity(0)) > 1
-        and len(os.listdir("/proc/self/task")) == 1
-    )
+    """Linux, two CPUs or more, and one thread as the kernel counts them, which sees a
+    thread started by C code too. A signal sent to the process goes to any thread not
+    holding it, so with a second thread the run could not hold Ctrl-C while it forks; and
+    a child of a threaded process can inherit a lock some thread held mid-update."""
+    return sys.platform == "linux" and len(os.sched_getaffinity(0)) > 1 and _one_thread()
+
+
+def _one_thread(linger: float = 0.002) -> bool:
+    """Whether the kernel counts one thread here, waiting ``linger`` seconds at most for
+    threads ``threading`` has finished with to exit (a thread just joined, as the one
+    that built the client while the log was read, is still there for a moment)."""
+    deadline = time.monotonic() + linger
+    while len(os.listdir("/proc/self/task")) > 1:
+        if threading.active_count() > 1 or time.monotonic() > deadline:
+            return False
+        time.sleep(0.0001)
+    return True
 
 
 def _count_and_send(count: Callable[[int], T], blocks: range, writing: int) -> NoReturn:
