@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, BinaryIO, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
 
@@ -68,22 +68,22 @@ def in_two_processes(
     sent: list[T] | None = None
     try:  # stops held to the end: the child is always reaped, then one that came is raised
         os.close(writing)
-        with os.fdopen(reading, "rb") as pipe:
-            counted = [count(block) for block in earlier]
-            sent = _received(_unless_stopped(pipe), len(later))
+        counted = [count(block) for block in earlier]
+        sent = _received(_unless_stopped(reading), len(later))
     finally:
+        os.close(reading)
         _reap(child)
         signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop that came is raised here
     return counted + (sent if sent is not None else [count(block) for block in later])
 
 
-def _unless_stopped(pipe: BinaryIO) -> bytes:
+def _unless_stopped(reading: int) -> bytes:
     """What the child sends, or nothing once a Ctrl-C or SIGTERM is waiting (the child may
     have been stopped itself: the run must not wait on it)."""
     sent = bytearray()
     while not _STOPS & signal.sigpending():
-        if select.select([pipe], [], [], 0.05)[0]:
-            chunk = os.read(pipe.fileno(), 1 << 16)
+        if select.select([reading], [], [], 0.05)[0]:
+            chunk = os.read(reading, 1 << 16)
             if not chunk:
                 return bytes(sent)
             sent += chunk
