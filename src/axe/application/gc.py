@@ -40,7 +40,6 @@ from axe.domain.events import (
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
 from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepResult
-from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.application.analysis import LogAnalysis
@@ -74,8 +73,8 @@ def _at_least_one(_instance: object, attribute: Attribute[int], value: int) -> N
         raise BelowOneError(attribute.name, value)
 
 
-@frozen(kw_only=True, repr=False, eq=False)
-class GcOptions(Value):
+@frozen(kw_only=True)
+class GcOptions:
     """The choices a user makes per run: ``jobs``, how many agents ``--all`` runs at once
     (1: one after another, as the spec says); ``part_concurrency``, how many parts of a log
     too large for its model are analysed at once; ``skip_unchanged``, skip an agent whose
@@ -99,8 +98,8 @@ class GcOptions(Value):
     skip_unchanged: bool = False
 
 
-@frozen(kw_only=True, repr=False, eq=False)
-class GcPorts(Value):
+@frozen(kw_only=True)
+class GcPorts:
     """The outside world, as the use case sees it; ``spread`` counts a log's blocks (the
     default: one after another, here)."""
 

@@ -13,7 +13,6 @@ from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.events import Event
 from axe.domain.model import AgentConfig, MemoryConfig, ModelRef
 from axe.domain.results import Completion
-from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.domain.analysed import AnalysedMemory
@@ -90,8 +89,8 @@ class MemoryStore(Protocol):
         """
 
 
-@frozen(kw_only=True, repr=False, eq=False)
-class AnalysisRequest(Value):
+@frozen(kw_only=True)
+class AnalysisRequest:
     """One single-shot request: a system prompt and one user message, no tools; ``content``
     is the memory log (or a part of it) exactly as read, decoded only where it is sent, or
     the part reports a merge combines. ``memory_config`` is not sent to remote models (the

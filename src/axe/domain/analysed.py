@@ -13,7 +13,6 @@ import hashlib
 from attrs import frozen
 
 from axe.domain.model import ModelRef
-from axe.domain.values import Value
 
 
 def digest(content: bytes) -> str:
@@ -21,8 +20,8 @@ def digest(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
-@frozen(kw_only=True, repr=False, eq=False)
-class AnalysedMemory(Value):
+@frozen(kw_only=True)
+class AnalysedMemory:
     """gc analysed a memory file with ``model`` (``provider/model-name``) at ``at`` (seconds
     since the epoch, from the run's clock) and left ``size`` bytes there whose SHA-256 is
     ``sha256``: after a trim, the kept tail it wrote; otherwise the bytes it analysed."""

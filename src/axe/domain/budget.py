@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from axe.domain.values import Value
 
 
-@frozen(repr=False, eq=False)
-class Budget(Value):
+@frozen
+class Budget:
     """The most tokens, input plus output, one agent's analysis may spend: ``max_tokens``,
     set by ``--max-tokens`` (``flag``) or else by ``[budget] max_tokens`` in the agent's
     file at ``source`` (its path; "" when the repository has none)."""
@@ -23,8 +22,8 @@ class Budget(Value):
     source: str = ""
 
 
-@frozen(kw_only=True, repr=False, eq=False)
-class Estimate(Value):
+@frozen(kw_only=True)
+class Estimate:
     """What analysing one agent's log would send (``--estimate``), told by driving its plan
     with assumed answers, nothing sent (docs/cost.md).
 

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 from attrs import frozen
 
 from axe.domain.errors import AgentError
-from axe.domain.values import Value
 
 if TYPE_CHECKING:  # a protocol class costs every start-up its definition: for typing only
     from collections.abc import Callable
@@ -130,8 +129,8 @@ def start_of_last(data: bytes, n: int) -> int | None:
     return start
 
 
-@frozen(repr=False, eq=False)
-class TrimPlan(Value):
+@frozen
+class TrimPlan:
     """What a trim of one memory snapshot will do, decided before anything is written: every
     byte from ``keep_from`` (the offset in the snapshot where the kept entries begin) to the
     end of the file, appended ones included, survives unchanged; ``removed == 0`` means the
@@ -171,8 +170,8 @@ def plan_trim(data: bytes, keep: int, *, total: int | None = None) -> TrimPlan:
     return TrimPlan(keep_from=start, removed=total - keep, kept=keep)
 
 
-@frozen(repr=False, eq=False)
-class MemorySnapshot(Value):
+@frozen
+class MemorySnapshot:
     """The bytes of a memory file as read at one moment, and the store's note of which
     version of the file they came from (``stamp``, opaque to the core), by which it refuses to
     apply a :class:`TrimPlan` to a file replaced or shrunk since, at a stale offset."""

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.domain.budget import Budget
@@ -39,8 +38,8 @@ class ApiError(AxeError):
         self.sent = sent
 
 
-@frozen(repr=False, eq=False)
-class ModelOrigin(Value):
+@frozen
+class ModelOrigin:
     """Where the model of an analysis was named: by ``--model`` (``override``), or in the
     agent ``agent``'s file at ``source`` (its path; "" when the repository has none)."""
 

@@ -12,15 +12,14 @@ from attrs import frozen
 from axe.domain.errors import AxeError
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, Analysis, SweepResult
-from axe.domain.values import Value
 
 if TYPE_CHECKING:  # loaded only by runs that use them (hashlib is slow to load)
     from axe.domain.analysed import AnalysedMemory
     from axe.domain.budget import Budget
 
 
-@frozen(repr=False, eq=False)
-class SweepStarted(Value):
+@frozen
+class SweepStarted:
     """``--all`` found these memory-enabled agents (in name order; possibly none)."""
 
     agents: tuple[str, ...]
@@ -34,8 +33,8 @@ class Exposure(enum.Enum):
     UNCHECKED = "unchecked"  # who may write them cannot be told (Windows, outside the profile)
 
 
-@frozen(repr=False, eq=False)
-class AgentsIgnored(Value):
+@frozen
+class AgentsIgnored:
     """``./axe/agents`` under the working directory, or one file in it, was left out, as
     another user may have written it: ``owner`` is the user id that owns it (``OWNER``),
     ``mode`` its permission bits (``WRITABLE``)."""
@@ -46,31 +45,31 @@ class AgentsIgnored(Value):
     mode: int | None = None
 
 
-@frozen(repr=False, eq=False)
-class NoAgentsDirectory(Value):
+@frozen
+class NoAgentsDirectory:
     """``--all`` found none of the directories agents are kept in; it looked in these."""
 
     searched: tuple[str, ...]
 
 
-@frozen(repr=False, eq=False)
-class AgentSkipped(Value):
+@frozen
+class AgentSkipped:
     """``--all`` left out an agent whose file does not load; the sweep goes on."""
 
     agent: str
     error: AxeError
 
 
-@frozen(repr=False, eq=False)
-class AgentStarted(Value):
+@frozen
+class AgentStarted:
     """gc began on an agent; ``in_sweep`` when it is one of ``--all``'s agents."""
 
     agent: str
     in_sweep: bool
 
 
-@frozen(repr=False, eq=False)
-class WaitingForLock(Value):
+@frozen
+class WaitingForLock:
     """Another gc holds the agent's memory file (``holder`` is its pid, if known); this
     one waits for it to finish, then reads the file as that run left it."""
 
@@ -78,8 +77,8 @@ class WaitingForLock(Value):
     holder: int | None
 
 
-@frozen(repr=False, eq=False)
-class MemoryRead(Value):
+@frozen
+class MemoryRead:
     """The agent's memory file was read: ``entries`` entries in ``size`` bytes."""
 
     agent: str
@@ -87,8 +86,8 @@ class MemoryRead(Value):
     size: int
 
 
-@frozen(repr=False, eq=False)
-class NoEntryHeadings(Value):
+@frozen
+class NoEntryHeadings:
     """The memory file holds text (``size`` bytes) but no line that starts with ``## ``,
     so it has no entries: gc still analyses the text, as the spec says, and trims nothing."""
 
@@ -96,8 +95,8 @@ class NoEntryHeadings(Value):
     size: int
 
 
-@frozen(repr=False, eq=False)
-class MemoryUnchanged(Value):
+@frozen
+class MemoryUnchanged:
     """``--skip-unchanged``: the memory file holds exactly what gc left there when it
     analysed it (``since``), for the model this run would use; it is neither analysed
     again nor trimmed."""
@@ -106,8 +105,8 @@ class MemoryUnchanged(Value):
     since: AnalysedMemory
 
 
-@frozen(repr=False, eq=False)
-class RecordNotKept(Value):
+@frozen
+class RecordNotKept:
     """``--skip-unchanged``: the record of this analysis could not be kept (``reason``, in
     the memory store's words), so the agent will be analysed on every run, unchanged or not."""
 
@@ -115,8 +114,8 @@ class RecordNotKept(Value):
     reason: str
 
 
-@frozen(repr=False, eq=False)
-class AnalysisStarted(Value):
+@frozen
+class AnalysisStarted:
     """The analysis of ``entries`` entries was sent to ``model``; a slow step begins."""
 
     agent: str
@@ -124,8 +123,8 @@ class AnalysisStarted(Value):
     entries: int
 
 
-@frozen(repr=False, eq=False)
-class AnalysisNarrowed(Value):
+@frozen
+class AnalysisNarrowed:
     """The agent's ``budget`` cannot pay for analysing every entry, so only the newest
     ``analysed`` of its ``entries`` are analysed; said before anything is sent, and again
     should a refusal leave fewer affordable."""
@@ -136,8 +135,8 @@ class AnalysisNarrowed(Value):
     entries: int
 
 
-@frozen(repr=False, eq=False)
-class AnalysisSplit(Value):
+@frozen
+class AnalysisSplit:
     """The log does not fit the model: it is analysed in about ``parts`` parts, then merged.
 
     The count is the plan's, not a promise: it is emitted again with the new count when
@@ -148,8 +147,8 @@ class AnalysisSplit(Value):
     parts: int
 
 
-@frozen(repr=False, eq=False)
-class PartAnalysed(Value):
+@frozen
+class PartAnalysed:
     """``done`` parts have their report, of the ``parts`` last announced."""
 
     agent: str
@@ -157,31 +156,31 @@ class PartAnalysed(Value):
     parts: int
 
 
-@frozen(repr=False, eq=False)
-class MergeStarted(Value):
+@frozen
+class MergeStarted:
     """``reports`` part reports are being merged into one (in rounds, if they do not fit)."""
 
     agent: str
     reports: int
 
 
-@frozen(repr=False, eq=False)
-class AnalysisReady(Value):
+@frozen
+class AnalysisReady:
     """The report is in (merged from parts, if the log had to be split)."""
 
     agent: str
     analysis: Analysis
 
 
-@frozen(repr=False, eq=False)
-class AgentFinished(Value):
+@frozen
+class AgentFinished:
     """gc is done with one agent, however it ended."""
 
     result: AgentResult
 
 
-@frozen(repr=False, eq=False)
-class SweepProgress(Value):
+@frozen
+class SweepProgress:
     """With ``--jobs``: ``done`` of ``total`` agents reported, these ones at work now (for
     a live display; the agents' own events follow in name order)."""
 
@@ -190,8 +189,8 @@ class SweepProgress(Value):
     running: tuple[str, ...]
 
 
-@frozen(repr=False, eq=False)
-class SweepFinished(Value):
+@frozen
+class SweepFinished:
     """``--all`` is done with every agent."""
 
     result: SweepResult

@@ -6,7 +6,6 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from axe.domain.errors import AgentError, ConfigError
-from axe.domain.values import Value
 
 _QUOTE_ESCAPES = {
     **{
@@ -33,8 +32,8 @@ def quoted(text: str) -> str:
     return f'"{text.translate(_QUOTE_ESCAPES)}"'
 
 
-@frozen(repr=False, eq=False)
-class ModelRef(Value):
+@frozen
+class ModelRef:
     """A ``provider/model-name`` reference; the model part may itself contain ``/``."""
 
     provider: str
@@ -56,8 +55,8 @@ class ModelRef(Value):
         return f"{self.provider}/{self.name}"
 
 
-@frozen(repr=False, eq=False)
-class MemoryConfig(Value):
+@frozen
+class MemoryConfig:
     """The ``[memory]`` table; no table means memory is disabled."""
 
     enabled: bool = False
@@ -66,16 +65,16 @@ class MemoryConfig(Value):
     max_entries: int = 0
 
 
-@frozen(repr=False, eq=False)
-class BudgetConfig(Value):
+@frozen
+class BudgetConfig:
     """The ``[budget]`` table: ``max_tokens`` an analysis of the agent may spend, input
     plus output (0: unlimited), the cap the Go axe's ``axe run`` sets itself too."""
 
     max_tokens: int = 0
 
 
-@frozen(repr=False, eq=False)
-class SubAgentsConfig(Value):
+@frozen
+class SubAgentsConfig:
     """The ``[sub_agents_config]`` table; gc only validates it, as the Go axe does on load."""
 
     max_depth: int = 0
@@ -83,16 +82,16 @@ class SubAgentsConfig(Value):
     timeout: int = 0
 
 
-@frozen(repr=False, eq=False)
-class Params(Value):
+@frozen
+class Params:
     """The ``[params]`` table; gc ignores it (analysis uses fixed settings)."""
 
     temperature: float = 0.0
     max_tokens: int = 0
 
 
-@frozen(repr=False, eq=False)
-class AgentConfig(Value):
+@frozen
+class AgentConfig:
     """An agent as gc needs it: ``name``, its identity, is its file name without ``.toml``
     (the ``name`` key inside is only a ``display_name``), so ``axe gc reviewer`` and ``axe gc
     --all`` address the same memory file; ``source`` is where it was read from (a path; ""

@@ -25,7 +25,6 @@ from axe.domain.tokens import (
     tally_classes,
     token_classes,
 )
-from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.domain.entries import Spread
@@ -38,8 +37,8 @@ _MARKER = (
 _MIN_KEPT = 64  # bytes of a cut entry always sent: at least its header line, in practice
 
 
-@frozen(repr=False, eq=False)
-class Part(Value):
+@frozen
+class Part:
     """Bytes ``start:end`` of the log, holding entries ``first_entry`` (1-based) onward.
 
     ``sent_bytes`` is None when the part is sent whole; otherwise it is one entry of which

@@ -32,7 +32,6 @@ from axe.domain.prompt import (
 )
 from axe.domain.results import Completion
 from axe.domain.tokens import Calibration, Classes, classes_sum, most_tokens, token_classes
-from axe.domain.values import Value
 
 _CALIBRATED_MARGIN = 0.95  # estimates scaled to a provider's count are exact on average only
 _SMALLEST_PART = 64  # bytes of the log; a part this small refused: the window is too small
@@ -90,8 +89,8 @@ class Ask:
         return self.classes or request_classes(self.system_prompt, self.content())
 
 
-@frozen(repr=False, eq=False)
-class Batch(Value):
+@frozen
+class Batch:
     """Requests to send together (a bounded few at a time; the first failure stops what
     has not started), and what a frontend is told of them: ``total`` parts the log is planned
     in now (``PARTS``) or reports this round merges (``MERGE``), ``done`` parts reported."""
@@ -102,8 +101,8 @@ class Batch(Value):
     done: int = 0
 
 
-@frozen(repr=False, eq=False)
-class Finished(Value):
+@frozen
+class Finished:
     """The report: the one reply of a log that fits, or the last merge; it covers the log
     from byte ``start`` on (0 unless a budget left the oldest entries out)."""
 
@@ -111,8 +110,8 @@ class Finished(Value):
     start: int = 0
 
 
-@frozen(repr=False, eq=False)
-class Failed(Value):
+@frozen
+class Failed:
     """A request failed for another reason than its size: ``error`` as the client gave it,
     and where: part ``at`` of ``of`` (``PARTS``), a merge of ``of`` reports (``MERGE``), or
     the whole log (``WHOLE``)."""
@@ -123,8 +122,8 @@ class Failed(Value):
     of: int = 0
 
 
-@frozen(repr=False, eq=False)
-class Sizing(Value):
+@frozen
+class Sizing:
     """What is known of how large one request may be: each lesson returns a new value,
     handed from plan to plan, so nothing learnt is lost between batches and rounds.
 

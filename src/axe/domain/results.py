@@ -11,7 +11,6 @@ from attrs import frozen
 
 from axe.domain.errors import EXIT_SUCCESS, ApiError, AxeError, PromptTooLargeError, exit_code_for
 from axe.domain.model import ModelRef
-from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.domain.budget import Budget, Estimate
@@ -31,8 +30,8 @@ class AgentStatus(enum.Enum):
     FAILED = "failed"
 
 
-@frozen(repr=False, eq=False)
-class Usage(Value):
+@frozen
+class Usage:
     """Tokens a provider reports having read and written, summed over split analyses;
     ``cost``, the price in US dollars where the provider states it (OpenRouter's
     ``usage.cost``), a sum keeping the costs that are known."""
@@ -50,8 +49,8 @@ class Usage(Value):
         )
 
 
-@frozen(repr=False, eq=False)
-class Completion(Value):
+@frozen
+class Completion:
     """One reply of an :class:`~axe.application.ports.LLMClient`: its text, its cost, and
     the HTTP requests it took (``sent``, retries of a 429 or a 503 included)."""
 
@@ -60,8 +59,8 @@ class Completion(Value):
     sent: int = 1
 
 
-@frozen(kw_only=True, repr=False, eq=False)
-class Spent(Value):
+@frozen(kw_only=True)
+class Spent:
     """What one agent's analysis sent and what it cost, whatever came of it: the bill of a
     failed analysis counts too.
 
@@ -89,8 +88,8 @@ class Spent(Value):
         return Spent(usage=self.usage, requests=self.requests + sent, parts=self.parts)
 
 
-@frozen(kw_only=True, repr=False, eq=False)
-class Analysis(Value):
+@frozen(kw_only=True)
+class Analysis:
     """The report gc obtained for one agent's memory, and what obtaining it spent;
     ``parts`` is 1 when the whole log went in one request (gc-spec §3.7), more when the log
     was analysed in parts whose reports were then merged."""
@@ -111,8 +110,8 @@ class Analysis(Value):
         return self.spent.requests
 
 
-@frozen(kw_only=True, repr=False, eq=False)
-class AgentResult(Value):
+@frozen(kw_only=True)
+class AgentResult:
     """The outcome of gc for one agent.
 
     ``entries`` is the count before any trim, None when gc did not get as far as reading
@@ -159,8 +158,8 @@ class AgentResult(Value):
         return EXIT_SUCCESS if self.error is None else exit_code_for(self.error)
 
 
-@frozen(repr=False, eq=False)
-class SweepResult(Value):
+@frozen
+class SweepResult:
     """The outcome of ``--all``: every memory-enabled agent's result, in name order."""
 
     agents: tuple[AgentResult, ...]

@@ -40,7 +40,6 @@ from axe.domain.planning import (
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS
 from axe.domain.results import Completion, Usage
 from axe.domain.tokens import Classes
-from axe.domain.values import Value
 
 # What a byte-pair tokenizer likely counts of each kind of text gc estimates (word starts,
 # letters, number starts, digits, spaces, runs of spaces, one-token bytes): a word of n
@@ -57,8 +56,8 @@ _ASSUMED_REPORT = "\n".join(
 )
 
 
-@frozen(repr=False, eq=False)
-class Forecast(Value):
+@frozen
+class Forecast:
     """What a plan sends to its end when every request is answered: ``requests``, of which
     ``merges`` merge reports, with ``input_tokens`` in all and the reply each allows."""
 

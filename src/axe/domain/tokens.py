@@ -28,7 +28,6 @@ import string
 
 from attrs import frozen
 
-from axe.domain.values import Value
 
 _SLICE = 1 << 16  # bytes counted at once: small enough to stay in the CPU's caches
 _LETTER, _DIGIT, _SPACE = 1, 2, 3  # kinds of byte; 0: any other, a whole token each
@@ -143,8 +142,8 @@ def most_tokens(size: int) -> float:
     return size * 4 / 3 + 1
 
 
-@frozen(repr=False, eq=False)
-class Calibration(Value):
+@frozen
+class Calibration:
     """Upper bounds of a provider's count, learnt from requests it counted.
 
     Each kind of text costs the provider at most what the estimate gives it (the estimate's

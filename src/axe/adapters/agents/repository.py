@@ -31,7 +31,6 @@ from axe.domain.model import (
     validate_agent,
     validate_agent_name,
 )
-from axe.domain.values import Value
 
 Report = Callable[[AgentsIgnored | NoAgentsDirectory], None]
 _SHOWN_NAMES = 10  # a not-found message lists at most this many agents
@@ -57,8 +56,8 @@ class _AgentFile:
     budget: BudgetConfig = Factory(BudgetConfig)
 
 
-@frozen(repr=False, eq=False)
-class Guarded(Value):
+@frozen
+class Guarded:
     """A directory another user may control: ``./axe/agents`` under the working directory.
 
     It is used only when it, and each file read from it, belongs to ``euid`` (or root, who

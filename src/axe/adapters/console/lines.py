@@ -45,7 +45,6 @@ from axe.domain.events import (
 )
 from axe.domain.model import quoted
 from axe.domain.results import AgentResult, AgentStatus, SweepResult
-from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.domain.budget import Budget
@@ -56,8 +55,8 @@ class Stream(enum.Enum):
     ERR = "stderr"
 
 
-@frozen(repr=False, eq=False)
-class Line(Value):
+@frozen
+class Line:
     """One line for one stream, without its newline."""
 
     stream: Stream

@@ -25,13 +25,12 @@ from attrs import field, frozen
 from axe.adapters.shared.reading import describe_os_error, read_regular
 from axe.domain.errors import ApiError, ConfigError
 from axe.domain.model import quoted
-from axe.domain.values import Value
 
 _MAX_FILE_BYTES = 1024 * 1024  # a credentials file is a few lines; anything far larger is not one
 
 
-@frozen(kw_only=True, repr=False, eq=False)
-class AwsCredentials(Value):
+@frozen(kw_only=True)
+class AwsCredentials:
     """An access key pair (and session token) and where it came from, for messages.
 
     ``repr`` (and so ``str``) leaves out the secret key and the token: only the key id,

@@ -20,7 +20,6 @@ from typing import Any
 
 from attrs import frozen
 
-from axe.domain.values import Value
 
 SLICE_BYTES = 1 << 17  # in the CPU's caches while escaped; few enough writes to send
 _SIMPLE_ESCAPES = (
@@ -87,8 +86,8 @@ def _character_boundary(data: bytes, start: int, end: int) -> int:
     return end
 
 
-@frozen(repr=False, eq=False)
-class _Slice(Value):
+@frozen
+class _Slice:
     start: int
     end: int
     plain: bool

@@ -34,7 +34,6 @@ from attrs import frozen
 
 from axe.domain.errors import AgentError
 from axe.domain.model import quoted
-from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.adapters.llm.wire.base import WireFormat
@@ -65,8 +64,8 @@ WireModule = Literal[  # the modules of wire/ that hold a format, so a typo fail
 ]
 
 
-@frozen(repr=False, eq=False)
-class Route(Value):
+@frozen
+class Route:
     """The format that models whose name starts with ``prefix`` take ("" takes any), named
     by its module in ``wire/``, and its path when the provider puts it elsewhere than the
     format's own (OpenCode)."""
@@ -88,8 +87,8 @@ def _wire_format(module: WireModule) -> WireFormat:
     return cast("WireFormat", importlib.import_module(f"axe.adapters.llm.wire.{module}").FORMAT)
 
 
-@frozen(kw_only=True, repr=False, eq=False)
-class Provider(Value):
+@frozen(kw_only=True)
+class Provider:
     """One row of the catalogue (see the module docstring).
 
     ``versioned_base``: an OpenAI-style base URL includes its version path and gc

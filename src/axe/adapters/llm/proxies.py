@@ -25,14 +25,13 @@ from attrs import field, frozen
 from httpx._utils import URLPattern, get_environment_proxies
 
 from axe.domain.errors import ConfigError
-from axe.domain.values import Value
 
 _VARIABLES = {"http": "HTTP_PROXY", "https": "HTTPS_PROXY", "all": "ALL_PROXY"}
 _PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 
 
-@frozen(repr=False, eq=False)
-class EnvironmentProxy(Value):
+@frozen
+class EnvironmentProxy:
     """A proxy named by the environment.
 
     ``url`` may carry credentials and is used only to connect; ``shown`` is the same proxy
@@ -46,8 +45,8 @@ class EnvironmentProxy(Value):
     secrets: tuple[str, ...] = field(repr=False)
 
 
-@frozen(repr=False, eq=False)
-class ProxyRoutes(Value):
+@frozen
+class ProxyRoutes:
     """The environment's proxy rules, in the order httpx tries them (most specific first):
     each URL pattern with its proxy, or None to go direct."""
 

@@ -17,15 +17,14 @@ from datetime import datetime
 
 from attrs import frozen
 
-from axe.domain.values import Value
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _SPEND_LIMIT_HINTS = ("insufficient_quota", "spend limit", "billing", "credit balance")
 MAX_SERVER_DELAY = 60.0  # seconds of retry-after obeyed; a longer wait is not waited for
 
 
-@frozen(repr=False, eq=False)
-class RetryPolicy(Value):
+@frozen
+class RetryPolicy:
     max_retries: int = 2
     initial_delay: float = 0.5
     max_delay: float = 8.0

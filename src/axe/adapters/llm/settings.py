@@ -17,7 +17,6 @@ from attrs import field, frozen
 from axe.adapters.llm.catalogue import Auth, Provider
 from axe.domain.errors import ApiError, ConfigError
 from axe.domain.model import quoted
-from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.adapters.llm.aws_credentials import AwsCredentials
@@ -27,8 +26,8 @@ if TYPE_CHECKING:
 _SENDABLE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 
 
-@frozen(kw_only=True, repr=False, eq=False)
-class ProviderSettings(Value):
+@frozen(kw_only=True)
+class ProviderSettings:
     """How to reach one provider; ``repr`` leaves out every secret.
 
     ``key_variable`` names the environment variable the key may come from and

@@ -37,7 +37,6 @@ from axe.adapters.llm.retry import MAX_SERVER_DELAY, RetryPolicy, obeyed, reques
 from axe.adapters.llm.wire.base import WireError, one_line, plain, snippet
 from axe.application.ports import Clock
 from axe.domain.errors import ApiError, ConfigError, ModelNotFoundError, PromptTooLargeError
-from axe.domain.values import Value
 
 Explain = Callable[[int, Mapping[str, str], bytes], WireError]
 
@@ -341,16 +340,16 @@ class _Call:
         return f"{self.provider} {host}"
 
 
-@frozen(repr=False, eq=False)
-class Reply(Value):
+@frozen
+class Reply:
     """A provider's decoded JSON reply and the requests it took (retries included)."""
 
     document: Any
     sent: int
 
 
-@frozen(repr=False, eq=False)
-class _Failed(Value):
+@frozen
+class _Failed:
     """An attempt that failed: the error to raise, whether another try may pass, and the
     wait the provider asked for (however long), if it named one."""
 

@@ -48,7 +48,6 @@ from axe.adapters.memory.durable import (
 )
 from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.shared.reading import open_regular
-from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.adapters.memory.platforms import HandledFile
@@ -56,8 +55,8 @@ if TYPE_CHECKING:
 _HASH_CHUNK = 1 << 20
 
 
-@frozen(repr=False, eq=False)
-class Intent(Value):
+@frozen
+class Intent:
     """What one append is about to do, recorded before it starts."""
 
     archive_size: int

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from attrs import frozen
 
-from axe.domain.values import Value
 
 if TYPE_CHECKING:
     from axe.adapters.memory.releases import LaterReleases
@@ -62,8 +61,8 @@ class HandledFile(Protocol):
     def remove_abandoned_temps(self) -> None: ...
 
 
-@frozen(repr=False, eq=False)
-class FilePlatform(Value):
+@frozen
+class FilePlatform:
     """How one operating system's files behave, where replacing a memory file must care
     (see the module docstring): whether renaming over an open file fails
     (``replace_needs_closed_files``: then :mod:`.closed_replace` replaces it), whether

@@ -13,11 +13,10 @@ from pathlib import Path
 
 from attrs import frozen
 
-from axe.domain.values import Value
 
 
-@frozen(repr=False, eq=False)
-class FileStamp(Value):
+@frozen
+class FileStamp:
     """Which version of a file some bytes came from: same device, inode and at least size."""
 
     device: int

@@ -27,13 +27,12 @@ from axe.adapters.llm.offline.report import Findings, write_report
 from axe.adapters.llm.offline.rhythm import rhythm
 from axe.adapters.llm.offline.wording import LINE_MEMO_LIMIT, WORD_MEMO_LIMIT, WordBook
 from axe.domain.model import MemoryConfig
-from axe.domain.values import Value
 
 __all__ = ["Tuning", "analyse"]
 
 
-@frozen(repr=False, eq=False)
-class Tuning(Value):
+@frozen
+class Tuning:
     """How much memory the analyst spends to save time: sizes of its filters and memos.
 
     They change how long an analysis takes and how much it holds, never what it says;

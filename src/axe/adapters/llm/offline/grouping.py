@@ -28,14 +28,13 @@ from axe.adapters.llm.offline.columns import KIND_SHARE, Columns
 from axe.adapters.llm.offline.counting import SLOTS_PER_VALUE, RepeatFilter, repeated
 from axe.adapters.llm.offline.reading import failure_line, label, result_of, task_text, text_of
 from axe.adapters.llm.offline.wording import SLOT_NAMES, kind_name, normalise, tokenise
-from axe.domain.values import Value
 
 CITED_RUNS = 4
 _SHOWN_KINDS = 4
 
 
-@frozen(repr=False, eq=False)
-class Citation(Value):
+@frozen
+class Citation:
     """Which runs a finding rests on: the labels of the first few, how many in all, the last."""
 
     first: tuple[str, ...]
@@ -43,8 +42,8 @@ class Citation(Value):
     last: str
 
 
-@frozen(repr=False, eq=False)
-class TaskGroup(Value):
+@frozen
+class TaskGroup:
     """Runs that did the same task; ``wording`` is one real Task line among them."""
 
     wording: str
@@ -56,16 +55,16 @@ class TaskGroup(Value):
     failed: int  # runs whose result reports a failure
 
 
-@frozen(repr=False, eq=False)
-class Failure(Value):
+@frozen
+class Failure:
     """The same failure line (numbers and ids aside) in the results of several runs."""
 
     message: str
     cited: Citation
 
 
-@frozen(repr=False, eq=False)
-class Kind(Value):
+@frozen
+class Kind:
     """A first word that many tasks share ("review", "summarize"). A repeated task's runs
     all have one kind (see :mod:`~axe.adapters.llm.offline.wording`), so the kinds and the
     repeated work count a job's runs alike."""

@@ -16,7 +16,6 @@ from axe.adapters.llm.offline.grouping import Citation, Failure, Kind, TaskGroup
 from axe.adapters.llm.offline.reading import RESULT_LIMIT, clip
 from axe.adapters.llm.offline.rhythm import BURST_RUNS, Rhythm
 from axe.domain.model import MemoryConfig
-from axe.domain.values import Value
 
 _SHOWN_GROUPS = 10
 _SHOWN_FAILURES = 5
@@ -27,8 +26,8 @@ _MANY_ENTRIES_FOR_LAST_N = 50
 _TRUNCATED_SHARE = 10
 
 
-@frozen(repr=False, eq=False)
-class Findings(Value):
+@frozen
+class Findings:
     """Everything the analyst found in one log."""
 
     entries: int

@@ -17,7 +17,6 @@ from attrs import frozen
 
 from axe.adapters.llm.offline.columns import Columns
 from axe.adapters.llm.offline.reading import NO_TIME
-from axe.domain.values import Value
 
 BURST_RUNS = 5
 _BURST_WINDOW = 5 * 60 * 1_000_000  # µs
@@ -25,8 +24,8 @@ _DAY = 24 * 60 * 60 * 1_000_000  # µs
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-@frozen(repr=False, eq=False)
-class Rhythm(Value):
+@frozen
+class Rhythm:
     """How the runs are spread over time."""
 
     runs: int

@@ -19,7 +19,6 @@ from attrs import frozen
 from axe.adapters.llm.body import JsonBody
 from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
-from axe.domain.values import Value
 
 _MAX_MESSAGE_CHARS = 300
 # Hints that a 400 is about the prompt's size, in Anthropic's and OpenAI's words alike.
@@ -38,16 +37,16 @@ TOO_LONG_CODES = frozenset(
 )
 
 
-@frozen(repr=False, eq=False)
-class Refusal(Value):
+@frozen
+class Refusal:
     """The prompt's size in the provider's tokens and the most input it accepts, if said."""
 
     tokens: int | None = None
     limit: int | None = None
 
 
-@frozen(repr=False, eq=False)
-class WireError(Value):
+@frozen
+class WireError:
     """An HTTP error reply as its format reads it.
 
     ``kind`` is the provider's name for the error (``authentication_error``,
@@ -71,8 +70,8 @@ class ShapeError(Exception):
     """A reply that is JSON but not the format's shape; the client says which provider."""
 
 
-@frozen(repr=False, eq=False)
-class Sent(Value):
+@frozen
+class Sent:
     """What the client sent, for reading the reply: the request and, for Ollama, the
     model's window as the server reported it."""
 
