@@ -10,7 +10,6 @@ from __future__ import annotations
 from attrs import frozen
 
 
-
 @frozen
 class Budget:
     """The most tokens, input plus output, one agent's analysis may spend: ``max_tokens``,

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-
 if TYPE_CHECKING:
     from axe.domain.budget import Budget
 

@@ -28,7 +28,6 @@ import string
 
 from attrs import frozen
 
-
 _SLICE = 1 << 16  # bytes counted at once: small enough to stay in the CPU's caches
 _LETTER, _DIGIT, _SPACE = 1, 2, 3  # kinds of byte; 0: any other, a whole token each
 _KINDS = bytes(  # the ``translate`` table: each byte to its kind

@@ -20,7 +20,6 @@ from typing import Any
 
 from attrs import frozen
 
-
 SLICE_BYTES = 1 << 17  # in the CPU's caches while escaped; few enough writes to send
 _SIMPLE_ESCAPES = (
     (b"\\", b"\\\\"),

@@ -17,7 +17,6 @@ from datetime import datetime
 
 from attrs import frozen
 
-
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _SPEND_LIMIT_HINTS = ("insufficient_quota", "spend limit", "billing", "credit balance")
 MAX_SERVER_DELAY = 60.0  # seconds of retry-after obeyed; a longer wait is not waited for

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from attrs import frozen
 
-
 if TYPE_CHECKING:
     from axe.adapters.memory.releases import LaterReleases
     from axe.application.ports import Clock

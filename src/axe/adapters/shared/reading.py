@@ -14,7 +14,6 @@ from pathlib import Path
 from attrs import frozen
 
 
-
 @frozen
 class FileStamp:
     """Which version of a file some bytes came from: same device, inode and at least size."""
