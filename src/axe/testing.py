@@ -94,6 +94,7 @@ class FakeMemoryStore:
         self.unreadable: set[str] = set()
         self.failing_trim: set[str] = set()
         self.unrecordable: str | None = None
+        self.held_open: dict[str, str] = {}
         self.trims: list[tuple[str, TrimPlan]] = []
         self.locked: list[str] = []
         self._locks: dict[str, threading.Lock] = {}
@@ -122,7 +123,7 @@ class FakeMemoryStore:
 
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
-    ) -> None:
+    ) -> str | None:
         if agent.name in self.failing_trim:
             raise AgentError("cannot trim memory file: no space left on device")
         current = self.files.get(agent.name)
@@ -141,6 +142,7 @@ class FakeMemoryStore:
             self.archives[agent.name] = self.archives.get(agent.name, b"") + removed
         self.files[agent.name] = current[plan.keep_from :]
         self.trims.append((agent.name, plan))
+        return self.held_open.get(agent.name)
 
     def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
         return self.records.get(agent.name)

@@ -30,6 +30,7 @@ from axe.domain.events import (
     SweepFinished,
     SweepProgress,
     SweepStarted,
+    TrimWarning,
     WaitingForLock,
 )
 from axe.domain.model import ModelRef
@@ -171,6 +172,21 @@ BUDGET_EVENTS: list[Event] = [
 ]
 EVERY_KIND_OF_EVENT += BUDGET_EVENTS
 EVERY_KIND_OF_EVENT.append(RecordNotKept("a", "/m is writable by others"))
+HELD = "a program still holds /m/a.md open for writing"
+EVERY_KIND_OF_EVENT += [
+    TrimWarning("a", HELD),
+    AgentFinished(
+        AgentResult(
+            agent="a",
+            status=AgentStatus.TRIMMED,
+            entries=3,
+            removed=2,
+            kept=1,
+            limit=1,
+            warnings=(HELD,),
+        )
+    ),
+]
 
 # What the text console prints for each event above, in order: (stdout, stderr).
 TEXT_LINES = [
@@ -273,6 +289,10 @@ NOT_RECORDED = (
     "others), so it will be analysed on every run\n"
 )
 TEXT_LINES.append(("", NOT_RECORDED))
+TEXT_LINES += [
+    ("", f'Warning: agent "a": {HELD}\n'),
+    ("Trimmed: 2 entries removed, 1 entries kept.\n", ""),
+]
 
 
 def test_the_list_holds_every_kind_of_event() -> None:
@@ -375,6 +395,14 @@ JSON_LINES = [
     ),
     *[(_estimated_object(*facts), "") for facts in ESTIMATED_FACTS],
     ("", NOT_RECORDED),
+    ("", f'Warning: agent "a": {HELD}\n'),
+    (
+        '{"agent": "a", "status": "trimmed", "entries": 3, "removed": 2, "kept": 1, '
+        '"limit": 1, "model": null, "analysis": null, "usage": null, "parts": null, '
+        f'"requests": null, "error": null, "exit_code": 0, {_NO_BUDGET}, '
+        f'"warnings": ["{HELD}"]}}\n',
+        "",
+    ),
 ]
 
 

@@ -126,6 +126,18 @@ def test_analyses_reports_and_trims() -> None:
     assert store(p).files["a"] == entries(3, start=7)
 
 
+def test_a_writer_still_holding_the_file_is_said_after_the_trim_and_kept_in_the_result() -> None:
+    """A trim the store says a writer outlived is reported as done, with one stderr warning
+    naming the agent, and the warning in the result (for --json)."""
+    p = ports(make_agent("a", last_n=3), files={"a": entries(10)})
+    store(p).held_open["a"] = "a program still holds /m/a.md open for writing"
+    result = collect_garbage("a", GcOptions(), p)
+    assert stdout(p)[-1] == "Trimmed: 7 entries removed, 3 entries kept."
+    assert stderr(p) == ['Warning: agent "a": a program still holds /m/a.md open for writing']
+    assert result.warnings == ("a program still holds /m/a.md open for writing",)
+    assert (result.status, result.exit_code) == (AgentStatus.TRIMMED, 0)
+
+
 def test_request_carries_prompt_memory_and_fixed_settings() -> None:
     """The one request holds the fixed prompt, the whole log, temperature 0.3 and 4096 tokens."""
     p = ports(make_agent("a", last_n=3), files={"a": entries(4)})

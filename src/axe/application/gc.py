@@ -35,6 +35,7 @@ from axe.domain.events import (
     SweepFinished,
     SweepProgress,
     SweepStarted,
+    TrimWarning,
     WaitingForLock,
 )
 from axe.domain.model import AgentConfig, ModelRef
@@ -319,11 +320,14 @@ class _AgentGc:
             return self._result(AgentStatus.WITHIN_LIMIT, kept=count)
         self.stop.check()  # an interrupted run changes no file it has not started on
         self.trimming = True
-        self.ports.memory.trim(self.agent, snapshot, plan, archive=self.options.archive)
+        warning = self.ports.memory.trim(self.agent, snapshot, plan, archive=self.options.archive)
+        if warning is not None:
+            self.ports.output.emit(TrimWarning(name, warning))
         # What was analysed and kept; bytes `axe run` appended meanwhile were not analysed,
         # so with them the file no longer matches and the next run analyses it.
         self._remember(snapshot.content[plan.keep_from :], target)
-        return self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
+        result = self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
+        return attrs.evolve(result, warnings=(warning,) if warning else ())
 
     def _analyse(self, counted: EntryCounts, model: ModelRef) -> Analysis:
         self.ports.output.emit(AnalysisStarted(self.agent.name, model, counted.total))

@@ -62,10 +62,13 @@ class MemoryStore(Protocol):
 
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
-    ) -> None:
+    ) -> str | None:
         """Replace the file with the bytes from ``plan.keep_from`` on, atomically, bytes
         appended since ``snapshot`` was read included; with ``archive``, the removed bytes
         are first appended to the agent's archive. On any failure the file is as it was.
+        Returns what the user must hear about a trim that did happen (a program still holds
+        the old file open for writing, so what it writes later is not carried over), a
+        clause in the store's words; None when there is nothing to tell.
 
         Raises:
             AgentError: the trim could not be carried out; nothing was changed.

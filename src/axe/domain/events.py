@@ -115,6 +115,15 @@ class RecordNotKept:
 
 
 @frozen
+class TrimWarning:
+    """The trim happened, but something about it needs the user's attention (``warning``,
+    in the memory store's words): a writer still holds the old file open."""
+
+    agent: str
+    warning: str
+
+
+@frozen
 class AnalysisStarted:
     """The analysis of ``entries`` entries was sent to ``model``; a slow step begins."""
 
@@ -207,6 +216,7 @@ Event = (
     | NoEntryHeadings
     | MemoryUnchanged
     | RecordNotKept
+    | TrimWarning
     | AnalysisStarted
     | AnalysisNarrowed
     | AnalysisSplit

@@ -124,7 +124,7 @@ class AgentResult:
     ``budget`` is the agent's token budget (None: unlimited) and ``budget_used`` the tokens
     counted against it; ``analysed``, the entries the report covers when the budget left
     the oldest out (None: every entry read); ``estimate``, what ``--estimate`` found
-    instead of analysing.
+    instead of analysing; ``warnings``, what the trim asked the user to know.
     """
 
     agent: str
@@ -141,6 +141,7 @@ class AgentResult:
     budget_used: int | None = None
     analysed: int | None = None
     estimate: Estimate | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def analysed_entries(self) -> int | None:

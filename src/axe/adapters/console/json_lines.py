@@ -23,24 +23,34 @@ def result_object(result: AgentResult) -> dict[str, Any]:
     analysis = result.analysis
     spent = analysis or result.spent  # a failed analysis still says what it sent
     usage = spent.usage if spent else None
-    return {
-        "agent": result.agent,
-        "status": result.status.value,
-        "entries": result.entries,
-        "removed": result.removed,
-        "kept": result.kept,
-        "limit": result.limit,
-        "model": str(result.model) if result.model else None,
-        "analysis": analysis.text if analysis else None,
-        "usage": _usage(usage) if usage else None,
-        "parts": spent.parts if spent else None,
-        "requests": spent.requests if spent else None,
-        "error": error_text(result.error) if result.error else None,
-        "exit_code": result.exit_code,
-        "budget_max_tokens": result.budget.max_tokens if result.budget else None,
-        "budget_used_tokens": result.budget_used if result.budget else None,
-        "analysed_entries": result.analysed_entries,
-    } | _estimate(result.estimate)
+    return (
+        {
+            "agent": result.agent,
+            "status": result.status.value,
+            "entries": result.entries,
+            "removed": result.removed,
+            "kept": result.kept,
+            "limit": result.limit,
+            "model": str(result.model) if result.model else None,
+            "analysis": analysis.text if analysis else None,
+            "usage": _usage(usage) if usage else None,
+            "parts": spent.parts if spent else None,
+            "requests": spent.requests if spent else None,
+            "error": error_text(result.error) if result.error else None,
+            "exit_code": result.exit_code,
+            "budget_max_tokens": result.budget.max_tokens if result.budget else None,
+            "budget_used_tokens": result.budget_used if result.budget else None,
+            "analysed_entries": result.analysed_entries,
+        }
+        | _estimate(result.estimate)
+        | _warnings(result.warnings)
+    )
+
+
+def _warnings(warnings: tuple[str, ...]) -> dict[str, Any]:
+    """What the trim asked the user to know, in the objects that have any (the key is new:
+    objects without a warning keep the shape scripts already read)."""
+    return {"warnings": list(warnings)} if warnings else {}
 
 
 def _estimate(estimate: Estimate | None) -> dict[str, Any]:

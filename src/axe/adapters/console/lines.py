@@ -41,6 +41,7 @@ from axe.domain.events import (
     SweepFinished,
     SweepProgress,
     SweepStarted,
+    TrimWarning,
     WaitingForLock,
 )
 from axe.domain.model import quoted
@@ -103,6 +104,7 @@ class TextLines:
                 | NoEntryHeadings()
                 | AnalysisNarrowed()
                 | RecordNotKept()
+                | TrimWarning()
             ):
                 return _err(_left_out(event))
             case AgentStarted(agent=agent, in_sweep=in_sweep):
@@ -272,7 +274,8 @@ def _left_out(
     | NoAgentsDirectory
     | NoEntryHeadings
     | AnalysisNarrowed
-    | RecordNotKept,
+    | RecordNotKept
+    | TrimWarning,
 ) -> str:
     """What ``--all`` (or a lookup, a reading, a budget) could not use, and why."""
     match event:
@@ -288,6 +291,8 @@ def _left_out(
                 f"Warning: --skip-unchanged cannot record the analysis of agent {quoted(agent)} "
                 f"({reason}), so it will be analysed on every run"
             )
+        case TrimWarning(agent=agent, warning=warning):
+            return f"Warning: agent {quoted(agent)}: {warning}"
         case AgentsIgnored(path=path):
             return f"Warning: ignoring {path}: {_exposure(event)}"
         case NoAgentsDirectory(searched=searched):

@@ -145,7 +145,7 @@ class MemoryFile:
                 ) from None
         return MemorySnapshot(content=content, stamp=stamp)
 
-    def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> None:
+    def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> str | None:
         """Apply ``plan`` to the file that ``snapshot`` was read from: the removed bytes
         appended to the archive first if ``archive``, then the file replaced by its tail
         (see :mod:`.durable`). Ctrl-C and SIGTERM wait until it is done.
@@ -172,6 +172,7 @@ class MemoryFile:
                 ) from None
             finally:
                 source.close()
+        return None
 
     def _open_to_trim(self) -> SourceFile:
         try:

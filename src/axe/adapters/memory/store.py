@@ -81,13 +81,13 @@ class FileMemoryStore:
 
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
-    ) -> None:
+    ) -> str | None:
         with self._trims:
             if self._interrupted:
                 raise AgentError("not trimmed: the run was interrupted")
             self._trimming += 1
         try:
-            self.file_for(agent).trim(snapshot, plan, archive=archive)
+            return self.file_for(agent).trim(snapshot, plan, archive=archive)
         finally:
             with self._trims:
                 self._trimming -= 1
