@@ -44,7 +44,6 @@ import bench_big_logs
 from tests.e2e.loopback_proxy import LLM_HOST, LoopbackProxy, loopback_proxy
 
 from axe.adapters.llm.body import MEMORY, JsonBody
-from axe.adapters.shared.processes import in_two_processes
 from axe.adapters.shared.reading import read_regular
 from axe.domain.entries import EntryCounts
 from axe.domain.parts import LogLayout
@@ -455,11 +454,9 @@ def timed_passes(path: Path) -> dict[str, float]:
 
     passes = {
         "read": lambda: read_regular(path),
-        "entries": lambda: EntryCounts(data, in_two_processes).total,
-        "estimate": lambda: LogLayout(data, spread=in_two_processes).classes(0, len(data)),
+        "entries": lambda: EntryCounts(data).total,
+        "estimate": lambda: LogLayout(data).classes(0, len(data)),
         "request bodies": bodies,
-        "entries, one CPU": lambda: EntryCounts(data).total,
-        "estimate, one CPU": lambda: LogLayout(data).classes(0, len(data)),
     }
     return {name: min(_seconds(run) for _ in range(3)) for name, run in passes.items()}
 

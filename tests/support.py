@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TypeVar
 
 INSTALLED_BIN = Path(sys.executable).parent  # where `make test` installed axe and axe-gc
 INSTALLED_AXE = INSTALLED_BIN / "axe"
@@ -117,19 +116,3 @@ def run_installed(
         check=False,
         cwd=cwd,
     )
-
-
-T = TypeVar("T")
-
-
-class BackwardsSpread:
-    """A :class:`~axe.domain.entries.Spread` that counts each range's blocks last first, as
-    a second process may finish them, and remembers every block it was asked to count."""
-
-    def __init__(self) -> None:
-        self.asked: list[int] = []
-
-    def __call__(self, count: Callable[[int], T], blocks: range) -> list[T]:
-        self.asked.extend(blocks)
-        counted = {block: count(block) for block in reversed(blocks)}
-        return [counted[block] for block in blocks]

@@ -22,9 +22,9 @@ from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT
 from axe.adapters.memory.store import FileMemoryStore
 from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.places import config_dir, data_dir
-from axe.adapters.shared.processes import in_two_processes
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import Clock, Output
+from axe.application.workers import StopSignal
 from axe.domain.errors import ConfigError
 from axe.domain.events import Event
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
@@ -47,6 +47,7 @@ def production_ports(
     model: ModelRef | None = None,
     clock: Clock | None = None,
     sending: bool = True,
+    stop: StopSignal | None = None,
 ) -> Iterator[GcPorts]:
     """The real adapters, configured from ``environ`` and the options of ``axe gc`` (None:
     the adapter's default); the HTTP transport closes on exit.
@@ -55,7 +56,7 @@ def production_ports(
     broken one once, like a bad ``--model``, instead of once per agent; ``model`` is checked
     now, so a model no provider serves is refused before any agent runs; ``clock`` is the
     run's one clock (the system's when None); not ``sending`` (``--estimate``), no key is
-    needed and no analysis is sent.
+    needed and no analysis is sent; ``stop``, the run's stop signal (a new one when None).
 
     Raises:
         ConfigError: ``agents_dir`` is not a directory, or ``check_config`` and
@@ -85,7 +86,9 @@ def production_ports(
         while_reading=functools.partial(llm.preparing, model=model),
     )
     try:
-        yield GcPorts(agents=agents, memory=memory, llm=llm, output=output, spread=in_two_processes)
+        yield GcPorts(
+            agents=agents, memory=memory, llm=llm, output=output, stop=stop or StopSignal()
+        )
     except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM: may end without joining threads
         memory.settle_interrupted()
         raise
@@ -183,6 +186,7 @@ def run_gc(
     agent: str | None,
     options: GcOptions,
     *,
+    stop: StopSignal | None = None,
     stdout: BinaryIO,
     stderr: BinaryIO,
     environ: Mapping[str, str] | None = None,
@@ -192,7 +196,8 @@ def run_gc(
     agents_dir: Path | None = None,
 ) -> AgentResult | SweepResult:
     """``axe gc`` for one agent, or every agent when ``agent`` is None; an option given
-    (``--max-input-tokens``, ``--lock-timeout``) wins over its variable in ``environ``.
+    (``--max-input-tokens``, ``--lock-timeout``) wins over its variable in ``environ``;
+    ``stop`` is where the frontend's signal handlers ask the run to stop.
 
     Raises:
         ConfigError: an agents directory cannot be listed, ``agents_dir`` is not one, or a
@@ -217,6 +222,7 @@ def run_gc(
             model=options.model_override,
             clock=clock,
             sending=not options.estimate,
+            stop=stop,
         ) as ports:
             if agent is None:
                 return collect_all_garbage(options, ports)

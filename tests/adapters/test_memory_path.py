@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from axe.adapters.memory.paths import expand_path, expand_variables
 from axe.adapters.memory.store import FileMemoryStore
-from axe.cli import cli
+from axe.cli.commands import cli
 from axe.domain.errors import ConfigError
 from axe.testing import make_agent
 from tests.support import AxeHome, entries

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from axe.cli import cli
+from axe.cli.commands import cli
 from tests.support import AxeHome, agent_toml, entries, run_installed
 
 OFFLINE = ("--model", "builtin/heuristic")

@@ -141,8 +141,9 @@ def test_sigterm_during_a_trim_lets_it_finish(
     home: AxeHome, server: LoopbackLLM, archive: bool, seen: str
 ) -> None:
     """SIGTERM while a trim (its temp file, or its archive append) is under way: the trim
-    finishes, then gc ends with exit 143 and one line; the memory file is exactly trimmed,
-    the archive holds exactly what was removed, and no temp file, record or lock is left."""
+    finishes and is reported like any other (its Trimmed: line, its record), then gc ends
+    with exit 143 and one line; the memory file is exactly trimmed, the archive holds
+    exactly what was removed, and no temp file or lock is left."""
     original = entries(300_000)
     removed = plan_trim(original, 100).keep_from
     home.add_agent("fragile", model="ollama/m", last_n=100)
@@ -151,11 +152,12 @@ def test_sigterm_during_a_trim_lets_it_finish(
     command = [AXE, "gc", "fragile", *(["--archive"] if archive else [])]
     finished = sigterm_when(command, env, path, original, seen)
     assert (finished.returncode, finished.stderr) == (143, "terminated\n")
+    assert finished.stdout.endswith("Trimmed: 299900 entries removed, 100 entries kept.\n")
     assert path.read_bytes() == original[removed:]
     if archive:
         assert archive_of(path).read_bytes() == original[:removed]
     names = ["fragile.md", "fragile.md.archive"] if archive else ["fragile.md"]
-    assert sorted(os.listdir(path.parent)) == names
+    assert sorted(os.listdir(path.parent)) == [".fragile.md.axe-gc.analysed", *names]
 
 
 def test_sigterm_before_the_trim_trims_nothing(home: AxeHome, server: LoopbackLLM) -> None:

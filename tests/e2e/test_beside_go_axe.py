@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from axe.cli import cli
+from axe.cli.commands import cli
 from tests.support import INSTALLED_BIN, AxeHome, entries
 from tests.support import run_installed as axe
 

@@ -4,9 +4,7 @@ loopback providers that have a context window and answer as the real ones do."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -15,7 +13,7 @@ from axe.domain.entries import count_entries
 from axe.domain.planning import prompt_cost
 from tests.e2e.loopback import LoopbackLLM, Prompt, loopback_llm
 from tests.e2e.loopback import _texts as texts_of
-from tests.support import AxeHome, entries, entry
+from tests.support import AxeHome, entries
 from tests.support import run_installed as axe
 
 WINDOW = 12_000  # holds the 4,096-token reply too, as OpenAI and Ollama count it
@@ -75,54 +73,6 @@ def test_a_log_ten_times_the_window_is_analysed_and_trimmed(
     assert len(parts) >= 10
     assert sum(count_entries(p.user.encode()) for p in parts) == ENTRIES
     assert any(p.merge for p in server.analyses)
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="a second process is used on Linux only")
-def test_a_log_counted_in_two_processes_is_split_and_trimmed_as_by_one(
-    home: AxeHome, server: LoopbackLLM
-) -> None:
-    """A log over 16 MiB has its entries counted and its estimate made half in a second
-    process (on Linux, with two CPUs): the output, every part sent (which tile the log,
-    none refused) and the trim are exactly those of a run on one CPU."""
-    server.window = 3_000_000
-    count = 160_000
-    # Entries of every size and kind of text, so that no two blocks count the same.
-    memory = b"".join(entry(i, result=f"{i * i} word" * (i % 7)) for i in range(count))
-    assert len(memory) > 16 << 20
-    kept = entry(count - 10, result=f"{(count - 10) ** 2} word" * ((count - 10) % 7))
-    home.add_agent("diary", last_n=10)
-    runs: list[tuple[int, str, str, list[bytes]]] = []
-    for cpus in (None, {min(os.sched_getaffinity(0))}):
-        server.prompts.clear()
-        home.write_memory("diary", memory)
-        every = os.sched_getaffinity(0)
-        os.sched_setaffinity(0, cpus or every)  # the run inherits this process's CPUs
-        try:
-            done = axe(
-                home,
-                "gc",
-                "diary",
-                "--max-input-tokens",
-                "2000000",
-                environment={"ANTHROPIC_API_KEY": "k", "AXE_ANTHROPIC_BASE_URL": server.url},
-            )
-        finally:
-            os.sched_setaffinity(0, every)
-        sent = sorted(prompt.user.encode() for prompt in server.analyses)  # in any order
-        runs.append((done.returncode, done.stdout, done.stderr, sent))
-        assert home.memory_path("diary").read_bytes() == memory[memory.index(kept) :]
-        assert not any(prompt.refused for prompt in server.prompts)
-    assert runs[0] == runs[1]
-    returncode, stdout, stderr, sent = runs[0]
-    assert (returncode, stderr) == (0, "")
-    assert stdout == (
-        f"Agent: diary\nEntries: {count}\n--- Analysis ---\n{MERGED}\n"
-        f"Trimmed: {count - 10} entries removed, 10 entries kept.\n"
-    )
-    parts = [part for part in sent if part.startswith(b"## ")]  # not the merge
-    assert len(parts) > 1
-    in_log_order = sorted(parts, key=lambda part: memory.index(part[:200]))
-    assert b"".join(in_log_order) == memory
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])

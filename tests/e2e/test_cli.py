@@ -6,7 +6,6 @@ and the exit-code table that §7.3 does not cover.
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 import respx
 from click.testing import CliRunner, Result
 
-from axe.cli import cli
+from axe.cli.commands import cli
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from tests.support import CANNED_ANALYSIS, AxeHome, entries
 
@@ -635,20 +634,3 @@ def test_a_lock_timeout_option_beyond_a_day_or_nan_is_a_usage_error(
     assert result.stderr == (
         f"Invalid value for '--lock-timeout': {problem} (see 'axe gc --help')\n"
     )
-
-
-def test_a_program_that_turned_the_collector_off_keeps_it_off(home: AxeHome) -> None:
-    """The command resumes only a pause of its own console script: run from a program that
-    disabled CPython's collector, gc leaves it disabled and freezes nothing."""
-    home.add_agent("helper", model="builtin/heuristic", last_n=1)
-    home.write_memory("helper", entries(3))
-    frozen = gc.get_freeze_count()
-    gc.disable()
-    try:
-        result = run("helper")
-        assert gc.isenabled() is False
-        assert gc.get_freeze_count() == frozen  # nor does it freeze the program's objects
-    finally:
-        gc.enable()
-    assert result.exit_code == 0, result.output
-    assert home.memory_path("helper").read_bytes() == entries(1, start=2)

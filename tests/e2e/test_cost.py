@@ -13,12 +13,11 @@ import pytest
 import respx
 from click.testing import CliRunner, Result
 
-from axe.cli import cli
+from axe.cli.commands import cli
 from axe.domain.entries import count_entries
 from tests.e2e import test_big_logs, test_json
 from tests.e2e.loopback import LoopbackLLM, Prompt
 from tests.e2e.test_big_logs import ENTRIES, WINDOW
-from tests.e2e.test_installed_axe import imported_by
 from tests.support import AxeHome, entries
 from tests.support import run_installed as axe
 from tests.tokenizer import count_tokens
@@ -131,20 +130,6 @@ def test_the_help_tells_the_budget_the_estimate_and_exit_4(home: AxeHome) -> Non
     assert "--estimate" in text
     assert "axe gc --all --estimate" in text
     assert "4 budget too small" in text
-
-
-def test_runs_that_send_nothing_load_nothing_of_the_budget(home: AxeHome) -> None:
-    """Start-up for cron: a missing agent, memory disabled, an empty memory file and --help
-    load none of the budget; with a budget, an empty memory file loads its value alone,
-    not the planning."""
-    home.add_agent("quiet", enabled=False)
-    home.add_agent("empty", last_n=1)
-    for args in (["missing"], ["quiet"], ["empty"], ["--help"]):
-        imported = imported_by(home, "gc", *args)
-        assert {"axe.domain.budget", "axe.domain.spending"} & imported == set(), args
-    imported = imported_by(home, "gc", "empty", "--max-tokens", "9000")
-    assert "axe.domain.budget" in imported
-    assert "axe.domain.spending" not in imported
 
 
 # --estimate

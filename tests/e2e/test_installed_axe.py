@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from axe.adapters.memory.paths import intent_path
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
-from tests.support import CANNED_ANALYSIS, INSTALLED_AXE, AxeHome, entries, entry
+from tests.support import CANNED_ANALYSIS, INSTALLED_AXE, AxeHome, entries
 from tests.support import run_installed as axe
 
 KEY = "sk-ant-subprocess-0123456789"
@@ -181,176 +178,6 @@ def imported_by(home: AxeHome, *args: str, **env: str) -> set[str]:
         check=False,
     )
     return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
-
-
-def test_paths_that_need_no_http_never_import_httpx(home: AxeHome) -> None:
-    """A missing agent, disabled memory and --help never load httpx, a module of the LLM
-    adapter beyond its package (the provider catalogue, its wire formats, config.toml's
-    reader), cattrs (agent files are read without it) or a TOML parser they do not need,
-    so cron runs start fast."""
-    home.add_agent("quiet", enabled=False)
-    for args in (["gc", "missing"], ["gc", "quiet"], ["gc", "--help"]):
-        imported = imported_by(home, *args)
-        assert {"httpx", "cattrs"} & imported == set(), args
-        assert [name for name in imported if name.startswith("axe.adapters.llm.")] == [], args
-        assert ("tomllib" in imported) == (args[1] == "quiet"), args
-        assert "click" in imported
-
-
-def test_a_run_loads_only_the_wire_format_its_agent_speaks(
-    home: AxeHome, server: LoopbackLLM
-) -> None:
-    """The catalogue names each row's wire format; a run imports the one its agent's
-    provider speaks when it first builds a request to it, not all six."""
-    home.add_agent("a", model="openai/gpt-4o", last_n=1)
-    home.write_memory("a", entries(3))
-    done = subprocess.run(  # -v: -X importtime does not see importlib.import_module
-        [sys.executable, "-v", "-m", "axe", "gc", "a"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **home.env, "OPENAI_API_KEY": "sk-o", "AXE_OPENAI_BASE_URL": server.url},
-        check=True,
-    )
-    assert home.memory_path("a").read_bytes() == entry(2)  # analysed and trimmed
-    formats = set(re.findall(r"^import '(axe\.adapters\.llm\.wire\.\w+)'", done.stderr, re.M))
-    assert formats == {"axe.adapters.llm.wire.base", "axe.adapters.llm.wire.openai_chat"}
-
-
-def test_a_trim_loads_the_archive_machinery_only_to_settle_a_stopped_archiving(
-    home: AxeHome,
-) -> None:
-    """Without ``--archive``, a trim loads the archive's module (and hashlib's digests) only
-    when a stopped archiving left its record to settle, which it then removes."""
-    home.add_agent("a", last_n=1, model="builtin/heuristic")
-    home.write_memory("a", entries(3))
-    assert "axe.adapters.memory.archive" not in imported_by(home, "gc", "a")
-    assert home.memory_path("a").read_bytes() == entry(2)
-    home.write_memory("a", entries(3))
-    record = intent_path(home.memory_path("a"))
-    record.write_bytes(b"not a record")
-    assert "axe.adapters.memory.archive" in imported_by(home, "gc", "a")
-    assert not record.exists()
-
-
-COLLECTIONS = """
-import gc, os, sys
-def collected(phase, info):
-    if phase == "start":
-        with open(os.environ["SEEN"], "a") as seen:
-            print(*sorted({"click", "axe.composition"} & set(sys.modules)), file=seen)
-gc.callbacks.append(collected)
-import axe.cli
-getattr(axe.cli, sys.argv.pop(1))()  # a console script: main or gc_main
-"""
-
-
-@pytest.mark.parametrize(
-    "script", [["main", "gc", "helper"], ["gc_main", "helper"]], ids=["axe", "axe-gc"]
-)
-def test_the_collector_waits_for_the_run_and_then_collects(
-    home: AxeHome, tmp_path: Path, script: list[str]
-) -> None:
-    """In both console scripts, CPython's cycle collector does not run while the process
-    starts (nothing it would find: docs/benchmarks.md), and runs as always once gc
-    begins: none comes between click's import and the command's, and some come after."""
-    home.add_agent("helper", model="builtin/heuristic", last_n=1)
-    home.write_memory("helper", entries(3))
-    seen = tmp_path / "collections"
-    done = subprocess.run(
-        [sys.executable, "-c", COLLECTIONS, *script],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **home.env, "SEEN": str(seen)},
-        check=False,
-    )
-    assert (done.returncode, done.stderr) == (0, "")
-    # a line per collection: the modules of the two that were loaded when it began
-    assert set(seen.read_text().splitlines()) - {""} == {"axe.composition click"}
-    assert home.memory_path("helper").read_bytes() == entries(1, start=2)
-
-
-def test_importing_the_command_line_loads_nothing_and_leaves_the_collector_on() -> None:
-    """A program that imports ``axe.cli`` keeps its collector as it was; click and the
-    commands load when first used (the console scripts pause the collector first)."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import gc, sys, axe.cli; print(gc.isenabled(), 'click' in sys.modules); "
-            "axe.cli.cli; print('click' in sys.modules, axe.cli.gc.name)",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert done.stdout == "True False\nTrue gc\n"
-
-
-def test_a_profiled_run_still_ends_through_the_interpreter(home: AxeHome) -> None:
-    """A run under ``python -m cProfile`` (or a tracer such as coverage) still gets its
-    report: axe leaves the process early only when nothing waits for the interpreter's
-    own ending (the profiler prints, then exits 0, as it always did)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "cProfile", "-m", "axe", "gc", "missing"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **home.env},
-        check=False,
-    )
-    assert "function calls" in done.stdout
-    assert done.stderr.startswith('agent "missing" not found')
-
-
-def test_the_offline_analyst_never_imports_httpx(home: AxeHome) -> None:
-    """builtin/heuristic is a row of the catalogue answered in the process: no HTTP client,
-    transport or httpx is loaded for it."""
-    home.add_agent("helper", last_n=1)
-    home.write_memory("helper", entries(3))
-    imported = imported_by(home, "gc", "helper", "--dry-run", "--model", "builtin/heuristic")
-    assert "axe.adapters.llm.offline.client" in imported
-    http = {"httpx", "axe.adapters.llm.client", "axe.adapters.llm.transport"}
-    assert http & imported == set()
-
-
-def test_the_budget_is_loaded_only_by_runs_that_have_one(
-    home: AxeHome, server: LoopbackLLM
-) -> None:
-    """A gc with no budget loads none of the budget's code, so the budget costs nightly runs
-    that do not use it no start-up time; a budget loads it (and the run still sends)."""
-    home.add_agent("helper", last_n=1)
-    home.write_memory("helper", entries(3))
-    env = {"ANTHROPIC_API_KEY": KEY, "AXE_ANTHROPIC_BASE_URL": server.url}
-    budget = {"axe.domain.budget", "axe.domain.spending"}
-    assert budget & imported_by(home, "gc", "helper", "--dry-run", **env) == set()
-    assert budget <= imported_by(home, "gc", "helper", "--dry-run", "--max-tokens", "9999", **env)
-    assert len(server.requests) == 2
-
-
-def test_a_run_that_sends_never_imports_cattrs(home: AxeHome, server: LoopbackLLM) -> None:
-    """A gc that reads its agent file and config.toml, sends and trims loads no structuring
-    library: TOML values are built from their attrs fields, so a small gc starts fast."""
-    home.add_agent("helper", model="openai/gpt-4o", last_n=1)
-    home.write_memory("helper", entries(3))
-    home.write_global_config('[providers.openai]\napi_key = "sk-o"\n')
-    imported = imported_by(home, "gc", "helper", AXE_OPENAI_BASE_URL=server.url)
-    assert {"httpx", "axe.adapters.llm.config"} <= imported  # it did send, with the file read
-    assert "cattrs" not in imported
-    assert home.memory_path("helper").read_bytes() == entries(1, start=2)
-
-
-def test_a_run_that_sends_never_imports_httpx_s_command_line(
-    home: AxeHome, server: LoopbackLLM
-) -> None:
-    """httpx's own command line, which gc never runs, imports rich and pygments where they
-    are installed (60 ms): a gc that sends loads neither."""
-    pytest.importorskip("rich")  # installed here by the dev tools; else nothing to avoid
-    pytest.importorskip("pygments")
-    home.add_agent("helper", model="openai/gpt-4o", last_n=1)
-    home.write_memory("helper", entries(3))
-    imported = imported_by(home, "gc", "helper", OPENAI_API_KEY=KEY, AXE_OPENAI_BASE_URL=server.url)
-    assert "httpx" in imported
-    assert {"rich", "pygments"} & imported == set()
-    assert home.memory_path("helper").read_bytes() == entries(1, start=2)
 
 
 def test_a_100_mb_line_without_a_newline(home: AxeHome, server: LoopbackLLM) -> None:

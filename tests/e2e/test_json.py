@@ -13,7 +13,7 @@ import respx
 from click.testing import CliRunner, Result
 
 from axe.adapters.console.json_lines import result_line
-from axe.cli import cli
+from axe.cli.commands import cli
 from axe.domain.errors import ApiError
 from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, Usage
 from tests.e2e.loopback import LoopbackLLM, loopback_llm

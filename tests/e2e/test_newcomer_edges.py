@@ -12,7 +12,7 @@ import pytest
 import respx
 from click.testing import CliRunner, Result
 
-from axe.cli import cli, gc
+from axe.cli.commands import cli, gc
 from tests.support import (
     CANNED_ANALYSIS,
     INSTALLED_BIN,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from axe.cli import cli
+from axe.cli.commands import cli
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
 from tests.support import CANNED_ANALYSIS, AxeHome, entries, entry
 from tests.support import run_installed as axe

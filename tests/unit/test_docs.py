@@ -155,7 +155,7 @@ def test_the_offline_sample_in_the_docs_is_what_axe_prints(home: AxeHome) -> Non
 
     from click.testing import CliRunner
 
-    from axe.cli import cli
+    from axe.cli.commands import cli
 
     sys.path.insert(0, str(ROOT / "scripts"))
     import demo

@@ -17,7 +17,7 @@ from axe.domain.entries import (
 )
 from axe.domain.errors import AgentError
 from tests.logs import Log, logs
-from tests.support import BackwardsSpread, entries, entry
+from tests.support import entries, entry
 
 # Bytes that look like memory logs often enough to hit every boundary case: headers at the
 # start, after LF and after CRLF, "##" without a space, "## " mid-line, invalid UTF-8.
@@ -134,23 +134,6 @@ def test_entries_counted_block_by_block_are_the_entries_found_before_each_offset
         for at in reversed(offsets) if backwards else offsets:
             assert counts.before(at) == sum(start < at for start in starts)
         assert counts.total == count_entries(data)
-
-
-@given(memory_bytes, st.booleans())
-def test_blocks_counted_in_any_order_or_place_give_the_same_counts(
-    data: bytes, backwards: bool
-) -> None:
-    """However a run spreads a log's blocks (the later half in a second process, finished
-    in any order), the Entries line and the parts' numbers are the same, and no block is
-    counted twice."""
-    starts = entry_starts(data)
-    spread = BackwardsSpread()
-    counts = _SmallBlocks(data, spread)
-    offsets = range(len(data) + 1)
-    for at in reversed(offsets) if backwards else offsets:
-        assert counts.before(at) == sum(start < at for start in starts)
-    assert counts.total == count_entries(data)
-    assert sorted(spread.asked) == list(range(len(data) // _SmallBlocks.BLOCK))
 
 
 def _keeps(count: int, data: st.DataObject) -> list[int]:

@@ -64,7 +64,7 @@ from axe.testing import (
 )
 from tests.logs import Log, logs
 from tests.rendering import rendered
-from tests.support import BackwardsSpread, entries
+from tests.support import entries
 
 
 def ports(
@@ -779,23 +779,6 @@ def test_a_split_analysis_reports_its_progress_under_the_agents_name() -> None:
     assert progress
     assert {e.agent for e in progress} == {"a"}
     assert {request.memory_config for request in llm.requests} == {agent.memory}
-
-
-def test_a_log_counted_by_the_ports_spread_gives_the_same_run() -> None:
-    """The run's ``spread`` counts every whole block of a big log, once for the entries and
-    once for the estimate; however it spreads them, every event, request and kept byte is
-    what counting in turn gives."""
-    log = entries(2000)
-    spread = BackwardsSpread()
-    runs = []
-    for p in (ports_of(log), attrs.evolve(ports_of(log), spread=spread)):
-        result = collect_garbage("a", GcOptions(), p)
-        assert result.analysis is not None
-        assert result.analysis.parts > 1
-        assert isinstance(p.llm, ScriptedLLM)
-        runs.append((recorded(p).events, p.llm.requests, store(p).files["a"]))
-    assert runs[0] == runs[1]
-    assert sorted(spread.asked) == sorted(2 * [*range(len(log) >> 15)])
 
 
 def ports_of(log: bytes) -> GcPorts:

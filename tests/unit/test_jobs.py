@@ -160,7 +160,14 @@ def test_a_stop_reaches_every_worker_and_nothing_queued_starts() -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_in_order([0, 1, 2, 3, 4, 5], work, jobs=2, output=RecordingOutput(), progress=interrupt)
+        run_in_order(
+            [0, 1, 2, 3, 4, 5],
+            work,
+            jobs=2,
+            output=RecordingOutput(),
+            stop=StopSignal(),
+            progress=interrupt,
+        )
     release.set()
     time.sleep(0.2)  # the two workers reach their check
     assert sorted(started) == [0, 1]

@@ -13,7 +13,7 @@ from axe.domain.entries import EntryCounts, count_entries, entry_starts
 from axe.domain.parts import LogLayout, Part, halve, plan_parts
 from axe.domain.tokens import estimate_tokens
 from tests.logs import planner_logs
-from tests.support import BackwardsSpread, entries, entry
+from tests.support import entries, entry
 
 # Logs shaped like real ones, with the awkward cases: pre-header text, huge entries, CRLF,
 # multi-byte characters, invalid UTF-8, a last entry without a newline.
@@ -197,20 +197,6 @@ def test_a_span_costs_the_same_whatever_was_asked_before(start: int, ends: list[
     layout = LogLayout(_MIXED)
     for end in ends:
         assert layout.classes(start, end) == LogLayout(_MIXED).classes(start, end)
-
-
-@given(st.lists(st.integers(0, 4 * _BLOCK), min_size=2, max_size=2), st.integers(1, 3))
-def test_a_log_spread_any_way_is_estimated_the_same(ends: list[int], steps: int) -> None:
-    """However a run spreads the estimate of a log's blocks (the later half in a second
-    process, finished in any order), every span costs what one process counting in turn
-    gives, to the last bit; asked in a few steps, no block is estimated twice."""
-    start, end = sorted(ends)
-    spread = BackwardsSpread()
-    layout = LogLayout(_MIXED, spread=spread)
-    for step in range(1, steps + 1):
-        at = start + (end - start) * step // steps
-        assert layout.classes(start, at) == LogLayout(_MIXED).classes(start, at)
-    assert len(spread.asked) == len(set(spread.asked))
 
 
 @given(planner_logs(), _ROOMS)

@@ -13,7 +13,7 @@ from attrs import Factory, define, field
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.workers import StopSignal, ordered_map
-from axe.domain.entries import EntryCounts, in_turn
+from axe.domain.entries import EntryCounts
 from axe.domain.errors import AxeError
 from axe.domain.events import AnalysisNarrowed, AnalysisSplit, MergeStarted, PartAnalysed
 from axe.domain.model import MemoryConfig, ModelRef
@@ -24,7 +24,6 @@ from axe.domain.results import Analysis, Completion, Spent
 
 if TYPE_CHECKING:  # loaded with a budget or --estimate only: start-up
     from axe.domain.budget import Budget, Estimate
-    from axe.domain.entries import Spread
     from axe.domain.spending import Budgeted
 
 
@@ -44,7 +43,6 @@ class LogAnalysis:
     model: ModelRef
     memory_config: MemoryConfig
     concurrency: int
-    spread: Spread = in_turn
     stop: StopSignal = Factory(StopSignal)
     budget: Budget | None = None
     spent: Spent = field(factory=Spent, init=False)
@@ -100,7 +98,7 @@ class LogAnalysis:
         if not self.llm.charges_tokens(self.model):
             return Estimate(offline=True, analysed=entries.total)
         cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
-        layout = LogLayout(memory, entries=entries, spread=self.spread)
+        layout = LogLayout(memory, entries=entries)
         return estimated(start(memory, cap, layout), self.budget, layout, cap)
 
     def _first_plan(self, memory: bytes, entries: EntryCounts | None) -> Plan | Budgeted | Finished:
@@ -112,7 +110,7 @@ class LogAnalysis:
             BudgetTooSmallError: not even the newest entry's analysis fits the budget.
         """
         cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
-        layout = LogLayout(memory, entries=entries, spread=self.spread)  # counts nothing yet
+        layout = LogLayout(memory, entries=entries)  # counts nothing yet
         if self.budget is None or not self.llm.charges_tokens(self.model):
             return start(memory, cap, None if cap is None else layout)  # None: sent whole
         from axe.domain.spending import within  # noqa: PLC0415  (with a budget only: start-up)

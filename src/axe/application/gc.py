@@ -13,7 +13,7 @@ from attrs import Attribute, Factory, define, field, frozen, validators
 
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
-from axe.domain.entries import EntryCounts, MemorySnapshot, in_turn, plan_trim
+from axe.domain.entries import EntryCounts, MemorySnapshot, plan_trim
 from axe.domain.errors import (
     AgentError,
     AxeError,
@@ -45,7 +45,6 @@ from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepR
 if TYPE_CHECKING:
     from axe.application.analysis import LogAnalysis
     from axe.domain.budget import Budget, Estimate
-    from axe.domain.entries import Spread
 
 
 def _model_override(value: ModelRef | str | None) -> ModelRef | None:
@@ -101,14 +100,14 @@ class GcOptions:
 
 @frozen(kw_only=True)
 class GcPorts:
-    """The outside world, as the use case sees it; ``spread`` counts a log's blocks (the
-    default: one after another, here)."""
+    """The outside world, as the use case sees it; ``stop``, where the frontend asks the run
+    to stop (its signal handlers call :meth:`StopSignal.interrupt`)."""
 
     agents: AgentRepository
     memory: MemoryStore
     llm: LLMClient
     output: Output
-    spread: Spread = in_turn
+    stop: StopSignal = field(factory=StopSignal)
 
 
 def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResult:
@@ -122,9 +121,8 @@ def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResul
         result = AgentResult(agent=name, status=AgentStatus.FAILED, error=detached(error))
     else:
         if agent.memory.enabled:
-            result = _AgentGc(agent, options, ports).run()
-        else:
-            result = AgentResult(agent=name, status=AgentStatus.DISABLED)
+            return _AgentGc(agent, options, ports).run()
+        result = AgentResult(agent=name, status=AgentStatus.DISABLED)
     ports.output.emit(AgentFinished(result))
     return result
 
@@ -148,11 +146,12 @@ def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
     else:
         results = run_in_order(
             agents,
-            lambda agent, buffer, stop: _sweep_one(
-                agent, options, attrs.evolve(ports, output=buffer), stop
+            lambda agent, buffer, _stop: _sweep_one(
+                agent, options, attrs.evolve(ports, output=buffer)
             ),
             jobs=options.jobs,
             output=ports.output,
+            stop=ports.stop,
             progress=lambda done, running: SweepProgress(
                 done, len(agents), tuple(agent.name for agent in running)
             ),
@@ -162,13 +161,9 @@ def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
     return sweep
 
 
-def _sweep_one(
-    agent: AgentConfig, options: GcOptions, ports: GcPorts, stop: StopSignal | None = None
-) -> AgentResult:
+def _sweep_one(agent: AgentConfig, options: GcOptions, ports: GcPorts) -> AgentResult:
     ports.output.emit(AgentStarted(agent.name, in_sweep=True))
-    result = _AgentGc(agent, options, ports, stop or StopSignal()).run()
-    ports.output.emit(AgentFinished(result))
-    return result
+    return _AgentGc(agent, options, ports).run()
 
 
 def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
@@ -205,7 +200,6 @@ class _AgentGc:
     agent: AgentConfig
     options: GcOptions
     ports: GcPorts
-    stop: StopSignal = Factory(StopSignal)
     entries: int | None = field(default=None, init=False)
     model: ModelRef | None = field(default=None, init=False)
     analysis: Analysis | None = field(default=None, init=False)
@@ -221,18 +215,37 @@ class _AgentGc:
     )
     analysed: int | None = field(default=None, init=False)
     estimate: Estimate | None = field(default=None, init=False)
+    changing: bool = field(default=False, init=False)  # a change begun, not yet reported
 
     def run(self) -> AgentResult:
+        """The agent's gc, ended by its ``AgentFinished``; a change to its file, once
+        begun, is reported before any stop that came meanwhile is let through."""
         try:
-            return self._steps()
-        except AxeError as error:
-            if isinstance(error, ModelNotFoundError) and self.model is not None:
-                override = self.options.model_override is not None
-                error.origin = ModelOrigin(
-                    str(self.model), override, self.agent.name, self.agent.source
-                )
-            kept = None if self.trimming else self.entries
-            return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
+            try:
+                result = self._steps()
+            except AxeError as error:
+                result = self._failed(error)
+            self.ports.output.emit(AgentFinished(result))
+            return result
+        finally:
+            if self.changing:
+                self.changing = False
+                self.ports.stop.end_change()
+
+    def _failed(self, error: AxeError) -> AgentResult:
+        if isinstance(error, ModelNotFoundError) and self.model is not None:
+            override = self.options.model_override is not None
+            error.origin = ModelOrigin(
+                str(self.model), override, self.agent.name, self.agent.source
+            )
+        kept = None if self.trimming else self.entries
+        return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
+
+    def _begin_change(self) -> None:
+        """From here the memory file or its record may change: a stop that comes now waits
+        until the change is done and reported; one that came before changes nothing."""
+        self.ports.stop.begin_change()
+        self.changing = True
 
     def _steps(self) -> AgentResult:
         if self.options.skip_unchanged and (skipped := self._unchanged()):
@@ -247,7 +260,7 @@ class _AgentGc:
 
     def _report_read(self, snapshot: MemorySnapshot) -> EntryCounts:
         """Says how many entries the file holds; the counts, for the planning to reuse."""
-        counted = EntryCounts(snapshot.content, self.ports.spread)
+        counted = EntryCounts(snapshot.content)
         self.entries = counted.total
         self.ports.output.emit(MemoryRead(self.agent.name, counted.total, len(snapshot.content)))
         if not counted.total:
@@ -304,12 +317,13 @@ class _AgentGc:
         if self.options.estimate:
             self.estimate = self._analysis(self.model).estimate(snapshot.content, counted)
             return self._result(AgentStatus.ESTIMATED, kept=count)
-        self.stop.check()
+        self.ports.stop.check()
         self.analysis = self._analyse(counted, self.model)
         self.ports.output.emit(AnalysisReady(name, self.analysis))
 
         if self.options.dry_run:
             return self._result(AgentStatus.DRY_RUN, kept=count)
+        self._begin_change()
         target = trim_target(self.agent.memory)
         if target is None:
             self._remember(snapshot.content, count)
@@ -318,7 +332,6 @@ class _AgentGc:
         if not plan.changes_file:
             self._remember(snapshot.content, count)
             return self._result(AgentStatus.WITHIN_LIMIT, kept=count)
-        self.stop.check()  # an interrupted run changes no file it has not started on
         self.trimming = True
         warning = self.ports.memory.trim(self.agent, snapshot, plan, archive=self.options.archive)
         if warning is not None:
@@ -351,8 +364,7 @@ class _AgentGc:
             model=model,
             memory_config=self.agent.memory,
             concurrency=self.options.part_concurrency,
-            spread=self.ports.spread,
-            stop=self.stop,
+            stop=self.ports.stop,
             budget=self.budget,
         )
 

@@ -1,22 +1,25 @@
-"""Bounded worker threads: the one scheduler of both ``--all --jobs`` and the parts of a log.
+"""Bounded worker threads, the one scheduler of both ``--all --jobs`` and the parts of a log,
+and the stop signal every worker of a run shares.
 
-A stop (Ctrl-C) is prompt: nothing queued starts, nobody waits for requests in flight (the
-process ends without waiting for their threads); a task checks it before any change."""
+The workers are daemon threads: after a stop (Ctrl-C, SIGTERM) nobody waits for a request
+in flight, which may take minutes, so the process can end as soon as what had begun to
+change is finished and reported."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import Generic, TypeVar
 
 from axe.application.ports import Output
-from axe.domain.events import Event
-
-if TYPE_CHECKING:  # concurrent.futures (and the logging it loads) only when work is shared
-    from concurrent.futures import Future, ThreadPoolExecutor
+from axe.domain.events import AgentFinished, Event
 
 T = TypeVar("T")
 R = TypeVar("R")
 E = TypeVar("E")
+
+HALT_SECONDS = 30.0  # how long a stop waits for changes under way (trims take milliseconds)
 
 
 class Stopped(Exception):  # noqa: N818  (a signal, not an error: the run was interrupted)
@@ -24,15 +27,76 @@ class Stopped(Exception):  # noqa: N818  (a signal, not an error: the run was in
 
 
 class StopSignal:
-    """Set once by the coordinating thread, read by the workers between steps."""
+    """A stop the frontend asks for (Ctrl-C, SIGTERM), seen by every worker of the run.
+
+    A change to a memory file (a trim, the record of the analysis, and the report that says
+    so) is never cut in half: once begun it is finished and reported, and a stop that comes
+    meanwhile waits for it. On the main thread the frontend's signal handler hands the stop
+    to :meth:`interrupt`, which raises it at once, or after the change under way; worker
+    threads begin no change after a stop, and :meth:`halt` waits for those under way.
+    """
 
     def __init__(self) -> None:
         self.requested = False
+        self._under_way = 0  # changes begun on worker threads and not yet ended
+        self._ended = threading.Condition()
+        self._main_changing = False
+        self._deferred: BaseException | None = None
+        self._halting = False
 
     def check(self) -> None:
         """Raise :class:`Stopped` if a stop was asked for."""
         if self.requested:
             raise Stopped
+
+    def begin_change(self) -> None:
+        """Mark the start of a change that must be finished and reported whatever comes.
+
+        Raises:
+            Stopped: a stop was asked for (the stop itself, on the main thread).
+        """
+        if threading.current_thread() is threading.main_thread():
+            self._main_changing = True  # first: a stop arriving from here on waits
+            if self.requested:
+                self._main_changing = False
+                raise self._deferred or Stopped()
+            return
+        with self._ended:
+            self.check()
+            self._under_way += 1
+
+    def end_change(self) -> None:
+        """The change begun last on this thread is finished and reported; on the main
+        thread, a stop that arrived meanwhile is raised now."""
+        if threading.current_thread() is threading.main_thread():
+            self._main_changing = False
+            stop, self._deferred = self._deferred, None
+            if stop is not None:
+                raise stop
+            return
+        with self._ended:
+            self._under_way -= 1
+            self._ended.notify_all()
+
+    def interrupt(self, stop: BaseException) -> None:
+        """Take ``stop`` (``KeyboardInterrupt``, or the frontend's exception for SIGTERM)
+        from a signal handler, which runs on the main thread: raised now, unless a change
+        is under way there, then when it ends. Takes no lock: the handler may run while
+        the main thread holds one. Once :meth:`halt` is carrying a stop out, another is
+        ignored, so a second Ctrl-C cannot cut the report of finished work short."""
+        self.requested = True
+        if self._halting:
+            return
+        if not self._main_changing:
+            raise stop
+        self._deferred = self._deferred or stop
+
+    def halt(self, timeout: float = HALT_SECONDS) -> None:
+        """No worker begins a change from now on; wait until those under way have ended."""
+        self._halting = True
+        with self._ended:
+            self.requested = True
+            self._ended.wait_for(lambda: self._under_way == 0, timeout)
 
 
 class RecordingOutput:
@@ -56,7 +120,7 @@ def ordered_map(
     *,
     jobs: int,
     stop: StopSignal,
-    name: str,
+    name: str = "axe-worker",
     settled: Callable[[int, R], None] | None = None,
     halts: Callable[[R], bool] | None = None,
     waiting: Callable[[int, list[T]], None] | None = None,
@@ -65,92 +129,101 @@ def ordered_map(
     next starts as soon as any under way is done, so one slow item holds up no other.
 
     ``settled(index, result)`` is called in item order, each as soon as that result and
-    every one before it are in; ``waiting(done, running_items)`` before each wait. An item
-    starts only once the coordinating thread has seen every result before it that was in:
-    after a result ``halts`` the map nothing more starts (its place stays None), and what
-    is under way is still waited for, so every result that exists is returned. An
-    exception from ``work`` is raised when its turn comes; on any exception (Ctrl-C
-    included) ``stop`` is set, queued work is cancelled and nothing is waited for.
+    every one before it are in; ``waiting(done, running_items)`` before each wait. After a
+    result ``halts`` the map nothing more starts (its place stays None), and what is under
+    way is still waited for, so every result that exists is returned. An exception from
+    ``work`` is raised when its turn comes; on any exception (Ctrl-C included) ``stop`` is
+    set and nothing is waited for.
     """
-    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
-
     results: list[R | None] = [None] * len(items)
-    pool = ThreadPoolExecutor(max(1, min(jobs, len(items))), thread_name_prefix=name)
-    futures: list[Future[R]] = []
-    done = 0
-    halted = False
+    runs = _Runs(items, work, jobs=jobs, name=name, halts=halts)
     try:
-        while done < len(items):
-            halted = halted or _start_more(
-                pool, work, items, futures, done=done, jobs=jobs, stop=stop, halts=halts
-            )
+        while runs.done < len(items):
+            runs.start_more(stop)
             if waiting is not None:
-                waiting(done, _running(items, futures))
-            _wait_for_one(futures[done:])
-            halted = halted or any(_halting(future, halts) for future in futures[done:])
-            done = _settle(futures, done, results, settled)
-            if halted and done == len(futures):
+                waiting(runs.done, runs.running())
+            runs.wait_for_one()
+            for index, result in runs.settle():
+                results[index] = result
+                if settled is not None:
+                    settled(index, result)
+            if runs.over():
                 break
             stop.check()
     except BaseException:
         stop.requested = True
-        pool.shutdown(wait=False, cancel_futures=True)
         raise
-    pool.shutdown(wait=True)
     return results
 
 
-def _start_more(
-    pool: ThreadPoolExecutor,
-    work: Callable[[T], R],
-    items: Sequence[T],
-    futures: list[Future[R]],
-    *,
-    done: int,
-    jobs: int,
-    stop: StopSignal,
-    halts: Callable[[R], bool] | None,
-) -> bool:
-    """Starts the next items while fewer than ``jobs`` are under way; returns whether a
-    finished one halts, after which nothing starts (nor after a stop)."""
-    while len(futures) < len(items):
-        stop.check()
-        unsettled = futures[done:]
-        if any(_halting(future, halts) for future in unsettled):
-            return True
-        if sum(not future.done() for future in unsettled) >= jobs:
+class _Runs(Generic[T, R]):
+    """The items started so far, each on a daemon thread, and how many are settled."""
+
+    def __init__(
+        self,
+        items: Sequence[T],
+        work: Callable[[T], R],
+        *,
+        jobs: int,
+        name: str,
+        halts: Callable[[R], bool] | None,
+    ) -> None:
+        self.items, self.work, self.jobs, self.name, self.halts = items, work, jobs, name, halts
+        self.futures: list[Future[R]] = []
+        self.done = 0
+        self.halted = False
+
+    def start_more(self, stop: StopSignal) -> None:
+        """The next items, while fewer than ``jobs`` are under way and none halts."""
+        while not self.halted and len(self.futures) < len(self.items):
+            unsettled = self.futures[self.done :]
+            if sum(not future.done() for future in unsettled) >= self.jobs:
+                return
+            stop.check()
+            self.halted = any(map(self._halting, unsettled))
+            if not self.halted:
+                self.futures.append(self._started(self.items[len(self.futures)]))
+
+    def running(self) -> list[T]:
+        started = zip(self.items, self.futures, strict=False)
+        return [item for item, future in started if future.running()]
+
+    def wait_for_one(self) -> None:
+        if pending := [future for future in self.futures[self.done :] if not future.done()]:
+            wait(pending, return_when=FIRST_COMPLETED)
+
+    def settle(self) -> list[tuple[int, R]]:
+        """The results in from ``done`` on, in order (raising a work's exception)."""
+        self.halted = self.halted or any(map(self._halting, self.futures[self.done :]))
+        settled = []
+        while self.done < len(self.futures) and self.futures[self.done].done():
+            settled.append((self.done, self.futures[self.done].result()))
+            self.done += 1
+        return settled
+
+    def over(self) -> bool:
+        return self.halted and self.done == len(self.futures)
+
+    def _halting(self, future: Future[R]) -> bool:
+        if not future.done():
             return False
-        futures.append(pool.submit(work, items[len(futures)]))
-    return False
+        return future.exception() is not None or (
+            self.halts is not None and self.halts(future.result())
+        )
 
+    def _started(self, item: T) -> Future[R]:
+        """``work(item)`` begun on a daemon thread, its outcome in the returned future."""
+        future: Future[R] = Future()
 
-def _wait_for_one(futures: list[Future[R]]) -> None:
-    """Until one of ``futures`` is done, if none is."""
-    from concurrent.futures import FIRST_COMPLETED, wait  # noqa: PLC0415
+        def run() -> None:
+            future.set_running_or_notify_cancel()
+            try:
+                future.set_result(self.work(item))
+            except BaseException as error:  # noqa: BLE001  (handed to the coordinating thread)
+                future.set_exception(error)
 
-    if pending := [future for future in futures if not future.done()]:
-        wait(pending, return_when=FIRST_COMPLETED)
-
-
-def _settle(
-    futures: list[Future[R]],
-    done: int,
-    results: list[R | None],
-    settled: Callable[[int, R], None] | None,
-) -> int:
-    """Takes in the finished results from ``done`` on, in order; returns how many are in."""
-    while done < len(futures) and futures[done].done():
-        result = results[done] = futures[done].result()
-        if settled is not None:
-            settled(done, result)
-        done += 1
-    return done
-
-
-def _halting(future: Future[R], halts: Callable[[R], bool] | None) -> bool:
-    if not future.done():
-        return False
-    return future.exception() is not None or (halts is not None and halts(future.result()))
+        threading.Thread(target=run, name=self.name, daemon=True).start()
+        return future
 
 
 def run_in_order(
@@ -159,30 +232,40 @@ def run_in_order(
     *,
     jobs: int,
     output: Output,
+    stop: StopSignal,
     progress: Callable[[int, list[T]], Event],
 ) -> list[R]:
     """``work(item, buffer, stop)`` for every item, up to ``jobs`` at once (``--all``), the
     results in item order; each item's events reach ``output`` whole and in item order, as
     soon as it and every one before it are done, and ``progress(done, running_items)``
-    events between replays say what is under way."""
-    stop = StopSignal()
-    buffers = [RecordingOutput() for _ in items]
+    events between replays say what is under way.
 
-    def replay(index: int, _result: R) -> None:
+    On a stop, the changes under way are finished, then every item whose work is done (its
+    ``AgentFinished`` recorded) is replayed, in item order, before the stop goes on: no
+    agent whose memory file changed goes unreported.
+    """
+    buffers = [RecordingOutput() for _ in items]
+    replayed = [False] * len(items)
+
+    def replay(index: int, _result: object = None) -> None:
+        replayed[index] = True
         for event in buffers[index].events:
             output.emit(event)
 
-    results = ordered_map(
-        range(len(items)),
-        lambda index: work(items[index], buffers[index], stop),
-        jobs=jobs,
-        stop=stop,
-        name="axe-agent",
-        settled=replay,
-        waiting=lambda done, running: output.emit(progress(done, [items[i] for i in running])),
-    )
+    try:
+        results = ordered_map(
+            range(len(items)),
+            lambda index: work(items[index], buffers[index], stop),
+            jobs=jobs,
+            stop=stop,
+            name="axe-agent",
+            settled=replay,
+            waiting=lambda done, running: output.emit(progress(done, [items[i] for i in running])),
+        )
+    except BaseException:
+        stop.halt()
+        for index, buffer in enumerate(buffers):
+            if not replayed[index] and buffer.of_type(AgentFinished):
+                replay(index)
+        raise
     return [result for result in results if result is not None]
-
-
-def _running(items: Sequence[T], futures: list[Future[R]]) -> list[T]:
-    return [item for item, future in zip(items, futures, strict=False) if future.running()]

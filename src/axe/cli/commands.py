@@ -7,13 +7,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from axe import __version__
-from axe.cli import collector, handoff
+from axe.application.gc import BelowOneError, GcOptions
+from axe.application.workers import StopSignal
+from axe.cli import handoff
 from axe.cli.running import AxeCommand, AxeGroup
+from axe.composition import agent_names, run_gc
 from axe.domain.errors import AgentError
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
 
@@ -153,13 +156,16 @@ def _a_number(_: click.Context, param: click.Parameter, value: float | None) -> 
 def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """Shell completion of AGENT: the agents of every agents directory, --agents-dir's
     too when it was typed before."""
-    from axe.composition import agent_names  # noqa: PLC0415
-
     names = agent_names(agents_dir=ctx.params.get("agents_dir"))
     return [name for name in names if name.startswith(incomplete)]
 
 
-@cli.command(cls=_Gc, epilog=GC_EPILOG, short_help="Analyze and trim agent memory")
+@cli.command(
+    cls=_Gc,
+    epilog=GC_EPILOG,
+    short_help="Analyze and trim agent memory",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.argument("agent", required=False, shell_complete=_agent_names)
 @click.option(
     "--dry-run",
@@ -243,8 +249,10 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
     help="Look for agents in DIR first, then in ./axe/agents, then in the config "
     "directory's agents.",
 )
-@click.version_option(__version__, "--version", "-V", prog_name="axe", message="axe %(version)s")
+@click.version_option(__version__, "--version", "-V", message="%(prog)s %(version)s")
+@click.pass_context
 def gc(
+    ctx: click.Context,
     *,
     agent: str | None,
     dry_run: bool,
@@ -268,9 +276,6 @@ def gc(
     larger one is analysed in parts whose reports are merged. The file is replaced
     atomically.
     """
-    from axe.application.gc import BelowOneError, GcOptions  # noqa: PLC0415
-    from axe.composition import run_gc  # noqa: PLC0415
-
     if all_agents and agent:
         raise AgentError("cannot specify both --all and an agent name")
     if not all_agents and not agent:
@@ -289,10 +294,10 @@ def gc(
         )
     except BelowOneError as error:  # the options' fact, in the command line's words
         raise AgentError(f"--{error.option} must be at least 1, not {error.value}") from None
-    collector.resume()  # start-up is over
     outcome = run_gc(
         None if all_agents else agent,
         options,
+        stop=ctx.find_object(StopSignal) or StopSignal(),
         stdout=sys.stdout.buffer,
         stderr=sys.stderr.buffer,
         json_lines=json_lines,
@@ -301,3 +306,22 @@ def gc(
         agents_dir=agents_dir,
     )
     return outcome.exit_code
+
+
+def run_axe() -> NoReturn:
+    """``axe``: gc here, any other command handed to the next ``axe`` on PATH."""
+    foreign = handoff.foreign_command(sys.argv[1:], known=cli.commands)
+    if foreign is not None and "_AXE_COMPLETE" not in os.environ:
+        program = handoff.next_axe(os.environ)
+        if program is not None:
+            handoff.hand_off(program, sys.argv[1:], os.environ)
+        if foreign != "help":  # `axe help` without the Go axe: this axe's own help
+            click.echo(handoff.missing_command(foreign), err=True)
+            sys.exit(1)
+        sys.argv[1:] = ["--help"]
+    cli.main(prog_name="axe")
+
+
+def run_axe_gc() -> NoReturn:
+    """``axe-gc``: the same ``gc`` under a name that never clashes with the Go axe."""
+    gc.main(prog_name="axe-gc")

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 import click
 
+from axe.application.workers import StopSignal
 from axe.domain.errors import AxeError, exit_code_for
 from axe.domain.safe_text import terminal_safe
 
@@ -54,9 +55,13 @@ class OneLineErrors:
             raise SystemExit(1) from None
 
     def main(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Run the command with a fresh :class:`StopSignal` as its ``obj``, which Ctrl-C and
+        SIGTERM reach while it runs."""
         kwargs["standalone_mode"] = False
+        stop = StopSignal()
+        kwargs.setdefault("obj", stop)
         try:
-            with _sigterm_ends_the_run():
+            with _stops_reach(stop):
                 result = super().main(*args, **kwargs)  # type: ignore[misc]
         except click.UsageError as error:
             where = error.ctx.command_path if error.ctx else kwargs.get("prog_name", "axe")
@@ -103,50 +108,45 @@ def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOptio
 
 
 class Terminated(SystemExit):
-    """SIGTERM (a service manager stopping, a cron job's time limit) during a run: a
-    ``SystemExit``, so nothing that handles ordinary errors stops it on its way out, and the
-    composition root settles it as it does Ctrl-C."""
+    """SIGTERM during a run: a ``SystemExit``, so nothing that handles ordinary errors stops
+    it on its way out, and the composition root settles it as it does Ctrl-C."""
 
 
 @contextlib.contextmanager
-def _sigterm_ends_the_run() -> Iterator[None]:
-    """While the command runs, SIGTERM unwinds it like Ctrl-C instead of killing the
-    process on the spot: a trim under way finishes (signals wait for it, see
-    ``adapters/memory/durable.signals_deferred``) or never starts, and held lock sidecars
-    are removed. Only the main thread may set a handler; an embedder calling ``main`` from
-    another thread keeps its own, and the previous handler is put back afterwards."""
+def _stops_reach(stop: StopSignal) -> Iterator[None]:
+    """While the command runs, Ctrl-C and SIGTERM (a service manager stopping, a cron job's
+    time limit) are handed to ``stop``: raised at once, or, while a trim and its report are
+    under way, as soon as they are done (``StopSignal.interrupt``), so a trim that happens
+    is always reported. Only the main thread may set a handler; an embedder calling
+    ``main`` from another thread keeps its own, and the previous handlers are put back."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def terminate(_signal: int, _frame: object) -> NoReturn:
-        raise Terminated(EXIT_TERMINATED)
+    def on_signal(number: int, _frame: object) -> None:
+        terminated = number == signal.SIGTERM
+        stop.interrupt(Terminated(EXIT_TERMINATED) if terminated else KeyboardInterrupt())
 
-    previous = signal.signal(signal.SIGTERM, terminate)
+    previous = {number: signal.signal(number, on_signal) for number in _STOPS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+_STOPS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _end_interrupted(*, terminated: bool) -> NoReturn:
-    """Ctrl-C or SIGTERM: one line and exit 130 or 143, at once.
-
-    Worker threads (``--jobs``, a big log's parts) may be blocked on a provider that takes
-    minutes; Python would wait for them at exit. By now the interrupt has unwound through
-    the composition root, which let trims under way finish (they are quick, and a file is
-    never left half-trimmed anyway: each is atomic), started no more, and removed the lock
-    sidecars still held; so the process ends without waiting for requests nobody will read.
-    """
+    """Ctrl-C or SIGTERM: one line and exit 130 or 143. By now the stop has unwound through
+    the composition root: what had begun to change was finished and reported, no more was
+    started, and the lock sidecars still held were removed. Worker threads still waiting
+    for a provider are daemons: the process does not wait for them."""
     code = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     over_the_echo = "\r" if sys.stderr.isatty() else ""  # a terminal's "^C" on this row
     click.echo(over_the_echo + ("terminated" if terminated else "interrupted"), err=True)
-    workers = [t for t in threading.enumerate() if t is not threading.current_thread()]
-    if not any(not worker.daemon for worker in workers):
-        sys.exit(code)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    sys.exit(code)
 
 
 def _fail(message: str, code: int) -> NoReturn:

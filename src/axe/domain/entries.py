@@ -9,47 +9,17 @@ The functions lean on ``bytes.count`` / ``bytes.rfind`` (C loops) rather than Py
 over lines, because memory files are exactly the files that grew large, and the last N
 entries are found by scanning back from the end so the cost follows what is kept.
 
-Counting entries and estimating tokens (:mod:`.parts`) are the only work gc does over every
-byte of a log, and both go a 32 KiB ``BLOCK`` at a time, each block on its own: its counts
-depend on its bytes (and its neighbours' edges) alone, so the blocks may be counted in any
-order, anywhere, with the same result. Where is not the domain's business: the use case is
-handed a :class:`Spread` (the composition root's counts half of a big log in a second
-process); :func:`in_turn`, the default, counts them here, one after another. (They live
-in this module, which every run loads, rather than in one of their own: a module costs
-every start-up its loading.)
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from attrs import frozen
 
 from axe.domain.errors import AgentError
 
-if TYPE_CHECKING:  # a protocol class costs every start-up its definition: for typing only
-    from collections.abc import Callable
-    from typing import Protocol, TypeVar
-
-    T = TypeVar("T")
-
-    class Spread(Protocol):
-        """Calls ``count`` once for each block of ``blocks`` and gives the results in block
-        order. ``count`` is pure, and its results are plain values (integers, floats and
-        tuples of them): they may be worked out in another process and sent back."""
-
-        def __call__(self, count: Callable[[int], T], blocks: range) -> list[T]: ...
-
-
 BLOCK = 1 << 15  # bytes counted at once, and whose counts are kept
 HEADER = b"## "
 _LINE_HEADER = b"\n" + HEADER
-
-
-def in_turn(count: Callable[[int], T], blocks: range) -> list[T]:
-    """The default spread: in this process, one block after another (what a program that
-    embeds the use case gets unless it hands over another)."""
-    return [count(block) for block in blocks]
 
 
 def count_entries(data: bytes) -> int:
@@ -59,14 +29,13 @@ def count_entries(data: bytes) -> int:
 
 class EntryCounts:
     """How many entries of ``data`` begin before any offset, counted a 32 KiB block at a
-    time as first asked (one C ``count`` a block), by ``spread``: the ``Entries:`` line's
+    time as first asked (one C ``count`` a block): the ``Entries:`` line's
     total and the numbering of a split log's parts cost one pass together, not one each."""
 
     BLOCK = BLOCK
 
-    def __init__(self, data: bytes, spread: Spread = in_turn) -> None:
+    def __init__(self, data: bytes) -> None:
         self.data = data
-        self.spread = spread
         self._before = [0]  # entries beginning before each block boundary
         self._at: dict[int, int] = {}  # ... before each offset asked about (a plan's bounds)
 
@@ -80,8 +49,8 @@ class EntryCounts:
         if (counted := self._at.get(at)) is not None:
             return counted
         block, known = at // self.BLOCK, self._before
-        for count in self.spread(self._in_block, range(len(known) - 1, block)):
-            known.append(known[-1] + count)
+        for each in range(len(known) - 1, block):
+            known.append(known[-1] + self._in_block(each))
         counted = self._at[at] = known[block] + self._between(block * self.BLOCK, at)
         return counted
 

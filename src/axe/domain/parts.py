@@ -12,11 +12,10 @@ import bisect
 import copy
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from axe.domain.entries import BLOCK, HEADER, EntryCounts, in_turn
+from axe.domain.entries import BLOCK, HEADER, EntryCounts
 from axe.domain.tokens import (
     Classes,
     Tally,
@@ -25,9 +24,6 @@ from axe.domain.tokens import (
     tally_classes,
     token_classes,
 )
-
-if TYPE_CHECKING:
-    from axe.domain.entries import Spread
 
 Measure = Callable[[Classes], float]  # what an estimate by kind of text costs (default: sum)
 _MARKER = (
@@ -115,16 +111,12 @@ class LogLayout:
         log: bytes,
         measure: Measure = sum,
         entries: EntryCounts | None = None,
-        spread: Spread = in_turn,
     ) -> None:
         self.log = log
         self._view = memoryview(log)
         self.measure = measure
         # The counts made for the ``Entries:`` line when they are of this log, else anew.
-        self.entries = (
-            entries if entries is not None and entries.data is log else EntryCounts(log, spread)
-        )
-        self._spread = spread  # who estimates the whole blocks
+        self.entries = entries if entries is not None and entries.data is log else EntryCounts(log)
         self._blocks: list[Classes] = [(0.0,) * 7]  # the estimate up to each block boundary
         self._heads: dict[int, Classes] = {}  # the estimate from an offset to its block's end
         self._tails: dict[int, Tally] = {}  # the counts from its block's start to an offset
@@ -180,8 +172,8 @@ class LogLayout:
     def _extend(self, upto: int) -> None:
         """The running sums kept up to block ``upto``."""
         blocks = self._blocks
-        for each in self._spread(self._block_classes, range(len(blocks) - 1, upto)):
-            blocks.append(classes_sum(blocks[-1], each))
+        for block in range(len(blocks) - 1, upto):
+            blocks.append(classes_sum(blocks[-1], self._block_classes(block)))
 
     def _block_classes(self, block: int) -> Classes:
         """What the spread counts of one block: pure, so any process may count it."""
