@@ -2,7 +2,8 @@
 
 A log is drawn as whole lines, so the properties meet what `axe run` and a person editing
 the file write: 0 to about 50 entries (most examples hold several), text before the first
-heading or none, LF, CRLF or both, a last line with or without its line end, empty `## `
+heading or none (after a UTF-8 byte order mark too), LF, CRLF or both, a last line with
+or without its line end, a last line that is a heading without its line end, empty `## `
 headings, `## ` inside a result line (not an entry) and at the start of one (an entry, as
 in the Go axe), `##` without its space, invalid UTF-8 and multi-byte characters. Each log
 comes with the bytes of every entry as it was built, so a property compares what gc finds
@@ -64,7 +65,15 @@ _ENTRIES = {
     "mixed": st.sampled_from([shape for shapes in _SHAPES.values() for shape in shapes]),
 }
 _PRE = st.sampled_from(
-    [b"", b"", b"notes before the first entry\n", b"a\r\nb\r\n\r\n", b"\n", b"#\n"]
+    [
+        b"",
+        b"",
+        b"notes before the first entry\n",
+        b"a\r\nb\r\n\r\n",
+        b"\n",
+        b"#\n",
+        b"\xef\xbb\xbfnotes after a byte order mark\n",
+    ]
 )
 
 
@@ -97,8 +106,11 @@ def logs(draw: st.DrawFn, *, most: int = MOST_ENTRIES) -> Log:
         at = draw(st.integers(0, count - 1))
         odd = _not_a_heading(draw(st.binary(max_size=12)))
         found[at] = found[at] + odd + LF
-        if draw(st.booleans()):  # a hand-edited file may end without its last line end
+        ending = draw(st.sampled_from(["whole", "unended", "heading"]))
+        if ending == "unended":  # a hand-edited file may end without its last line end
             found[-1] = found[-1].removesuffix(LF).removesuffix(b"\r")
+        elif ending == "heading":  # or in a heading without its line end
+            found.append(b"## " + draw(st.sampled_from(_HEADINGS)))
     return Log(pre=pre, entries=tuple(found))
 
 

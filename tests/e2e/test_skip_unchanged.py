@@ -189,3 +189,19 @@ def test_the_installed_axe_skips_an_unchanged_fleet(fleet: AxeHome, server: Loop
     second = axe(fleet, "gc", "--all", "--skip-unchanged", AXE_OLLAMA_BASE_URL=server.url)
     assert (second.returncode, second.stderr, len(server.requests)) == (0, "", 3)
     assert second.stdout == "".join(unchanged_lines(fleet, name) for name in FLEET)
+
+
+def test_an_agent_with_no_memory_file_yet_has_nothing_to_do(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """--skip-unchanged for an agent that has never run (no memory file, no record): the
+    spec's "No memory entries" line and exit 0, no request, no record written."""
+    home.add_agent("new", model="ollama/m", last_n=3)
+    result = run("new", "--skip-unchanged")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        0,
+        'No memory entries for agent "new". Nothing to do.\n',
+        "",
+    )
+    assert server.requests == []
+    assert not record_of(home, "new").exists()

@@ -443,3 +443,64 @@ def test_only_a_budget_keeps_unanswered_requests_from_being_sent_again(max_token
     )
     collect_garbage("a", GcOptions(max_tokens=max_tokens), ports)
     assert [request.retry_unanswered for request in llm.requests] == [max_tokens == 0]
+
+
+class Lowering(Window):
+    """A gateway that states one window, then a smaller one: requests above ``second``
+    tokens (once one was refused with it) are refused with ``second``."""
+
+    def __init__(self, first: int, second: int) -> None:
+        super().__init__(first)
+        self.second = second
+        self.lowered = False
+        self.after_lowering: list[int] = []
+
+    def __call__(self, request: AnalysisRequest) -> Completion | ApiError:
+        used = tokens(request)
+        if self.lowered:
+            self.after_lowering.append(used)
+        if used > self.second and request.system_prompt == PATTERN_DETECTION_PROMPT:
+            if used <= self.size:  # within the first window: refused with the second
+                self.lowered = True
+                return PromptTooLargeError(
+                    f"prompt is too long: {used} tokens > {self.second} maximum",
+                    tokens=used,
+                    limit=self.second,
+                )
+        return super().__call__(request)
+
+
+def test_a_smaller_window_stated_later_bounds_every_later_part() -> None:
+    """A second refusal that states a smaller window than the first: no part sent after it
+    is sized above the smaller window, and the analysis still finishes."""
+    llm = Lowering(first=12_000, second=5_000)
+    result, _, _ = run(entries(1500), ScriptedLLM(script=llm))
+    assert result.status is AgentStatus.TRIMMED
+    assert llm.lowered
+    assert llm.after_lowering
+    assert max(llm.after_lowering) <= 5_000
+
+
+def test_at_most_four_parts_are_in_flight_at_once() -> None:
+    """A log of many parts is analysed at most four parts at a time (docs/big-logs.md)."""
+    import threading
+    import time
+
+    in_flight, most = [0], [0]
+    guard = threading.Lock()
+    window = Window(3_000)
+
+    def slowly(request: AnalysisRequest) -> Completion | ApiError:
+        with guard:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+        time.sleep(0.02)
+        with guard:
+            in_flight[0] -= 1
+        return window(request)
+
+    llm = ScriptedLLM(script=slowly, window=3_000)
+    result, _, _ = run(entries(1200), llm)
+    assert result.analysis is not None
+    assert result.analysis.parts >= 8
+    assert most[0] == 4

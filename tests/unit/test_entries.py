@@ -199,17 +199,54 @@ def test_start_of_last_agrees_with_a_forward_scan(log: Log) -> None:
         assert start_of_last(data, keep) == expected, keep
 
 
-@given(memory_bytes, st.integers(min_value=0, max_value=12))
-def test_trim_keeps_exactly_the_last_n_entries_of_any_bytes(data: bytes, keep: int) -> None:
+# Byte soup with headings in it: every soup holds at least two entries, wherever they fall.
+soup_with_entries = st.lists(
+    _PIECES | st.binary(max_size=4) | st.just(b"\n## "), min_size=2, max_size=40
+).map(lambda pieces: b"## " + pieces[0] + b"\n## " + b"".join(pieces[1:]))
+
+
+@given(soup_with_entries, st.data())
+def test_trim_keeps_exactly_the_last_n_entries_of_any_bytes(
+    data: bytes, draw: st.DataObject
+) -> None:
     """Even on bytes no one would write, a trim keeps exactly the last N entries a line by
-    line reading finds, or leaves the file whole."""
+    line reading finds, byte for byte; every example trims (N below the count found)."""
     _pre, found = split_by_lines(data)
-    result = _trimmed(data, keep)
+    assert len(found) >= 2
+    keep = draw.draw(st.integers(min_value=1, max_value=len(found) - 1), label="keep")
+    plan = plan_trim(data, keep)
+    assert plan.changes_file
+    assert data[plan.keep_from :] == b"".join(found[-keep:])
+    assert (plan.removed, plan.kept) == (len(found) - keep, keep)
+
+
+@given(memory_bytes, st.integers(min_value=0, max_value=12))
+def test_a_trim_of_any_bytes_within_their_limit_leaves_them_whole(data: bytes, keep: int) -> None:
+    """Bytes holding no more entries than the limit (or a limit of 0) are left whole."""
+    _pre, found = split_by_lines(data)
     if keep == 0 or len(found) <= keep:
-        assert result == data
-    else:
-        assert result == b"".join(found[-keep:])
-        assert plan_trim(data, keep).removed == len(found) - keep
+        assert _trimmed(data, keep) == data
+
+
+@pytest.mark.parametrize(
+    ("data", "keep", "kept"),
+    [
+        (b"## a\r\nx\r\n## b\r\ny\r\n## c\r\n", 2, b"## b\r\ny\r\n## c\r\n"),
+        (b"## a\nx\n## b\ny\n## end", 1, b"## end"),
+        (b"## a\nx\n## b\ny\n## ", 2, b"## b\ny\n## "),
+        (b"\xef\xbb\xbf## a\nx\n## b\ny\n## c\n", 1, b"## c\n"),
+    ],
+    ids=["CRLF only", "ends in a heading", "ends in an empty heading", "starts with a BOM"],
+)
+def test_logs_people_write_by_hand_keep_their_newest_entries_byte_for_byte(
+    data: bytes, keep: int, kept: bytes
+) -> None:
+    """A CRLF-only log, one ending in a heading without a newline, and one starting with a
+    UTF-8 BOM (whose first heading is then text before the first entry, as for the Go
+    axe) keep exactly their newest entries."""
+    plan = plan_trim(data, keep)
+    assert data[plan.keep_from :] == kept
+    assert plan.removed == count_entries(data) - keep
 
 
 @given(memory_bytes, st.integers(min_value=0, max_value=12))

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import attrs
 import pytest
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from axe.application.gc import (
@@ -245,13 +245,31 @@ def test_one_entry_over_the_limit_is_trimmed() -> None:
     assert store(p).files["a"] == entries(2, start=1)
 
 
-@given(logs(), st.integers(min_value=0, max_value=60), st.integers(min_value=0, max_value=60))
+def _settings(count: int, data: st.DataObject) -> tuple[int, int]:
+    """``last_n`` and ``max_entries`` at the boundaries that matter for a log of ``count``
+    entries, in most draws: a target of exactly the count, one fewer, one, or ``last_n = 0``
+    falling back to ``max_entries`` of exactly the count; sometimes anything."""
+    edges = sorted({count, max(count - 1, 0), 1})
+    target = data.draw(st.sampled_from(edges) | st.integers(0, 60), label="target")
+    case = data.draw(st.sampled_from(["last_n", "max_entries", "both", "neither"]), label="case")
+    other = data.draw(st.integers(0, 60), label="other")
+    return {
+        "last_n": (target, other),
+        "max_entries": (0, target),
+        "both": (target, other),
+        "neither": (0, 0),
+    }[case]
+
+
+@given(logs(), st.data())
 def test_the_file_keeps_the_newest_entries_the_settings_ask_for(
-    log: Log, last_n: int, max_entries: int
+    log: Log, data: st.DataObject
 ) -> None:
     """Whatever the log and the settings, gc leaves the file holding exactly the newest
     `last_n` (else `max_entries`) entries, byte for byte, and says so in its last line; a
     log within its limit, or with no limit, is left exactly as it was."""
+    last_n, max_entries = _settings(len(log.entries), data)
+    event(f"target - count: {max(-2, min(1, (last_n or max_entries) - len(log.entries)))}")
     p = ports(make_agent("a", last_n=last_n, max_entries=max_entries), files={"a": log.data})
     result = collect_garbage("a", GcOptions(), p)
     count = len(log.entries)
