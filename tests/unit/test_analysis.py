@@ -7,6 +7,8 @@ and refuses what does not fit, with or without its numbers, as the real ones do.
 from __future__ import annotations
 
 import re
+import threading
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -459,14 +461,14 @@ class Lowering(Window):
         used = tokens(request)
         if self.lowered:
             self.after_lowering.append(used)
-        if used > self.second and request.system_prompt == PATTERN_DETECTION_PROMPT:
-            if used <= self.size:  # within the first window: refused with the second
-                self.lowered = True
-                return PromptTooLargeError(
-                    f"prompt is too long: {used} tokens > {self.second} maximum",
-                    tokens=used,
-                    limit=self.second,
-                )
+        part = request.system_prompt == PATTERN_DETECTION_PROMPT
+        if part and self.second < used <= self.size:  # within the first window only
+            self.lowered = True
+            return PromptTooLargeError(
+                f"prompt is too long: {used} tokens > {self.second} maximum",
+                tokens=used,
+                limit=self.second,
+            )
         return super().__call__(request)
 
 
@@ -483,9 +485,6 @@ def test_a_smaller_window_stated_later_bounds_every_later_part() -> None:
 
 def test_at_most_four_parts_are_in_flight_at_once() -> None:
     """A log of many parts is analysed at most four parts at a time (docs/big-logs.md)."""
-    import threading
-    import time
-
     in_flight, most = [0], [0]
     guard = threading.Lock()
     window = Window(3_000)

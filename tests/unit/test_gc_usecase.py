@@ -16,7 +16,8 @@ from contextlib import contextmanager
 
 import attrs
 import pytest
-from hypothesis import event, given
+from hypothesis import event as drawn
+from hypothesis import given
 from hypothesis import strategies as st
 
 from axe.application.gc import (
@@ -269,7 +270,7 @@ def test_the_file_keeps_the_newest_entries_the_settings_ask_for(
     `last_n` (else `max_entries`) entries, byte for byte, and says so in its last line; a
     log within its limit, or with no limit, is left exactly as it was."""
     last_n, max_entries = _settings(len(log.entries), data)
-    event(f"target - count: {max(-2, min(1, (last_n or max_entries) - len(log.entries)))}")
+    drawn(f"target - count: {max(-2, min(1, (last_n or max_entries) - len(log.entries)))}")
     p = ports(make_agent("a", last_n=last_n, max_entries=max_entries), files={"a": log.data})
     result = collect_garbage("a", GcOptions(), p)
     count = len(log.entries)
