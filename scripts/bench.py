@@ -45,8 +45,8 @@ from tests.e2e.loopback_proxy import LLM_HOST, LoopbackProxy, loopback_proxy
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.shared.reading import read_regular
-from axe.domain.entries import EntryCounts
-from axe.domain.parts import LogLayout
+from axe.domain.entries import count_entries
+from axe.domain.log_index import LogIndex
 
 PYTHON = sys.executable
 IMPORTS = "import click, attrs, cattrs"  # what a start-up is measured against
@@ -422,22 +422,14 @@ def main() -> None:
 
 
 def big_log_passes(path: Path, cp_floor: Figure, imports: Figure) -> str:
-    """Where the big log's time goes: each pass gc makes over every byte, timed in a fresh
-    process (the best of three; the bench's own has server threads, which keep a run from
-    counting on two CPUs), beside the start-up it cannot skip; the floor of a run before
-    any request or trim, as a multiple of ``cp``."""
-    done = subprocess.run(
-        [PYTHON, __file__, "--passes", str(path)], capture_output=True, text=True, check=True
-    )
-    timed: dict[str, float] = json.loads(done.stdout)
-    alone = {name: timed.pop(f"{name}, one CPU") for name in ("entries", "estimate")}
-    floor = imports.seconds + sum(timed.values())
+    """The passes a run makes over a big log's bytes, each timed on its own: what the gc
+    row's time is made of, beside `cp` of the same file."""
+    timed = timed_passes(path)
     shown = ", ".join(f"{name} {seconds * 1000:.0f}" for name, seconds in timed.items())
+    floor = sum(timed.values()) + imports.seconds
     return (
-        f"  {f'{path.stat().st_size / MIB:.0f} MiB log, by pass':<26} {shown} ms (best of 3;"
-        f" entries and estimate on two CPUs, as a run counts them: on one, "
-        f"{alone['entries'] * 1000:.0f} and {alone['estimate'] * 1000:.0f})"
-        f" + the imports {imports.seconds * 1000:.0f} ms = {floor * 1000:.0f} ms, "
+        f"  {f'{path.stat().st_size / MIB:.0f} MiB log, by pass':<26} {shown} ms (best of 3); "
+        f"with the imports {imports.seconds * 1000:.0f} ms = {floor * 1000:.0f} ms, "
         f"{floor / cp_floor.seconds:.1f}x cp"
     )
 
@@ -452,10 +444,15 @@ def timed_passes(path: Path) -> dict[str, float]:
             for _ in JsonBody({"content": MEMORY}, data[start : start + part]):
                 pass
 
+    def estimate() -> None:
+        index = LogIndex(data)
+        index.cost(0, index.units)
+
     passes = {
         "read": lambda: read_regular(path),
-        "entries": lambda: EntryCounts(data).total,
-        "estimate": lambda: LogLayout(data).classes(0, len(data)),
+        "entries": lambda: count_entries(data),
+        "index": lambda: LogIndex(data),
+        "index and estimate": estimate,
         "request bodies": bodies,
     }
     return {name: min(_seconds(run) for _ in range(3)) for name, run in passes.items()}

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from axe.domain.entries import count_entries
-from axe.domain.planning import prompt_cost
+from axe.domain.planning import request_tokens
+from axe.domain.token_estimate import estimate_tokens
 from tests.e2e.loopback import LoopbackLLM, Prompt, loopback_llm
 from tests.e2e.loopback import _texts as texts_of
 from tests.support import AxeHome, entries
@@ -267,7 +268,7 @@ def test_a_refusal_that_cannot_be_true_stops_early_quoting_the_provider(
     assert (done.returncode, done.stdout) == (3, "Agent: diary\nEntries: 22\n")
     assert done.stderr == (
         f"{said} (gc sent {len(user.encode()):,} bytes beside its instructions: about "
-        f"{prompt_cost(system, user.encode()):,} tokens by its own estimate, which errs high; "
+        f"{request_tokens(system, estimate_tokens(user.encode())).most:,} tokens by its own estimate, which errs high; "
         "sending less would not help, so gc stopped: check the model, its window and any "
         "gateway in between, or use --model builtin/heuristic)\n"
     )

@@ -20,9 +20,10 @@ from axe.application.ports import AnalysisRequest
 from axe.domain.entries import count_entries
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.events import AnalysisSplit, MergeStarted, PartAnalysed
-from axe.domain.planning import prompt_cost
+from axe.domain.planning import request_tokens
 from axe.domain.prompt import MERGE_PROMPT, PATTERN_DETECTION_PROMPT
 from axe.domain.results import AgentResult, AgentStatus, Completion, Usage
+from axe.domain.token_estimate import estimate_tokens
 from axe.testing import (
     FakeAgentRepository,
     FakeMemoryStore,
@@ -417,7 +418,10 @@ def test_merge_requests_keep_within_the_cap_however_long_the_reports() -> None:
     assert output.of_type(MergeStarted)
     merges = [r for r in llm.requests if r.system_prompt == MERGE_PROMPT]
     assert merges
-    assert all(prompt_cost(r.system_prompt, r.content) <= cap for r in llm.requests)
+    assert all(
+        request_tokens(r.system_prompt, estimate_tokens(r.content)).most <= cap
+        for r in llm.requests
+    )
 
 
 def test_a_config_error_in_a_part_keeps_its_exit_code() -> None:

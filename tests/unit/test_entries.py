@@ -9,7 +9,6 @@ from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
 from axe.domain.entries import (
-    EntryCounts,
     count_entries,
     entry_starts,
     plan_trim,
@@ -116,24 +115,6 @@ def test_entries_are_found_where_a_line_by_line_reading_finds_them(data: bytes) 
     assert len(found) == count_entries(data) == len(starts)
     bounds = [*starts, len(data)] if starts else []
     assert [data[a:b] for a, b in pairwise(bounds)] == found
-
-
-class _SmallBlocks(EntryCounts):
-    BLOCK = 5  # block boundaries inside headers, between "\n" and "## ", everywhere
-
-
-@given(memory_bytes, st.booleans())
-def test_entries_counted_block_by_block_are_the_entries_found_before_each_offset(
-    data: bytes, backwards: bool
-) -> None:
-    """The Entries line's count, and the numbers of a split log's parts, which planning
-    takes from the same counts, are the entries found, wherever blocks end."""
-    starts = entry_starts(data)
-    offsets = range(len(data) + 1)
-    for counts in (EntryCounts(data), _SmallBlocks(data)):
-        for at in reversed(offsets) if backwards else offsets:
-            assert counts.before(at) == sum(start < at for start in starts)
-        assert counts.total == count_entries(data)
 
 
 def _keeps(count: int, data: st.DataObject) -> list[int]:
@@ -300,11 +281,3 @@ def test_short_and_empty_headings_are_entries_like_any_other(
     trim keeps exactly N of them, never one too many."""
     assert start_of_last(data, keep) == len(data) - len(kept)
     assert data[plan_trim(data, keep).keep_from :] == kept
-
-
-def test_an_entry_beginning_on_the_last_byte_of_a_block_is_counted_once() -> None:
-    """An entry whose line end is the second last byte of a 32 KiB counting block, its
-    "## " starting on the last, counts once in the Entries line and in part numbers."""
-    for counts, block in ((EntryCounts, EntryCounts.BLOCK), (_SmallBlocks, _SmallBlocks.BLOCK)):
-        data = b"x" * (block - 2) + b"\n## a\n"
-        assert (counts(data).total, counts(data).before(block)) == (1, 1)

@@ -7,27 +7,23 @@ request spent (architecture.md, "Big logs"); and the estimate of all that, sendi
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
 
 from attrs import Factory, define, field
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.workers import StopSignal, ordered_map
-from axe.domain.entries import EntryCounts
+from axe.domain.budget import Budget, Estimate
 from axe.domain.errors import AxeError
 from axe.domain.events import AnalysisNarrowed, AnalysisSplit, MergeStarted, PartAnalysed
+from axe.domain.log_index import LogIndex
 from axe.domain.model import MemoryConfig, ModelRef
-from axe.domain.parts import LogLayout
 from axe.domain.planning import Ask, Batch, Failed, Finished, Outcome, Plan, Stage, start
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN_DETECTION_PROMPT
 from axe.domain.results import Analysis, Completion, Spent
-
-if TYPE_CHECKING:  # loaded with a budget or --estimate only: start-up
-    from axe.domain.budget import Budget, Estimate
-    from axe.domain.spending import Budgeted
+from axe.domain.spending import Budgeted, estimated, within
 
 
-@define(kw_only=True, repr=False, eq=False)  # one agent's working state, used by identity
+@define(kw_only=True, eq=False)  # one agent's working state, used by identity
 class LogAnalysis:
     """The analysis of one agent's log with one model, within its ``budget`` (None:
     unlimited); emits progress for that agent.
@@ -51,11 +47,10 @@ class LogAnalysis:
         init=False,
     )
     analysed: int | None = field(default=None, init=False)
-    _layout: LogLayout | None = field(default=None, init=False)
+    _index: LogIndex | None = field(default=None, init=False)
 
-    def run(self, memory: bytes, entries: EntryCounts | None = None) -> Analysis:
-        """The report on ``memory``; ``entries``, its entries as counted already (for the
-        ``Entries:`` line), which planning then does not count again.
+    def run(self, memory: bytes) -> Analysis:
+        """The report on ``memory``.
 
         Raises:
             ApiError: a request failed for another reason than its size (the message says
@@ -64,7 +59,7 @@ class LogAnalysis:
             AgentError: the provider is unknown.
             BudgetTooSmallError: the budget cannot pay for analysing the newest entry.
         """
-        plan: Plan | Budgeted | Finished | Failed = self._first_plan(memory, entries)
+        plan: Plan | Budgeted | Finished | Failed = self._first_plan(memory)
         announced = begins = 0  # the part count and the start the frontend was last told
         while not isinstance(plan, Finished | Failed):
             begins = self._tell_narrowing(plan, begins)
@@ -75,61 +70,52 @@ class LogAnalysis:
                 announced = batch.total
                 self.output.emit(AnalysisSplit(self.agent, announced))
             outcomes = self._send(batch)
-            if not isinstance(plan, Plan):  # within a budget
+            if isinstance(plan, Budgeted):
                 self.budget_used = plan.charged(outcomes)
             plan = plan.after(outcomes)
         if isinstance(plan, Failed):
             raise _in_context(plan)
         self._tell_narrowing(plan, begins)
-        self.analysed = self._entries_from(plan.start) if plan.start else None
+        self.analysed = self._entries_from(plan.first) if plan.first else None
         return Analysis(text=plan.text, spent=self.spent)
 
-    def estimate(self, memory: bytes, entries: EntryCounts) -> Estimate:
+    def estimate(self, memory: bytes, entries: int) -> Estimate:
         """What :meth:`run` would send, sending no analysis (a window lookup at most), and
-        how many of the log's ``entries`` (as counted already) it would cover.
+        how many of the log's ``entries`` it would cover.
 
         Raises:
             WindowTooSmallError: the window holds no part of the log beside the instructions.
             AgentError, ApiError: as :meth:`LLMClient.input_limit` raises them.
         """
-        from axe.domain.budget import Estimate  # noqa: PLC0415  (--estimate only: start-up)
-        from axe.domain.spending import estimated  # noqa: PLC0415
-
         if not self.llm.charges_tokens(self.model):
-            return Estimate(offline=True, analysed=entries.total)
-        cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
-        layout = LogLayout(memory, entries=entries)
-        return estimated(start(memory, cap, layout), self.budget, layout, cap)
+            return Estimate(offline=True, analysed=entries)
+        window = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
+        return estimated(start(memory, window, LogIndex(memory)), self.budget, window)
 
-    def _first_plan(self, memory: bytes, entries: EntryCounts | None) -> Plan | Budgeted | Finished:
+    def _first_plan(self, memory: bytes) -> Plan | Budgeted | Finished:
         """The plan, within the budget when there is one and the model spends tokens (the
-        offline analyst spends none, so it reads every entry): one pass over the log gives
-        the estimates that both need.
+        offline analyst spends none, so it reads every entry).
 
         Raises:
             BudgetTooSmallError: not even the newest entry's analysis fits the budget.
         """
-        cap = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
-        layout = LogLayout(memory, entries=entries)  # counts nothing yet
+        window = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
         if self.budget is None or not self.llm.charges_tokens(self.model):
-            return start(memory, cap, None if cap is None else layout)  # None: sent whole
-        from axe.domain.spending import within  # noqa: PLC0415  (with a budget only: start-up)
-
-        self._layout = layout
-        return within(start(memory, cap, layout), self.budget)
+            return start(memory, window)
+        self._index = LogIndex(memory)
+        return within(start(memory, window, self._index), self.budget)
 
     def _tell_narrowing(self, plan: Plan | Budgeted | Finished, told: int) -> int:
         """Where the analysis begins now; the frontend is told when the budget moved it."""
-        begins = 0 if isinstance(plan, Plan) else plan.start
+        begins = plan.first if isinstance(plan, Budgeted | Finished) else 0
         if begins != told and self.budget is not None:
-            everything = self._entries_from(0)
-            analysed = self._entries_from(begins)
+            everything, analysed = self._entries_from(0), self._entries_from(begins)
             self.output.emit(AnalysisNarrowed(self.agent, self.budget, analysed, everything))
         return begins
 
-    def _entries_from(self, start: int) -> int:
-        assert self._layout is not None  # a budget is planned on the layout
-        return self._layout.entries_between(start, len(self._layout.log))
+    def _entries_from(self, first: int) -> int:
+        assert self._index is not None  # a budget is planned on the index
+        return self._index.entries_in(first, self._index.units)
 
     def _send(self, batch: Batch) -> list[Outcome]:
         """Each request of ``batch``, through the one scheduler; the first refusal or
@@ -180,8 +166,7 @@ class LogAnalysis:
 def _in_context(failed: Failed) -> AxeError:
     """The failed request's error itself, with what failed in front of its message when
     the log was split: its kind (so the exit code is the one the same failure has on a
-    log that fits), its numbers and what the use case adds to it (where a model the
-    provider does not know was named) are kept."""
+    log that fits), its numbers and what the use case adds to it are kept."""
     error = failed.error
     if failed.stage is Stage.PARTS:
         what = f"analysis of part {failed.at} of {failed.of} failed"

@@ -6,14 +6,14 @@ steps follow gc-spec §3.3 and §3.5 in order, and every run ends in a result va
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import attrs
 from attrs import Attribute, Factory, define, field, frozen, validators
 
+from axe.application.analysis import LogAnalysis
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.workers import StopSignal, run_in_order
-from axe.domain.entries import EntryCounts, MemorySnapshot, plan_trim
+from axe.domain.budget import Budget, Estimate
+from axe.domain.entries import MemorySnapshot, count_entries, plan_trim
 from axe.domain.errors import (
     AgentError,
     AxeError,
@@ -41,10 +41,6 @@ from axe.domain.events import (
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
 from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepResult
-
-if TYPE_CHECKING:
-    from axe.application.analysis import LogAnalysis
-    from axe.domain.budget import Budget, Estimate
 
 
 def _model_override(value: ModelRef | str | None) -> ModelRef | None:
@@ -184,8 +180,6 @@ def _budget(flag: int, agent: AgentConfig) -> Budget | None:
     none (0 is "not given" in both), as the Go axe's ``axe run`` chooses."""
     if flag <= 0 and agent.budget.max_tokens <= 0:
         return None
-    from axe.domain.budget import Budget  # noqa: PLC0415  (with a budget only: start-up)
-
     if flag > 0:
         return Budget(flag, flag=True)
     return Budget(agent.budget.max_tokens, flag=False, source=agent.source)
@@ -258,14 +252,13 @@ class _AgentGc:
     def _waiting(self, holder: int | None) -> None:
         self.ports.output.emit(WaitingForLock(self.agent.name, holder))
 
-    def _report_read(self, snapshot: MemorySnapshot) -> EntryCounts:
+    def _report_read(self, snapshot: MemorySnapshot) -> int:
         """Says how many entries the file holds; the counts, for the planning to reuse."""
-        counted = EntryCounts(snapshot.content)
-        self.entries = counted.total
-        self.ports.output.emit(MemoryRead(self.agent.name, counted.total, len(snapshot.content)))
-        if not counted.total:
+        count = self.entries = count_entries(snapshot.content)
+        self.ports.output.emit(MemoryRead(self.agent.name, count, len(snapshot.content)))
+        if not count:
             self.ports.output.emit(NoEntryHeadings(self.agent.name, len(snapshot.content)))
-        return counted
+        return count
 
     def _unchanged(self, snapshot: MemorySnapshot | None = None) -> AgentResult | None:
         """The result of a skip, when the file (``snapshot``, else read now) holds exactly
@@ -285,7 +278,7 @@ class _AgentGc:
         if not since.holds(snapshot.content, model):
             return None
         self.model = model
-        count = self._report_read(snapshot).total
+        count = self._report_read(snapshot)
         self.ports.output.emit(MemoryUnchanged(self.agent.name, since))
         return self._result(AgentStatus.UNCHANGED, kept=count)
 
@@ -310,15 +303,14 @@ class _AgentGc:
             return self._result(AgentStatus.EMPTY, kept=0)
         if self.options.skip_unchanged and (skipped := self._unchanged(snapshot)):
             return skipped  # another gc analysed it while this one waited for the lock
-        counted = self._report_read(snapshot)
-        count = counted.total
+        count = self._report_read(snapshot)
 
         self.model = self.options.model_override or ModelRef.parse(self.agent.model)
         if self.options.estimate:
-            self.estimate = self._analysis(self.model).estimate(snapshot.content, counted)
+            self.estimate = self._analysis(self.model).estimate(snapshot.content, count)
             return self._result(AgentStatus.ESTIMATED, kept=count)
         self.ports.stop.check()
-        self.analysis = self._analyse(counted, self.model)
+        self.analysis = self._analyse(snapshot.content, count, self.model)
         self.ports.output.emit(AnalysisReady(name, self.analysis))
 
         if self.options.dry_run:
@@ -342,21 +334,17 @@ class _AgentGc:
         result = self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
         return attrs.evolve(result, warnings=(warning,) if warning else ())
 
-    def _analyse(self, counted: EntryCounts, model: ModelRef) -> Analysis:
-        self.ports.output.emit(AnalysisStarted(self.agent.name, model, counted.total))
+    def _analyse(self, memory: bytes, count: int, model: ModelRef) -> Analysis:
+        self.ports.output.emit(AnalysisStarted(self.agent.name, model, count))
         analysis = self._analysis(model)
         try:
-            return analysis.run(counted.data, counted)
+            return analysis.run(memory)
         finally:
             self.spent = analysis.spent  # what was sent is said, also on a failure
             self.budget_used = analysis.budget_used
             self.analysed = analysis.analysed
 
     def _analysis(self, model: ModelRef) -> LogAnalysis:
-        # Imported here: runs that never analyse (memory disabled, no entries, a missing
-        # agent) start faster without the analysis machinery.
-        from axe.application.analysis import LogAnalysis  # noqa: PLC0415
-
         return LogAnalysis(
             llm=self.ports.llm,
             output=self.ports.output,

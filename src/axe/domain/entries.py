@@ -17,7 +17,6 @@ from attrs import frozen
 
 from axe.domain.errors import AgentError
 
-BLOCK = 1 << 15  # bytes counted at once, and whose counts are kept
 HEADER = b"## "
 _LINE_HEADER = b"\n" + HEADER
 
@@ -25,47 +24,6 @@ _LINE_HEADER = b"\n" + HEADER
 def count_entries(data: bytes) -> int:
     """Number of entries in ``data``; text before the first header is not an entry."""
     return data.count(_LINE_HEADER) + data.startswith(HEADER)
-
-
-class EntryCounts:
-    """How many entries of ``data`` begin before any offset, counted a 32 KiB block at a
-    time as first asked (one C ``count`` a block): the ``Entries:`` line's
-    total and the numbering of a split log's parts cost one pass together, not one each."""
-
-    BLOCK = BLOCK
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self._before = [0]  # entries beginning before each block boundary
-        self._at: dict[int, int] = {}  # ... before each offset asked about (a plan's bounds)
-
-    @property
-    def total(self) -> int:
-        return self.before(len(self.data))
-
-    def before(self, at: int) -> int:
-        """How many entries begin in bytes ``0:at``; each offset counted once (planning
-        asks about the same few bounds again and again, each a count in its block)."""
-        if (counted := self._at.get(at)) is not None:
-            return counted
-        block, known = at // self.BLOCK, self._before
-        for each in range(len(known) - 1, block):
-            known.append(known[-1] + self._in_block(each))
-        counted = self._at[at] = known[block] + self._between(block * self.BLOCK, at)
-        return counted
-
-    def _in_block(self, block: int) -> int:
-        """What the spread counts of one block: pure, so any process may count it."""
-        start = block * self.BLOCK
-        return self._between(start, start + self.BLOCK)
-
-    def _between(self, start: int, end: int) -> int:
-        """How many entries begin in bytes ``start:end`` (each "## " after a newline, the
-        first one also at the very start)."""
-        data = self.data
-        return data.count(_LINE_HEADER, max(start - 1, 0), end + 2) + (
-            start == 0 < end and data.startswith(HEADER)
-        )
 
 
 def entry_starts(data: bytes) -> list[int]:

@@ -2,19 +2,20 @@
 anything is sent by driving it with assumed answers (a forecast), and the plan that never
 sends a request that could take what was spent past the budget.
 
-A request may cost its input, at the bound of the provider's count the planner sizes
-requests by (the estimate, brought down by the counts of replies so far), plus the reply it
-allows. A batch goes out only if the budget can pay for every request in it and for what is
-left of the plan after it; otherwise the plan is narrowed to the newest entries whose
-analysis it can pay for. That is decided before the first request and again after each
-batch, as only a refusal (or reports longer than assumed) can leave less than foreseen.
+A request may cost its input (the provider's own count where it gave one, else gc's upper
+estimate) plus the reply it allows. A batch goes out only if the budget can pay for every
+request in it and for what is left of the plan after it; otherwise the plan is narrowed to
+the newest entries whose analysis it can pay for. That is decided before the first request
+and again after each batch, as only a refusal (or reports longer than assumed) can leave
+less than foreseen.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+import attrs
 from attrs import frozen
 
 from axe.domain.budget import Budget, Estimate
@@ -24,8 +25,8 @@ from axe.domain.errors import (
     PromptTooLargeError,
     WindowTooSmallError,
 )
-from axe.domain.parts import LogLayout
 from axe.domain.planning import (
+    ASSUMED_REPORT,
     Ask,
     Batch,
     Failed,
@@ -34,26 +35,15 @@ from axe.domain.planning import (
     Plan,
     Sizing,
     Stage,
+    Whole,
+    instructions,
     narrowed,
     narrowing_points,
 )
-from axe.domain.prompt import ANALYSIS_MAX_TOKENS
+from axe.domain.prompt import ANALYSIS_MAX_TOKENS, PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
-from axe.domain.tokens import Classes
 
-# What a byte-pair tokenizer likely counts of each kind of text gc estimates (word starts,
-# letters, number starts, digits, spaces, runs of spaces, one-token bytes): a word of n
-# letters is about n/4 tokens and a half, a space joins the word after it, punctuation and
-# line ends often join up. A little above tests/tokenizer.py's count on every log measured
-# (3 to 17 %, docs/cost.md), so an estimate counts no fewer requests than a run makes.
-_LIKELY_SHARES = (0.5, 1.0, 0.5, 1.0, 0.0, 0.5, 0.7)
-# What a part's report is assumed to hold when merges are foreseen: three short sections,
-# about 500 bytes (a model that writes longer reports may need a round of merges more).
-_ASSUMED_REPORT = "\n".join(
-    f"## {heading}\n"
-    + "- Seen in entries 2026-01-01T10:00:00Z to 2026-01-09T10:00:00Z; what it suggests.\n" * 2
-    for heading in ("Patterns Found", "Repeated Work", "Recommendations")
-)
+Count = Callable[[Ask], int | None]  # the provider's count of a request, where it gives one
 
 
 @frozen
@@ -74,26 +64,27 @@ class Forecast:
         return self.input_tokens + self.output_tokens
 
 
-def likely_tokens(classes: Classes) -> int:
-    """About what a provider counts of text estimated at ``classes``."""
-    return math.ceil(
-        sum(share * tokens for share, tokens in zip(_LIKELY_SHARES, classes, strict=True))
-    )
-
-
-def input_cost(sizing: Sizing, ask: Ask) -> int:
-    """The most input tokens ``ask`` may cost by the provider's count, as far as ``sizing``
-    knows how it counts: what the budget reserves for it beside its reply."""
-    return math.ceil(sizing.calibration.bound(ask.estimate()))
+def reserved(sizing: Sizing, ask: Ask) -> int:
+    """The input tokens the budget reserves for ``ask``: the provider's count where it gave
+    one, else gc's upper estimate (raised if the provider was seen counting above it)."""
+    if ask.counted is not None:
+        return ask.counted
+    return math.ceil(ask.estimate().most * sizing.ratio)
 
 
 def forecast(
-    plan: Plan | Finished | Failed, *, likely: bool = False, above: float = math.inf
+    plan: Plan | Finished | Failed,
+    *,
+    likely: bool = False,
+    above: float = math.inf,
+    count: Count | None = None,
 ) -> Forecast:
     """What ``plan`` sends to its end, every request answered by a report of the assumed
-    length: each request's input as the budget counts it, or, ``likely``, as a provider
+    length: each request's input as the budget reserves it, or, ``likely``, as a provider
     likely counts it, which the assumed replies report, so later parts are planned fuller,
-    as a real run's are. Stops once the total passes ``above``.
+    as a real run's are; with ``count``, the provider's own count of each request of the
+    log's entries (a merge's reports are not known yet). Stops once the total passes
+    ``above``.
 
     Raises:
         WindowTooSmallError: the plan comes to a merge that cannot fit the window.
@@ -101,32 +92,38 @@ def forecast(
     seen = Forecast()
     while not isinstance(plan, Finished | Failed) and seen.total <= above:
         batch = plan.batch()
-        if likely:
-            costs = [likely_tokens(ask.estimate()) for ask in batch.asks]
-        else:
-            costs = [input_cost(plan.sizing, ask) for ask in batch.asks]
+        counting = None if batch.stage is Stage.MERGE else count
+        costs = [_input(plan.sizing, ask, likely, counting) for ask in batch.asks]
         merges = len(costs) if batch.stage is Stage.MERGE else 0
         seen = Forecast(
             seen.requests + len(costs), seen.merges + merges, seen.input_tokens + sum(costs)
         )
         plan = plan.after(
-            [Completion(_ASSUMED_REPORT, Usage(cost, 0) if likely else None) for cost in costs]
+            [Completion(ASSUMED_REPORT, Usage(cost, 0) if likely else None) for cost in costs]
         )
     return seen
 
 
-@frozen(repr=False, eq=False)  # working state, used by identity; cheaper to define
+def _input(sizing: Sizing, ask: Ask, likely: bool, count: Count | None) -> int:
+    counted = ask.counted if ask.counted is not None or count is None else count(ask)
+    if counted is not None:
+        return counted
+    return ask.estimate().likely if likely else reserved(sizing, ask)
+
+
+@frozen(eq=False)
 class Budgeted:
     """``plan``, whose next batch and what follows it ``budget`` can pay for beside the
-    ``used`` tokens already counted; it analyses the log from byte ``start`` on."""
+    ``used`` tokens already counted."""
 
     plan: Plan
     budget: Budget
     used: int = 0
 
     @property
-    def start(self) -> int:
-        return self.plan.pieces[0].start
+    def first(self) -> int:
+        """The unit the analysis begins at."""
+        return self.plan.pieces[0].first
 
     def batch(self) -> Batch:
         return self.plan.batch()
@@ -160,17 +157,21 @@ def _charge(sizing: Sizing, ask: Ask, outcome: Outcome) -> int:
         usage = outcome.usage
         if usage is not None and usage.input_tokens > 0:
             return usage.input_tokens + usage.output_tokens
-    elif isinstance(outcome, PromptTooLargeError) or not isinstance(outcome, ApiError):
-        return 0  # refused, or never sent
+    elif not isinstance(outcome, ApiError) or isinstance(outcome, PromptTooLargeError):
+        return 0  # never sent, or refused
     elif not outcome.sent:
         return 0
-    return input_cost(sizing, ask) + ANALYSIS_MAX_TOKENS
+    return reserved(sizing, ask) + ANALYSIS_MAX_TOKENS
 
 
-def within(plan: Plan | Finished, budget: Budget, used: int = 0) -> Budgeted | Finished:
+def within(
+    plan: Plan | Finished, budget: Budget, used: int = 0, count: Count | None = None
+) -> Budgeted | Finished:
     """``plan`` as it is if ``budget`` can pay for it beside ``used``, else narrowed to the
-    newest entries whose analysis it can pay for (by forecast: the most entries, found by
-    doubling from the newest, then halving).
+    newest entries whose analysis it can pay for: the earliest narrowing point whose plan
+    the budget pays for to its end (by forecast), found by doubling from the newest, then
+    halving. With ``count``, a plan narrowed to one request is then moved to older entries
+    while the provider's own count of it stays within the budget.
 
     Raises:
         BudgetTooSmallError: not even the newest entry's analysis fits what is left.
@@ -195,9 +196,9 @@ def within(plan: Plan | Finished, budget: Budget, used: int = 0) -> Budgeted | F
             unaffordable, step = at, 0
         else:
             affordable, newest, step = at, candidate, step * 2
-    if isinstance(newest, Finished):
-        return newest
-    return Budgeted(newest, budget, used)
+    if count is not None and isinstance(newest, Whole):
+        newest = _counted(plan, points[:affordable], newest, left, count)
+    return newest if isinstance(newest, Finished) else Budgeted(newest, budget, used)
 
 
 def _affordable(plan: Plan, left: int) -> bool:
@@ -207,39 +208,92 @@ def _affordable(plan: Plan, left: int) -> bool:
     try:
         return forecast(plan, above=left).total <= left
     except WindowTooSmallError:
-        asks = plan.batch().asks
-        return sum(input_cost(plan.sizing, ask) + ANALYSIS_MAX_TOKENS for ask in asks) <= left
+        sizing = plan.sizing
+        return sum(reserved(sizing, ask) + ANALYSIS_MAX_TOKENS for ask in plan.batch().asks) <= left
 
 
-def _narrowed_within(plan: Plan, at: int, left: int) -> Plan | Finished | None:
-    """``plan`` from byte ``at`` on, if ``left`` pays for it to its end; else None."""
+def _narrowed_within(plan: Plan, first: int, left: int) -> Plan | Finished | None:
+    """``plan`` from unit ``first`` on, if ``left`` pays for it to its end; else None."""
     try:
-        candidate = narrowed(plan, at)
+        candidate = narrowed(plan, first)
         return candidate if forecast(candidate, above=left).total <= left else None
     except WindowTooSmallError:
         return None
 
 
+def _counted(plan: Plan, earlier: list[int], chosen: Whole, left: int, count: Count) -> Whole:
+    """``chosen``, one request the budget pays for by gc's upper estimate, moved to older
+    entries (``earlier`` narrowing points) while the provider's own count of it, its reply
+    reserved, stays within ``left`` and the window: one count tells how far the estimate
+    errs on this text, a few more settle the furthest point."""
+    room = left - ANALYSIS_MAX_TOKENS
+    best = _with_count(chosen, count)
+    if best.ask.counted is None:
+        return chosen  # the provider does not count: the estimate stands
+    ratio = best.ask.counted / max(best.ask.estimate().most, 1)
+    for _ in range(4):
+        guess = _earliest_expected(
+            plan, [point for point in earlier if point < best.first], room, ratio
+        )
+        candidate = None if guess is None else narrowed(plan, guess)
+        if not isinstance(candidate, Whole):
+            break
+        candidate = _with_count(candidate, count)
+        counted = candidate.ask.counted
+        if counted is None:
+            break
+        ratio = max(ratio, counted / max(candidate.ask.estimate().most, 1))
+        window = candidate.sizing.window
+        if counted <= room and (window is None or counted <= window):
+            best = candidate
+    return best
+
+
+def _with_count(plan: Whole, count: Count) -> Whole:
+    counted = count(plan.ask)
+    if counted is None:
+        return plan
+    return attrs.evolve(plan, ask=attrs.evolve(plan.ask, counted=counted))
+
+
+def _earliest_expected(plan: Plan, points: list[int], room: int, ratio: float) -> int | None:
+    """The earliest of ``points`` whose one request, at ``ratio`` of gc's upper estimate,
+    is expected within ``room``; None when none is."""
+    index, beside = plan.index, instructions(PATTERN_DETECTION_PROMPT).most
+    low, high = 0, len(points)
+    while low < high:
+        middle = (low + high) // 2
+        if (index.cost(points[middle], index.units).most + beside) * ratio <= room:
+            high = middle
+        else:
+            low = middle + 1
+    return points[low] if low < len(points) else None
+
+
 def estimated(
-    plan: Plan | Finished, budget: Budget | None, layout: LogLayout, window: int | None
+    plan: Plan | Finished, budget: Budget | None, window: int | None, count: Count | None = None
 ) -> Estimate:
     """What analysing the log of ``plan`` (``window`` known before sending) would send
-    under ``budget``, and how many of its entries it would cover.
+    under ``budget``, and how many of its entries it would cover; with ``count``, the
+    requests of the log's entries are counted by the provider.
 
     Raises:
         WindowTooSmallError: the window holds no part of the log beside gc's instructions.
     """
-    everything = forecast(plan)
+    if count is not None and isinstance(plan, Whole):
+        plan = _with_count(plan, count)
+    everything = forecast(plan, count=count)
     chosen: Plan | Finished = plan
     if budget is not None:
         try:
-            kept = within(plan, budget)
+            kept = within(plan, budget, count=count)
         except BudgetTooSmallError as error:
             return Estimate(window=window, all_entries=everything.total, one_entry=error.needed)
         chosen = kept.plan if isinstance(kept, Budgeted) else kept
-    sure = forecast(chosen) if chosen is not plan else everything
-    likely = forecast(chosen, likely=True)
-    start = chosen.start if isinstance(chosen, Finished) else chosen.pieces[0].start
+    sure = forecast(chosen, count=count) if chosen is not plan else everything
+    likely = forecast(chosen, likely=True, count=count)
+    first = chosen.first if isinstance(chosen, Finished) else chosen.pieces[0].first
+    index = plan.index if not isinstance(plan, Finished) else None
     return Estimate(
         window=window,
         requests=likely.requests,
@@ -248,6 +302,6 @@ def estimated(
         input_tokens=sure.input_tokens,
         likely_input_tokens=likely.input_tokens,
         output_tokens=sure.output_tokens,
-        analysed=layout.entries_between(start, len(layout.log)),
+        analysed=index.entries_in(first, index.units) if index else None,
         all_entries=everything.total,
     )
