@@ -297,16 +297,16 @@ LONG_MODEL = ModelRef("ollama", "llama3-some-really-long-model-name-here")
 @pytest.mark.parametrize(
     ("columns", "frame"),
     [
-        (60, "| Analysing pr-reviewer-with-long-name: 5 \u2026name-here (0s)"),
-        (40, "| pr-reviewer-with-long-name: 5\u2026 (0s)"),
+        (60, "| pr-reviewer-with-long-name: llama\u2026-model-name-here (0s)"),
+        (40, "| pr-reviewer-with-long-name: l\u2026 (0s)"),
     ],
 )
 def test_a_narrow_status_keeps_the_agent_name_and_room_for_the_ctrl_c_echo(
     columns: int, frame: str
 ) -> None:
-    """At 60 and 40 columns the model's name gives way before the agent's, and the frame
-    leaves three columns free: the echoed ^C lands on the status row, and the erase that
-    follows clears both."""
+    """At 60 and 40 columns the words around them go first, then the model's name gives
+    way (from its middle) before the agent's, and the frame leaves three columns free: the
+    echoed ^C lands on the status row, and the erase that follows clears both."""
     err = Terminal()
     console = ConsoleOutput(io.BytesIO(), err, interactive=True, columns=lambda: columns)
     console.emit(AnalysisStarted(LONG_AGENT, LONG_MODEL, 5))
@@ -372,3 +372,25 @@ def test_a_refusal_that_cannot_be_true_is_one_line_quoting_the_provider() -> Non
 
 def failed_with(error: ApiError) -> AgentResult:
     return AgentResult(agent="a", status=AgentStatus.FAILED, error=error)
+
+
+@pytest.mark.parametrize(
+    ("columns", "frame"),
+    [
+        (90, "| Analysing a-anthropic: 12 entries with anthropic/claude-sonnet-4-20250514 (0s)"),
+        (60, "| Analysing a-anthropic with claude-sonnet-4 (0s)"),
+        (40, "| a-anthropic: claude-sonnet-4 (0s)"),
+    ],
+)
+def test_a_narrow_status_names_the_model_without_its_date_rather_than_by_its_date(
+    columns: int, frame: str
+) -> None:
+    """A long model name is shortened by dropping its provider and its date, never cut to
+    its date alone: at 40 columns `claude-sonnet-4-20250514` reads `claude-sonnet-4`."""
+    err = Terminal()
+    console = ConsoleOutput(io.BytesIO(), err, interactive=True, columns=lambda: columns)
+    console.emit(
+        AnalysisStarted("a-anthropic", ModelRef("anthropic", "claude-sonnet-4-20250514"), 12)
+    )
+    console.close()
+    assert err.getvalue() == f"\r\x1b[2K{frame}\r\x1b[2K".encode()

@@ -94,6 +94,20 @@ def test_axe_gc_under_its_own_name_does_what_axe_gc_does(home: AxeHome) -> None:
     )
 
 
+def test_axe_gc_takes_h_and_says_its_own_name_with_its_version(home: AxeHome) -> None:
+    """`axe-gc -h` is its help, as `axe -h` and `axe gc -h` are; `axe-gc --version` names
+    `axe-gc`, and `axe gc --version` still names `axe`."""
+    from axe import __version__
+
+    helped = axe(home, "-h", path=[BIN], program="axe-gc")
+    assert (helped.returncode, helped.stderr) == (0, "")
+    assert helped.stdout.startswith("Usage: axe-gc [OPTIONS] [AGENT]\n")
+    assert axe(home, "gc", "-h", path=[BIN]).stdout.startswith("Usage: axe gc [OPTIONS] [AGENT]")
+    version = axe(home, "--version", path=[BIN], program="axe-gc")
+    assert (version.returncode, version.stdout) == (0, f"axe-gc {__version__}\n")
+    assert axe(home, "gc", "--version", path=[BIN]).stdout == f"axe {__version__}\n"
+
+
 def test_bare_axe_shows_its_help_and_nothing_glued_to_it() -> None:
     """`axe` alone prints the help, exit 0, ending with its examples, not an error hint."""
     result = CliRunner().invoke(cli, [])

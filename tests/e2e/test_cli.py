@@ -424,7 +424,7 @@ def test_version() -> None:
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0
     assert result.stdout.startswith(f"axe {__version__}\nOther commands (run, ...) are handed")
-    of_gc = run("--version")  # what `axe-gc --version` runs
+    of_gc = run("--version")
     assert (of_gc.exit_code, of_gc.stdout) == (0, f"axe {__version__}\n")
 
 

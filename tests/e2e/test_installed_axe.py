@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -168,18 +167,6 @@ def test_a_closed_stdout_is_said_on_stderr_and_nothing_is_trimmed(home: AxeHome)
     assert home.memory_path("a").read_bytes() == entries(3)
 
 
-def imported_by(home: AxeHome, *args: str, **env: str) -> set[str]:
-    """The modules ``axe *args`` imports, as ``python -X importtime`` lists them."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "axe", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **home.env, **env},
-        check=False,
-    )
-    return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
-
-
 def test_a_100_mb_line_without_a_newline(home: AxeHome, server: LoopbackLLM) -> None:
     """A huge last entry with no newline is sent whole (the server reports no window) and
     kept byte for byte."""
@@ -192,3 +179,26 @@ def test_a_100_mb_line_without_a_newline(home: AxeHome, server: LoopbackLLM) -> 
     assert path.read_bytes() == huge
     (body,) = [body for path, _, body in server.requests if path == "/api/chat"]
     assert len(body) > len(huge)
+
+
+@pytest.mark.parametrize("mode", ["--dry-run", "--estimate"])
+def test_a_reader_that_stops_early_ends_a_run_that_changes_nothing_quietly(
+    home: AxeHome, mode: str
+) -> None:
+    """`axe gc a --dry-run | head -1` (or --estimate) whose reader is gone: the run changes
+    nothing anyway, so gc ends quietly, exit 0, nothing on stderr, the file untouched."""
+    home.add_agent("a", last_n=1, model="builtin/heuristic")
+    home.write_memory("a", entries(3))
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with os.fdopen(write_end, "wb") as closed:
+        done = subprocess.run(
+            [str(INSTALLED_AXE), "gc", "a", mode],
+            stdout=closed,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **home.env},
+            check=False,
+        )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert home.memory_path("a").read_bytes() == entries(3)

@@ -43,13 +43,18 @@ class OneLineErrors:
     def invoke(self, ctx: click.Context) -> Any:
         """Ctrl-C inside a command reaches :func:`_end_interrupted` as ``click.Abort``, past
         click's blank line for the echoed ``^C``: ``interrupted`` overwrites the echo
-        instead, so no row is left behind."""
+        instead, so no row is left behind. A reader that stopped reading (``| head``) ends
+        the run where the output could not be written: before a trim that is said on
+        stderr (exit 1, nothing trimmed); in a run that changes nothing (``--dry-run``,
+        ``--estimate``) it is what the reader asked for, and gc ends quietly (exit 0)."""
         try:
             return super().invoke(ctx)  # type: ignore[misc]
         except KeyboardInterrupt:
             raise click.Abort from None
         except BrokenPipeError:  # caught before click's own handling, which says nothing
             _silence_stdout()
+            if ctx.params.get("dry_run") or ctx.params.get("estimate"):
+                raise SystemExit(0) from None  # nothing was to change: the reader had enough
             with contextlib.suppress(OSError):  # stderr may be gone too
                 click.echo(_CLOSED_STDOUT, err=True)
             raise SystemExit(1) from None

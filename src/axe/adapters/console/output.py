@@ -7,6 +7,7 @@ where a person is watching stderr, erased before anything else is written.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import BinaryIO
@@ -44,6 +45,13 @@ def _reported(event: Event) -> AgentResult | None:
     if isinstance(event, AgentSkipped):
         return AgentResult(agent=event.agent, status=AgentStatus.FAILED, error=event.error)
     return None
+
+
+def short_model(model: ModelRef) -> str:
+    """The model's name without its provider and a date it ends in
+    (``anthropic/claude-sonnet-4-20250514``: ``claude-sonnet-4``), for a narrow status line."""
+    name = model.name.rsplit("/", 1)[-1]
+    return re.sub(r"[-@]\d{8}$|-\d{4}-\d{2}-\d{2}$", "", name) or model.name
 
 
 class ConsoleOutput:
@@ -136,7 +144,12 @@ class ConsoleOutput:
                 status.hide()
             case AnalysisStarted(agent=agent, model=model, entries=entries):
                 self._model = model
-                status.show(f"Analysing {agent}: {entries} entries with {model}", agent)
+                short = short_model(model)
+                status.show(
+                    f"Analysing {agent}: {entries} entries with {model}",
+                    agent,
+                    shorter=(f"Analysing {agent} with {short}", f"{agent}: {short}"),
+                )
             case AnalysisNarrowed(agent=agent, analysed=analysed):
                 status.update(f"Analysing {agent}: the newest {analysed} entries", agent)
             case AnalysisSplit(agent=agent, parts=parts):  # the plan's count: it may change

@@ -100,16 +100,28 @@ def one_row(text: str) -> str:
     return re.sub(r"\s", " ", terminal_safe(text))
 
 
-def status_text(frame: int, text: str, elapsed: float, columns: int, keep: str = "") -> str:
-    """One frame of the status line, at most ``columns - ROOM_FOR_ECHO`` cells wide; when it
-    must be cut, ``keep`` (the agent's name) is cut last."""
+def status_text(
+    frame: int,
+    text: str,
+    elapsed: float,
+    columns: int,
+    keep: str = "",
+    *,
+    shorter: tuple[str, ...] = (),
+) -> str:
+    """One frame of the status line, at most ``columns - ROOM_FOR_ECHO`` cells wide: ``text``,
+    else the first of its ``shorter`` forms that fits whole (a model named without its
+    provider and date stays readable where a cut would keep only its date), else the last
+    cut to fit, ``keep`` (the agent's name) cut last."""
     width = columns - ROOM_FOR_ECHO
     spinner = f"{_FRAMES[frame % len(_FRAMES)]} "
     timer = f" ({int(elapsed)}s)"
     room = width - cells(spinner) - cells(timer)
     if room < 4:  # too narrow for words: the timer alone, or nothing
         return fit(timer.strip(), width)
-    return spinner + fit_keeping(text, keep, room) + timer
+    forms = (text, *shorter)
+    chosen = next((form for form in forms if cells(form) <= room), forms[-1])
+    return spinner + fit_keeping(chosen, keep, room) + timer
 
 
 def terminal_columns(stream: BinaryIO, environ: Mapping[str, str]) -> int:
@@ -150,16 +162,18 @@ class StatusLine:
         self._columns = columns or (lambda: terminal_columns(stream, os.environ))
         self._text: str | None = None
         self._keep = ""
+        self._shorter: tuple[str, ...] = ()
         self._started = 0.0
         self._frame = 0
         self._painted = False
         self._stop = threading.Event()
         self._painter: threading.Thread | None = None
 
-    def show(self, text: str, keep: str = "") -> None:
+    def show(self, text: str, keep: str = "", shorter: tuple[str, ...] = ()) -> None:
         """Start showing ``text`` (caller holds the lock); the timer starts now. ``keep``
-        is the part of it cut last on a narrow terminal (the agent's name)."""
-        self._text, self._keep = one_row(text), one_row(keep)
+        is the part of it cut last on a narrow terminal (the agent's name), ``shorter`` the
+        forms of it shown where it does not fit whole."""
+        self._set(text, keep, shorter)
         self._started = self._clock.monotonic()
         self._paint()
         if self._painter is None:
@@ -167,13 +181,17 @@ class StatusLine:
             self._painter = threading.Thread(target=self._animate, name="axe-status", daemon=True)
             self._painter.start()
 
-    def update(self, text: str, keep: str = "") -> None:
+    def update(self, text: str, keep: str = "", shorter: tuple[str, ...] = ()) -> None:
         """Change the words but keep the timer running (caller holds the lock)."""
         if self._text is None:
-            self.show(text, keep)
+            self.show(text, keep, shorter)
             return
-        self._text, self._keep = one_row(text), one_row(keep)
+        self._set(text, keep, shorter)
         self._paint()
+
+    def _set(self, text: str, keep: str, shorter: tuple[str, ...]) -> None:
+        self._text, self._keep = one_row(text), one_row(keep)
+        self._shorter = tuple(map(one_row, shorter))
 
     def hide(self) -> None:
         """Stop and erase (caller holds the lock); nothing is left on the screen."""
@@ -207,7 +225,10 @@ class StatusLine:
         if self._text is None:
             return
         elapsed = self._clock.monotonic() - self._started
-        line = status_text(self._frame, self._text, elapsed, self._columns(), self._keep)
+        columns = self._columns()
+        line = status_text(
+            self._frame, self._text, elapsed, columns, self._keep, shorter=self._shorter
+        )
         if self._color:
             line = f"{_DIM}{line}{_RESET}"
         self._painted = True  # first: a Ctrl-C during the write must still erase it
