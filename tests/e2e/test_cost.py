@@ -114,7 +114,7 @@ def test_a_budget_too_small_is_exit_4_with_one_line_and_no_request(
     assert (result.exit_code, result.stdout) == (4, "Agent: helper\nEntries: 10\n")
     assert result.stderr == (
         "budget of 3,000 tokens (from --max-tokens) is too small: analysing even the newest "
-        "entry needs a budget of 4,571 tokens; nothing was sent or trimmed\n"
+        "entry needs a budget of 4,440 tokens; nothing was sent or trimmed\n"
     )
     assert not anthropic.routes["messages"].called
     assert home.memory_path("helper").read_bytes() == memory
@@ -147,9 +147,9 @@ def test_an_estimate_needs_no_key_and_prints_the_plan(home: AxeHome) -> None:
         "Entries: 40\n"
         "Model: anthropic/claude-3, input window 1,000,000 tokens\n"
         "Requests: 1\n"
-        "Input tokens: 2,507 at most, likely about 1,754\n"
+        "Input tokens: 2,126 at most, likely about 1,586\n"
         "Output tokens: 4,096 at most\n"
-        "Budget: 10,000 tokens (from --max-tokens): every entry (every entry needs 6,603 at "
+        "Budget: 10,000 tokens (from --max-tokens): every entry (every entry needs 6,222 at "
         "most)\n"
     )
     assert home.memory_path("helper").read_bytes() == entries(40)
@@ -170,11 +170,11 @@ def test_an_estimate_in_json_is_one_object_per_agent(home: AxeHome) -> None:
         "budget_used_tokens": None,
         "analysed_entries": 40,
         "estimated_requests": 1,
-        "estimated_input_tokens": 2507,
+        "estimated_input_tokens": 2126,
         "estimated_output_tokens": 4096,
-        "likely_input_tokens": 1754,
+        "likely_input_tokens": 1586,
         "input_window_tokens": 1_000_000,
-        "budget_for_every_entry": 2507 + 4096,
+        "budget_for_every_entry": 2126 + 4096,
         "budget_for_newest_entry": None,
     }
     assert (small["status"], small["exit_code"], small["analysed_entries"]) == (

@@ -159,6 +159,7 @@ class Sizing:
     ratio: float = 1.0
     ceiling: int | None = None
     seen: float | None = None  # the last count over the estimate, for telling a person
+    answered: bool = False  # a reply came since the ceiling was guessed
 
     def fits(self, tokens: TokenEstimate) -> bool:
         """Whether a request of this estimate may be sent."""
@@ -171,11 +172,18 @@ class Sizing:
         seen = count / max(tokens.most, 1)
         return attrs.evolve(self, ratio=max(self.ratio, seen), seen=seen)
 
+    @property
+    def probing(self) -> bool:
+        """Only refusals without numbers sized the parts, and no reply has come since: one
+        part goes first, so a guess that is still too large costs one request, not many."""
+        return self.ceiling is not None and not self.answered
+
     def answered_with(self, ask: Ask, completion: Completion) -> Sizing:
+        answered = attrs.evolve(self, answered=True)
         usage = completion.usage
         if usage is None or usage.input_tokens <= 0:
-            return self
-        return self.counted(ask.estimate(), usage.input_tokens)
+            return answered
+        return answered.counted(ask.estimate(), usage.input_tokens)
 
     def refused(self, refusal: PromptTooLargeError, ask: Ask) -> Sizing:
         """What a refusal of ``ask`` teaches.
@@ -196,7 +204,8 @@ class Sizing:
         if learnt.fits(request):  # nothing said by how much: half the content it refused
             beside = instructions(ask.system_prompt).most
             ceiling = int(beside + (request.most - beside) * _HALF)
-            learnt = attrs.evolve(learnt, ceiling=min(ceiling, learnt.ceiling or ceiling))
+            ceiling = min(ceiling, learnt.ceiling or ceiling)
+            learnt = attrs.evolve(learnt, ceiling=ceiling, answered=False)
         return learnt
 
     def too_small(self) -> WindowTooSmallError:
@@ -311,7 +320,8 @@ class Whole:
 
 @frozen(eq=False)
 class Parts:
-    """Every unit in exactly one piece, in log order; ``sending`` are the parts to send."""
+    """Every unit in exactly one piece, in log order; ``sending`` are the parts to send now
+    (the first alone while probing)."""
 
     index: LogIndex
     sizing: Sizing
@@ -353,14 +363,16 @@ def planned(index: LogIndex, sizing: Sizing, pieces: tuple[Piece, ...]) -> Plan 
     reports = [piece for piece in pieces if isinstance(piece, Report)]
     if len(reports) == len(pieces):
         return merge_round(index, sizing, reports)
+    spans = _coalesced(pieces) if sizing.window else pieces  # halves stay halves
     replanned = tuple(
         piece
-        for span in _coalesced(pieces)
+        for span in spans
         for piece in (_split(index, span, sizing) if isinstance(span, Part) else [span])
     )
     if len(replanned) > 1 and not _can_merge(sizing):
         raise sizing.too_small()
-    return Parts(index, sizing, replanned, tuple(p for p in replanned if isinstance(p, Part)))
+    todo = tuple(piece for piece in replanned if isinstance(piece, Part))
+    return Parts(index, sizing, replanned, todo[:1] if sizing.probing else todo)
 
 
 def _coalesced(pieces: Sequence[Piece]) -> list[Piece]:

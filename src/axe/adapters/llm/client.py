@@ -23,9 +23,8 @@ from axe.adapters.llm.wire.base import Sent, ShapeError
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, PromptTooLargeError
 from axe.domain.results import Completion
-from axe.domain.tokens import certainly_under
 
-_FITS_EVERY_MODEL = 2048  # tokens: a prompt estimated below this fits any model's window
+_FITS_EVERY_MODEL = 2048  # tokens (so bytes, which are never fewer): fits any model's window
 _NO_SUCH_ENDPOINT = frozenset({404, 405, 501})  # answers of a server without /api/show
 # The most bytes one estimated token can come to in a request body: a control character
 # counts one token and is escaped as six bytes (\\u0001); everything else is less.
@@ -60,10 +59,8 @@ class HttpLLMClient:
             limits.append(room // _BYTES_PER_TOKEN_AT_MOST)
         wire = self._provider.route(request.model.name).wire
         system = request.system_prompt.encode()
-        small = len(system) + len(request.content) < 4 * _FITS_EVERY_MODEL  # no copy of a big log
-        if wire.window_path is not None and not (
-            small and certainly_under(system + request.content, _FITS_EVERY_MODEL)
-        ):
+        small = len(system) + len(request.content) < _FITS_EVERY_MODEL
+        if wire.window_path is not None and not small:
             window = self._window(request.model.name)
             if window is not None:
                 limits.append(window - min(request.max_tokens, window // 2))
