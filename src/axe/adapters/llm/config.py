@@ -9,7 +9,7 @@ from pathlib import Path
 
 from attrs import Factory, define
 
-from axe.adapters.shared.toml_values import load_toml, string_at, structure
+from axe.adapters.shared.toml import load_toml, string_at, structure
 
 
 @define(repr=False, eq=False)  # read once, never shown or compared
