@@ -32,8 +32,7 @@ _WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
 
 @define(repr=False, eq=False)  # read once into an AgentConfig, never shown or compared
 class _AgentFile:
-    """The agent file's layout: every key the Go axe knows, so their types are checked; a
-    file without ``name`` or ``model`` is told they are missing, as the Go axe tells it."""
+    """An agent file: every key the Go axe knows, type-checked; ``name`` and ``model`` required."""
 
     name: str
     model: str
@@ -52,15 +51,14 @@ class _AgentFile:
 
 @frozen
 class Guarded:
-    """A directory another user may control (``./axe/agents`` under the working directory):
-    used only when it, and each file read from it, belongs to ``euid`` (or root, who can
-    write anything anyway) and is writable by neither group nor others, as ssh and git
-    refuse unsafe config. Each file is checked through the very handle it is read from, so
-    renaming things under ``./axe`` meanwhile can only bring in a file that passes the same
-    check (so ``./axe`` itself is not checked). With no user ids (Windows, ``euid`` None)
-    ownership is an access list the standard library cannot read: the directory is used
-    only inside ``profile``, the user's profile, whose default access list admits only the
-    user and administrators.
+    """A directory another user may control (``./axe/agents`` under the working directory),
+    used only when it and each file read from it belong to ``euid`` (or root) and are
+    writable by neither group nor others, as ssh and git refuse unsafe config. Each file is
+    checked through the handle it is read from, so renaming things under ``./axe`` meanwhile
+    can only bring in a file that passes the same check (``./axe`` is not checked). Without
+    user ids (Windows, ``euid`` None) ownership is an access list the standard library
+    cannot read: the directory is used only inside ``profile``, the user's profile, whose
+    default access list admits only the user and administrators.
     """
 
     path: Path
@@ -68,11 +66,10 @@ class Guarded:
     profile: Path | None = None
 
     def exposure(self, path: Path, status: os.stat_result) -> AgentsIgnored | None:
-        """Why ``path`` (this directory or a file in it, with this ``status``) must not be
-        used; None when it may."""
+        """Why ``path``, this directory or a file in it, must not be used; None if it may."""
         if self.euid is None:  # the directory's place in the profile vouches for its files
-            inside = path != self.path or (self.profile and _inside(path, self.profile))
-            return None if inside else AgentsIgnored(str(path), Exposure.UNCHECKED)
+            vouched = path != self.path or bool(self.profile and _inside(path, self.profile))
+            return None if vouched else AgentsIgnored(str(path), Exposure.UNCHECKED)
         if status.st_uid not in {self.euid, 0}:
             return AgentsIgnored(str(path), Exposure.OWNER, owner=status.st_uid)
         if status.st_mode & _WRITABLE_BY_OTHERS:
@@ -80,8 +77,7 @@ class Guarded:
         return None
 
     def refuse(self, path: Path, status: os.stat_result) -> None:
-        """The check a file of this directory must pass as it is opened: raises
-        :class:`_Refused` when :meth:`exposure` says why not."""
+        """Raise :class:`_Refused` if :meth:`exposure` refuses a file as it is opened."""
         if (ignored := self.exposure(path, status)) is not None:
             raise _Refused(ignored)
 
@@ -138,9 +134,8 @@ def agents_directories(
 class TomlAgentRepository:
     """Reads agents from directories of TOML files; the file name is the agent's name, the
     first directory holding ``<name>.toml`` wins, and the last is where a new agent belongs.
-    What it leaves out of a :class:`Guarded` directory, and finding no agents directory at
-    all when listing, it tells ``report`` as facts; the caller decides what to say (shell
-    completion, listening to nobody, says nothing).
+    What it leaves out of a :class:`Guarded` directory, and finding no agents directory when
+    listing, it tells ``report`` as facts (by default nobody); the caller decides what to say.
     """
 
     def __init__(self, directories: Sequence[Path | Guarded], *, report: Report = lambda _: None):
@@ -191,9 +186,8 @@ class TomlAgentRepository:
             except FileNotFoundError:
                 continue
             except OSError as error:
-                raise ConfigError(
-                    f"cannot list agents in {directory}: {error.strerror or error}"
-                ) from None
+                why = error.strerror or error
+                raise ConfigError(f"cannot list agents in {directory}: {why}") from None
             for entry in entries:
                 name = entry.name.removesuffix(".toml")
                 if name and name != entry.name and self._trusted(entry.path, guard):

@@ -1,10 +1,8 @@
-"""TOML files read into attrs values, as strictly as the Go axe's TOML decoder reads them.
-
-``last_n = "ten"`` or ``enabled = "yes"`` is a config error naming the key, never a coercion
-(``int("10")``, ``int(True)``): cattrs builds the values with hooks that take a value only
-from the TOML type that is meant, and ignores keys no field names, as the Go axe does. Of
-its tree of errors the user reads the first, in field order, in TOML's words: the dotted key
-(``providers."my.llm".api_key``) and the value (``true``, ``"ten"``) as a file writes them.
+"""TOML files read into attrs values as strictly as the Go axe reads them: ``last_n = "ten"``
+is a config error naming the key, never a coercion. cattrs builds the values, with hooks that
+take a value only from the TOML type meant, ignoring keys no field names, as the Go axe does;
+of its tree of errors the user reads the first, in field order, in TOML's words: the dotted
+key (``providers."my.llm".api_key``) and the value (``true``, ``"ten"``) as a file writes them.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, get_origin
 
@@ -46,10 +44,7 @@ def _exactly(value: Any, kind: type[T]) -> T:
     """``value``, when TOML wrote it as a ``kind``: a float also as an integer (``temperature
     = 1``), as TOML decoders read it; an integer only within TOML's 64 bits."""
     if kind is float and type(value) is int:
-        try:
-            value = float(value)
-        except OverflowError as error:  # a whole number past any float
-            raise _WrongValueError(str(error)) from None
+        value = float(value)  # OverflowError: a whole number past any float
     if type(value) is not kind:
         raise _WrongValueError(f"expected {_NAMES[kind]}, got {_describe(value)}")
     if kind is int and value not in _INT64:
@@ -58,8 +53,7 @@ def _exactly(value: Any, kind: type[T]) -> T:
 
 
 def _only(kind: type[Any], factory: HookFactory) -> HookFactory:
-    """A hook factory: ``factory``'s hooks, for values TOML wrote as a ``kind`` only, where
-    cattrs alone reads a list from any iterable (``"src"`` as ``["s", "r", "c"]``)."""
+    """``factory``'s hooks, for a ``kind`` of TOML value only (cattrs reads "ab" as a list)."""
 
     def make(into: Any, converter: cattrs.Converter) -> Hook:
         hook = factory(into, converter)
@@ -81,8 +75,9 @@ def _converter() -> cattrs.Converter:
     return converter
 
 
-def structure(data: Mapping[str, Any], kind: type[T], *, source: str) -> T:
-    """``data`` as a ``kind``; unknown keys are ignored, wrong types are errors.
+def structure(data: Any, kind: type[T], *, source: str, key: tuple[str, ...] = ()) -> T:
+    """``data``, the value at ``key`` (the whole document by default), as a ``kind``;
+    unknown keys are ignored, wrong types are errors.
 
     Raises:
         ConfigError: a value has the wrong type, or a key without a default in ``kind`` is
@@ -90,28 +85,25 @@ def structure(data: Mapping[str, Any], kind: type[T], *, source: str) -> T:
     """
     try:
         return _converter().structure(data, kind)
-    except cattrs.BaseValidationError as errors:
-        key, error = _first(errors)
+    except (cattrs.BaseValidationError, _WrongValueError) as errors:
+        where, error = _first(errors, functools.reduce(_key, key, ""))
         if isinstance(error, KeyError):  # cattrs reads a field without a default as o[key]
-            problem = f"missing required field: {key}"
-        elif isinstance(error, _WrongValueError):
-            problem = f"{key}: {error}"
+            problem = f"missing required field: {where}"
+        elif isinstance(error, _WrongValueError | OverflowError):
+            problem = f"{where}: {error}"
         else:
             raise
         raise ConfigError(f"invalid config {source}: {problem}") from None
 
 
-def _first(error: Exception) -> tuple[str, Exception]:
-    """The first error in cattrs' tree, which keeps the fields' order, after its key."""
-    key = ""
+def _first(error: Exception, key: str) -> tuple[str, Exception]:
+    """The first error in cattrs' tree, which keeps the fields' order, after its key (below
+    ``key``): each error in the tree has a note naming its field, or its item's index or key."""
     while isinstance(error, cattrs.BaseValidationError):
         error = error.exceptions[0]
         for note in getattr(error, "__notes__", ()):
-            if isinstance(note, cattrs.AttributeValidationNote):
-                key = _key(key, note.name)
-            elif isinstance(note, cattrs.IterableValidationNote):
-                index = note.index
-                key = f"{key}[{index}]" if isinstance(index, int) else _key(key, index)
+            step = getattr(note, "name", getattr(note, "index", ""))
+            key = f"{key}[{step}]" if isinstance(step, int) else _key(key, step)
     return key, error
 
 
@@ -130,23 +122,6 @@ def _key(table: str, name: str) -> str:
     """The key ``name`` of the table at ``table`` ("": the document), as TOML writes it."""
     name = name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)
     return f"{table}.{name}" if table else name
-
-
-def string_at(document: Mapping[str, Any], keys: tuple[str, ...], *, source: str) -> str:
-    """The string at ``keys`` of a parsed TOML document, "" when it is not there: a setting
-    read by name, so what is never asked for is never checked, as the Go axe does.
-
-    Raises:
-        ConfigError: it is there but not a string, said as :func:`structure` says it.
-    """
-    value: Any = document
-    for key in keys:
-        value = value.get(key, "") if isinstance(value, Mapping) else ""
-    try:
-        return _exactly(value, str)
-    except _WrongValueError as problem:
-        where = functools.reduce(_key, keys, "")
-        raise ConfigError(f"invalid config {source}: {where}: {problem}") from None
 
 
 def load_toml(
@@ -174,6 +149,5 @@ def load_toml(
         ) from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"cannot parse {path}: {error}") from None
-    except (ValueError, RecursionError):  # past what Python reads: an integer of over 4,300
-        # digits, arrays or tables nested about a thousand deep
+    except (ValueError, RecursionError):  # an integer of 4,300+ digits, a nesting 1,000 deep
         raise ConfigError(f"cannot parse {path}: a number or a nesting too large") from None
