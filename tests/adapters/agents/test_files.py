@@ -289,6 +289,18 @@ def test_the_first_wrong_value_in_the_order_of_the_keys_is_named(agents_dir: Pat
     assert str(caught.value) == f"invalid config {path}: files[1]: expected a string, got 2"
 
 
+def test_control_characters_in_a_wrong_value_are_shown_escaped(agents_dir: Path) -> None:
+    """A wrong value holding a terminal control (C1's CSI, DEL) or a bidirectional override
+    is shown escaped in the one-line error, so a hostile file cannot drive the terminal."""
+    text = 'name = "a"\nmodel = "x/y"\n[memory]\nlast_n = "\\u009b2J\\u007f\\u202e"\n'
+    path = write(agents_dir, "a", text)
+    with pytest.raises(ConfigError) as caught:
+        TomlAgentRepository([agents_dir]).load("a")
+    assert str(caught.value) == (
+        f'invalid config {path}: memory.last_n: expected an integer, got "\\u009b2J\\u007f\\u202e"'
+    )
+
+
 @define
 class Inner:
     required: str

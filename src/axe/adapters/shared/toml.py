@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import json
 import os
 import re
 import tomllib
@@ -24,6 +23,7 @@ from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn
 
 from axe.adapters.shared.reading import describe_os_error, read_regular
 from axe.domain.errors import ConfigError
+from axe.domain.model import quoted
 
 T = TypeVar("T")
 Hook = Callable[[Any, Any], Any]
@@ -112,7 +112,7 @@ def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)  # a TOML basic string
+        return quoted(value)  # a TOML basic string, no control character left to the terminal
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
     return _NAMES[type(value)] if type(value) in (list, dict) else str(value)
@@ -120,7 +120,7 @@ def _describe(value: Any) -> str:
 
 def _key(table: str, name: str) -> str:
     """The key ``name`` of the table at ``table`` ("": the document), as TOML writes it."""
-    name = name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)
+    name = name if _BARE_KEY.fullmatch(name) else quoted(name)
     return f"{table}.{name}" if table else name
 
 
