@@ -354,3 +354,19 @@ def test_the_installed_axe_names_the_command_for_a_path(home: AxeHome) -> None:
     done = run_installed(home, "gc", str(found))
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == REFUSED_PATH.format(written=found, command=": axe gc good")
+
+
+@pytest.mark.parametrize(("text", "key"), [('model = "x/y"\n', "name"), ('name = "n"\n', "model")])
+def test_the_installed_axe_says_a_required_key_left_out_is_missing(
+    home: AxeHome, text: str, key: str
+) -> None:
+    """The real `axe gc noname` with no name (or no model) in its file: exit 2, one line
+    saying the key is missing, not that the user wrote an empty string."""
+    path = home.config / "agents" / "noname.toml"
+    path.write_text(text + "[memory]\nenabled = true\n")
+    done = run_installed(home, "gc", "noname")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"invalid config {path}: missing required field: {key}\n",
+    )

@@ -8,7 +8,7 @@ import pytest
 from attrs import define
 
 from axe.adapters.agents.repository import TomlAgentRepository
-from axe.adapters.shared.toml_values import structure
+from axe.adapters.shared.toml import structure
 from axe.domain.errors import ConfigError
 from axe.domain.model import BudgetConfig, MemoryConfig
 
@@ -136,8 +136,8 @@ def test_missing_agent_is_a_config_error_naming_the_file(agents_dir: Path) -> No
         ('name = "a"\nmodel = "x/y"\nfiles = ["a", 2]\n', "files[1]: expected a string, got 2"),
         ('name = 7\nmodel = "x/y"\n', "name: expected a string, got 7"),
         ('name = "a"\nmodel = "x/y"\nfiles = "src"\n', "files"),
-        ('model = "x/y"\n', 'name: expected a non-empty string, got ""'),
-        ('name = "a"\n', 'model: expected a non-empty string, got ""'),
+        ('model = "x/y"\n', ": missing required field: name"),
+        ('name = "a"\n', ": missing required field: model"),
         (
             'name = "a"\nmodel = "x/y"\n[memory]\nlast_n = -1\n',
             "memory.last_n: expected an integer >= 0, got -1",
@@ -253,18 +253,70 @@ def test_a_refused_name_says_why(agents_dir: Path, name: str, reason: str) -> No
     assert message.endswith(f": {reason}; use the file name of an agent in the agents directory")
 
 
-def test_a_field_without_a_default_must_be_in_the_file(agents_dir: Path) -> None:
-    """A value whose class gives a key no default names that key when the file leaves it
-    out, and a field of a type TOML values are never read as fails its first test."""
-
-    @define
-    class Needs:
-        required: str
-        tags: tuple[str, ...] = ()
-
-    assert structure({"required": "x"}, Needs, source="f") == Needs("x")
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('model = "x/y"\n', "missing required field: name"),
+        ('name = "a"\n', "missing required field: model"),
+        ("[memory]\nenabled = true\n", "missing required field: name"),
+        ('model = "x/y"\n[memory]\nlast_n = "ten"\n', "missing required field: name"),
+        ('name = ""\nmodel = "x/y"\n', 'name: expected a non-empty string, got ""'),
+        ('name = "a"\nmodel = ""\n', 'model: expected a non-empty string, got ""'),
+    ],
+)
+def test_a_required_key_left_out_is_said_to_be_missing(
+    agents_dir: Path, text: str, problem: str
+) -> None:
+    """An agent file without a name or a model says the key is missing, as the Go axe does,
+    not that the user wrote an empty string; a key that is there but blank says so."""
+    path = write(agents_dir, "noname", text)
     with pytest.raises(ConfigError) as caught:
-        structure({}, Needs, source="f")
-    assert str(caught.value) == "invalid config f: required: is required"
-    with pytest.raises(TypeError, match="cannot be read as"):
-        structure({"required": "x", "tags": ["a"]}, Needs, source="f")
+        TomlAgentRepository([agents_dir]).load("noname")
+    assert str(caught.value) == f"invalid config {path}: {problem}"
+
+
+def test_the_first_wrong_value_in_the_order_of_the_keys_is_named(agents_dir: Path) -> None:
+    """With several wrong values, the message names the first in the file's layout, so it
+    does not change from run to run."""
+    path = write(
+        agents_dir,
+        "a",
+        'name = "a"\nmodel = "x/y"\nfiles = ["a", 2, 3]\ntimeout = "30s"\n'
+        '[memory]\nenabled = "yes"\nlast_n = "ten"\n',
+    )
+    with pytest.raises(ConfigError) as caught:
+        TomlAgentRepository([agents_dir]).load("a")
+    assert str(caught.value) == f"invalid config {path}: files[1]: expected a string, got 2"
+
+
+def test_control_characters_in_a_wrong_value_are_shown_escaped(agents_dir: Path) -> None:
+    """A wrong value holding a terminal control (C1's CSI, DEL) or a bidirectional override
+    is shown escaped in the one-line error, so a hostile file cannot drive the terminal."""
+    text = 'name = "a"\nmodel = "x/y"\n[memory]\nlast_n = "\\u009b2J\\u007f\\u202e"\n'
+    path = write(agents_dir, "a", text)
+    with pytest.raises(ConfigError) as caught:
+        TomlAgentRepository([agents_dir]).load("a")
+    assert str(caught.value) == (
+        f'invalid config {path}: memory.last_n: expected an integer, got "\\u009b2J\\u007f\\u202e"'
+    )
+
+
+@define
+class Inner:
+    required: str
+
+
+@define
+class Outer:
+    tables: dict[str, Inner]
+
+
+def test_a_key_left_out_of_a_table_is_named_by_its_whole_key() -> None:
+    """A key a table's layout requires, left out of the file, is said to be missing under
+    its dotted key, as TOML writes it."""
+    assert structure({"tables": {"a.b": {"required": "x"}}}, Outer, source="f") == Outer(
+        {"a.b": Inner("x")}
+    )
+    with pytest.raises(ConfigError) as caught:
+        structure({"tables": {"a.b": {}}}, Outer, source="f")
+    assert str(caught.value) == 'invalid config f: missing required field: tables."a.b".required'

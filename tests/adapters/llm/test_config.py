@@ -141,6 +141,10 @@ def test_malformed_file_is_a_config_error(tmp_path: Path, text: str) -> None:
             'providers."my.llm".api_key: expected a string, got false',
         ),
         ("[providers]\nopenai = 1\n", "providers.openai: expected a table, got 1"),
+        (
+            '[providers."a\\u009bb"]\napi_key = 1\n',
+            'providers."a\\u009bb".api_key: expected a string, got 1',
+        ),
     ],
 )
 def test_errors_name_the_whole_key_and_the_value_as_toml_writes_them(

@@ -7,30 +7,23 @@ and so :class:`Guarded`, as an agent file chooses which file gc trims; then
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import re
+import shlex
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from attrs import Factory, define, frozen
 
 from axe.adapters.shared.places import config_dir
-from axe.adapters.shared.toml_values import load_toml, structure
+from axe.adapters.shared.toml import load_toml, structure
+from axe.domain import model as domain
 from axe.domain.errors import ConfigError
 from axe.domain.events import AgentsIgnored, Exposure, NoAgentsDirectory
-from axe.domain.model import (
-    AgentConfig,
-    BudgetConfig,
-    MemoryConfig,
-    Params,
-    SubAgentsConfig,
-    quoted,
-    validate_agent,
-    validate_agent_name,
-)
+from axe.domain.model import AgentConfig, quoted, validate_agent, validate_agent_name
 
 Report = Callable[[AgentsIgnored | NoAgentsDirectory], None]
 _SHOWN_NAMES = 10  # a not-found message lists at most this many agents
@@ -39,10 +32,10 @@ _WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
 
 @define(repr=False, eq=False)  # read once into an AgentConfig, never shown or compared
 class _AgentFile:
-    """The agent file's layout; every key the Go axe knows, so their types are checked."""
+    """An agent file: every key the Go axe knows, type-checked; ``name`` and ``model`` required."""
 
-    name: str = ""
-    model: str = ""
+    name: str
+    model: str
     description: str = ""
     system_prompt: str = ""
     skill: str = ""
@@ -50,41 +43,33 @@ class _AgentFile:
     workdir: str = ""
     sub_agents: list[str] = Factory(list)
     timeout: int = 0
-    sub_agents_config: SubAgentsConfig = Factory(SubAgentsConfig)
-    memory: MemoryConfig = Factory(MemoryConfig)
-    params: Params = Factory(Params)
-    budget: BudgetConfig = Factory(BudgetConfig)
+    sub_agents_config: domain.SubAgentsConfig = Factory(domain.SubAgentsConfig)
+    memory: domain.MemoryConfig = Factory(domain.MemoryConfig)
+    params: domain.Params = Factory(domain.Params)
+    budget: domain.BudgetConfig = Factory(domain.BudgetConfig)
 
 
 @frozen
 class Guarded:
-    """A directory another user may control: ``./axe/agents`` under the working directory.
-
-    It is used only when it, and each file read from it, belongs to ``euid`` (or root, who
-    can write anything anyway) and is writable by neither group nor others, as ssh and git
-    refuse unsafe config. Each file is checked through the very handle it is read from, so
-    renaming things under ``./axe`` between the check and the read can only ever bring in a
-    file that passes the same check; that is why ``./axe`` itself is not checked. Where
-    there are no user ids (Windows, ``euid`` None) ownership is an access list the standard
-    library cannot read: the directory is used only inside ``profile``, the user's profile,
-    whose default access list admits only the user and administrators.
+    """A directory another user may control (``./axe/agents`` under the working directory),
+    used only when it and each file read from it belong to ``euid`` (or root) and are
+    writable by neither group nor others, as ssh and git refuse unsafe config. Each file is
+    checked through the handle it is read from, so renaming things under ``./axe`` meanwhile
+    can only bring in a file that passes the same check (``./axe`` is not checked). Without
+    user ids (Windows, ``euid`` None) ownership is an access list the standard library
+    cannot read: the directory is used only inside ``profile``, the user's profile, whose
+    default access list admits only the user and administrators.
     """
 
     path: Path
     euid: int | None
     profile: Path | None = None
 
-    def directory_exposure(self, status: os.stat_result) -> AgentsIgnored | None:
-        if self.euid is not None:
-            return self.exposure(self.path, status)
-        if self.profile is not None and _inside(self.path, self.profile):
-            return None
-        return AgentsIgnored(str(self.path), Exposure.UNCHECKED)
-
     def exposure(self, path: Path, status: os.stat_result) -> AgentsIgnored | None:
-        """Why ``path`` (with this ``status``) must not be used; None when it may."""
-        if self.euid is None:
-            return None  # the directory's place in the profile vouches for its files
+        """Why ``path``, this directory or a file in it, must not be used; None if it may."""
+        if self.euid is None:  # the directory's place in the profile vouches for its files
+            vouched = path != self.path or bool(self.profile and _inside(path, self.profile))
+            return None if vouched else AgentsIgnored(str(path), Exposure.UNCHECKED)
         if status.st_uid not in {self.euid, 0}:
             return AgentsIgnored(str(path), Exposure.OWNER, owner=status.st_uid)
         if status.st_mode & _WRITABLE_BY_OTHERS:
@@ -92,10 +77,14 @@ class Guarded:
         return None
 
     def refuse(self, path: Path, status: os.stat_result) -> None:
-        """The check a file of this directory must pass as it is opened: raises
-        :class:`_Refused` when :meth:`exposure` says why not."""
+        """Raise :class:`_Refused` if :meth:`exposure` refuses a file as it is opened."""
         if (ignored := self.exposure(path, status)) is not None:
             raise _Refused(ignored)
+
+
+class _Refused(Exception):  # noqa: N818  (not an error: a file left out; never leaves this module)
+    def __init__(self, ignored: AgentsIgnored) -> None:
+        self.ignored = ignored
 
 
 def _same(one: Path, other: Path) -> bool:
@@ -107,20 +96,8 @@ def _same(one: Path, other: Path) -> bool:
 
 def _inside(path: Path, directory: Path) -> bool:
     """``path`` is ``directory`` or lies under it, links resolved, case folded on Windows."""
-
-    def normal(p: Path) -> Path:
-        return Path(os.path.normcase(os.path.realpath(p)))
-
-    return normal(path).is_relative_to(normal(directory))
-
-
-class _Refused(Exception):  # noqa: N818  (not an error: a file left out; never leaves this module)
-    def __init__(self, ignored: AgentsIgnored) -> None:
-        self.ignored = ignored
-
-
-def _nobody(_: AgentsIgnored | NoAgentsDirectory) -> None:
-    """Where what the repository notices goes when nobody listens (shell completion)."""
+    path, directory = (Path(os.path.normcase(os.path.realpath(p))) for p in (path, directory))
+    return path.is_relative_to(directory)
 
 
 def agents_directories(
@@ -157,17 +134,14 @@ def agents_directories(
 class TomlAgentRepository:
     """Reads agents from directories of TOML files; the file name is the agent's name, the
     first directory holding ``<name>.toml`` wins, and the last is where a new agent belongs.
-    What it leaves out of a :class:`Guarded` directory, and finding no agents directory at
-    all when listing, it tells ``report`` as facts; the caller decides what to say.
+    What it leaves out of a :class:`Guarded` directory, and finding no agents directory when
+    listing, it tells ``report`` as facts (by default nobody); the caller decides what to say.
     """
 
-    def __init__(self, directories: Sequence[Path | Guarded], *, report: Report = _nobody):
+    def __init__(self, directories: Sequence[Path | Guarded], *, report: Report = lambda _: None):
         self._places = [(p.path, p) if isinstance(p, Guarded) else (p, None) for p in directories]
+        self._directories = [path for path, _ in self._places]
         self._report = report
-
-    @property
-    def directories(self) -> tuple[Path, ...]:
-        return tuple(path for path, _ in self._places)
 
     def load(self, name: str) -> AgentConfig:
         try:
@@ -178,19 +152,30 @@ class TomlAgentRepository:
             path = directory / f"{name}.toml"
             try:
                 check = None if guard is None else functools.partial(guard.refuse, path)
-                document = load_toml(path, check=check)
+                layout = structure(load_toml(path, check=check), _AgentFile, source=str(path))
             except FileNotFoundError:
                 continue
             except _Refused as refused:
                 self._report(refused.ignored)
                 continue
-            return _agent(name, path, document)
+            agent = AgentConfig(
+                name=name,
+                model=layout.model,
+                display_name=layout.name,
+                memory=layout.memory,
+                sub_agents=layout.sub_agents_config,
+                source=str(path),
+                timeout=layout.timeout,
+                budget=layout.budget,
+            )
+            validate_agent(agent)  # its message names the file: the user fixes a file
+            return agent
         raise ConfigError(self._not_found(name))
 
     def list_names(self) -> list[str]:
         names = self._names()
-        if not names and not any(path.is_dir() for path in self.directories):
-            self._report(NoAgentsDirectory(tuple(map(str, self.directories))))
+        if not names and not any(path.is_dir() for path in self._directories):
+            self._report(NoAgentsDirectory(tuple(map(str, self._directories))))
         return names
 
     def _names(self) -> list[str]:
@@ -201,37 +186,26 @@ class TomlAgentRepository:
             except FileNotFoundError:
                 continue
             except OSError as error:
-                raise ConfigError(
-                    f"cannot list agents in {directory}: {error.strerror or error}"
-                ) from None
+                why = error.strerror or error
+                raise ConfigError(f"cannot list agents in {directory}: {why}") from None
             for entry in entries:
                 name = entry.name.removesuffix(".toml")
-                if name and name != entry.name and self._trusted(entry, guard):
+                if name and name != entry.name and self._trusted(entry.path, guard):
                     names.add(name)
         return sorted(names)
 
     def _usable(self) -> list[tuple[Path, Guarded | None]]:
         """The directories to look in now: a guarded one only when it exists and is safe."""
-        usable = []
-        for directory, guard in self._places:
-            if guard is not None:
-                try:
-                    status = directory.stat()
-                except OSError:  # not there (or ./axe is a file): nothing to find
-                    continue
-                if not stat.S_ISDIR(status.st_mode):
-                    continue
-                if (ignored := guard.directory_exposure(status)) is not None:
-                    self._report(ignored)
-                    continue
-            usable.append((directory, guard))
-        return usable
+        return [
+            (directory, guard)
+            for directory, guard in self._places
+            if guard is None or (directory.is_dir() and self._trusted(directory, guard))
+        ]
 
-    def _trusted(self, entry: os.DirEntry[str], guard: Guarded | None) -> bool:
-        if guard is None:
-            return True
+    def _trusted(self, path: str | Path, guard: Guarded | None) -> bool:
+        """Whether ``path`` may be used; what ``guard`` says against it is reported."""
         try:
-            ignored = guard.exposure(Path(entry.path), entry.stat())
+            ignored = guard.exposure(Path(path), os.stat(path)) if guard else None
         except OSError:  # gone, or a dangling link: loading it would say so
             return True
         if ignored is not None:
@@ -252,42 +226,22 @@ class TomlAgentRepository:
         if found is not None and (not given.is_file() or _same(given, found)):
             return f": axe gc {stem}"
         if given.is_file():
-            import shlex  # noqa: PLC0415  (a path given for a name only)
-
             return f": axe gc {stem} --agents-dir {shlex.quote(str(given.parent))}"
         return ""
 
     def _not_found(self, name: str) -> str:
         """Where gc looked, and what the user may have meant or where an agent goes."""
-        import difflib  # noqa: PLC0415  (a missing agent only)
-
-        looked = ", ".join(map(str, self.directories[:-1]))
-        looked = f"{looked} and {self.directories[-1]}" if looked else str(self.directories[-1])
+        *others, last = self._directories
+        looked = f"{', '.join(map(str, others))} and {last}" if others else str(last)
         message = f"agent {quoted(name)} not found (looked in {looked})"
         names = self._names()
         stem = name.removesuffix(".toml")
         if meant := ([stem] if stem in names else difflib.get_close_matches(name, names, 1, 0.75)):
             return f"{message}; did you mean {quoted(meant[0])}?"
         if not names:
-            return f"{message}; there are no agents yet: write one to " + str(
-                self.directories[-1] / f"{stem or name}.toml"
+            return (
+                f"{message}; there are no agents yet: write one to {last / f'{stem or name}.toml'}"
             )
         shown = ", ".join(names[:_SHOWN_NAMES])
         more = len(names) - _SHOWN_NAMES
         return f"{message}; existing agents: {shown}" + (f" and {more} more" if more > 0 else "")
-
-
-def _agent(name: str, path: Path, document: dict[str, Any]) -> AgentConfig:
-    layout = structure(document, _AgentFile, source=str(path))
-    agent = AgentConfig(
-        name=name,
-        model=layout.model,
-        display_name=layout.name,
-        memory=layout.memory,
-        sub_agents=layout.sub_agents_config,
-        source=str(path),
-        timeout=layout.timeout,
-        budget=layout.budget,
-    )
-    validate_agent(agent)  # its message names the file: the user fixes a file
-    return agent

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from attrs import Factory, define
 
-from axe.adapters.shared.toml_values import load_toml, string_at, structure
+from axe.adapters.shared.toml import load_toml, structure
 
 
 @define(repr=False, eq=False)  # read once, never shown or compared
@@ -37,7 +38,7 @@ class TomlGlobalConfig:
         self._path = path
         self._environ = environ
         self._file: _GlobalFile | None = None
-        self._document: dict[str, object] = {}
+        self._document: dict[str, Any] = {}
 
     @property
     def path(self) -> Path:
@@ -70,8 +71,10 @@ class TomlGlobalConfig:
         for variable in variables or (f"AXE_{provider.upper()}_{name.upper()}",):
             if value := self._environ.get(variable, ""):
                 return value
-        self._load()
-        return string_at(self._document, ("providers", provider, name), source=str(self._path))
+        self._load()  # so [providers] and each of its tables are known to be tables
+        written = self._document.get("providers", {}).get(provider, {}).get(name, "")
+        where = ("providers", provider, name)
+        return structure(written, str, source=str(self._path), key=where)
 
     def _table(self, provider: str) -> _ProviderTable:
         return self._load().providers.get(provider, _ProviderTable())
