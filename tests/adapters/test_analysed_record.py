@@ -16,7 +16,6 @@ from axe.adapters.memory.analysed import read_record, record_path, write_record
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.paths import intent_path
 from axe.adapters.memory.platforms import current_platform
-from axe.adapters.memory.releases import LaterReleases
 from axe.domain.analysed import AnalysedMemory
 from axe.domain.model import ModelRef
 from tests.support import entries
@@ -203,23 +202,20 @@ def test_temps_a_killed_run_left_are_removed(memory: MemoryFile) -> None:
     assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
 
 
-@pytest.mark.parametrize("releases", [None, LaterReleases()], ids=["no releases", "releases"])
-def test_a_record_that_cannot_be_renamed_into_place_leaves_no_record_and_no_temp(
-    memory: MemoryFile, releases: LaterReleases | None
+def test_a_record_that_cannot_be_renamed_into_place_keeps_the_old_one_and_leaves_no_temp(
+    memory: MemoryFile,
 ) -> None:
-    """The old record is moved aside before the new one is renamed into its place; when that
-    rename fails, the new temp and the old record set aside are both removed: no record (an
-    analysis next time), no stray file, and the reason said."""
+    """The new record is renamed over the old one; when that rename fails, the new temp is
+    removed, the old record stays whole (it no longer matches a trimmed file, so the next run
+    analyses), and the reason is said."""
     write_record(memory, RECORD)
 
     def refused(source: Path, target: Path) -> None:
         raise OSError(errno.EIO, "Input/output error")
 
-    failing = MemoryFile(
-        memory.path, platform=attrs.evolve(current_platform(), replace=refused), releases=releases
-    )
-    said = write_record(failing, RECORD)
-    if releases is not None:
-        releases.wait()
+    failing = MemoryFile(memory.path, platform=attrs.evolve(current_platform(), replace=refused))
+    other = AnalysedMemory.of(b"other", model=ModelRef("ollama", "m"), at=2.0)
+    said = write_record(failing, other)
     assert said == f"cannot write {record_path(memory.path)}: Input/output error"
-    assert names(memory.path.parent) == ["helper.md"]
+    assert read_record(memory) == RECORD
+    assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]

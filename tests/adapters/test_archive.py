@@ -325,7 +325,8 @@ def test_a_record_that_cannot_be_settled_fails_that_gc_with_one_line(
         pass
     assert str(caught.value) == (
         f"cannot settle the archive {archive_path(path)} that an interrupted gc left: "
-        "Is a directory; the memory file was not changed"
+        f"{intent_path(path)} is a directory; the memory file was not changed (fix that, or "
+        f"delete {intent_path(path)} to go on without settling)"
     )
     assert path.read_bytes() == entries(5)
     assert sorted(os.listdir(path.parent)) == [intent_path(path).name, "helper.md"]  # no lock

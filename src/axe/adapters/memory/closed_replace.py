@@ -1,21 +1,17 @@
 """Replacing the memory file where no file may be renamed over while it is open (Windows).
 
-Windows refuses ``os.replace`` over a file that any handle holds open (a sharing violation,
-or "access denied"). So gc closes its own handles first, and an ``axe run`` appending at that
-moment, or a virus scanner or indexer reading the file for a few milliseconds, makes the
-rename fail: it is retried with short pauses for up to two seconds, and then gc gives up with
-the file unchanged.
+Windows refuses ``os.replace`` over a file any handle holds open (a sharing violation, or
+"access denied"). So gc closes its own handles first; an ``axe run`` appending, or a scanner
+reading the file for a few milliseconds, makes the rename fail: it is retried with short
+pauses for up to two seconds, then gc gives up with the file unchanged.
 
 The same rule tells when the old file's last writer is done: once the rename succeeds no
-handle was open on it, and nothing can open it by its name afterwards. So before renaming,
-gc hard-links the old file to a hidden sidecar; after the rename the sidecar still holds
-every byte anyone appended, and gc carries over what lies beyond its copy, watching a
-further 20 ms for a writer that shares delete access (which the rule does not stop; Go's and
-Python's files do not share it). The sidecar is then removed, or, if gc is killed, by a
-later gc's cleanup of abandoned temps. Where no hard link can be made (FAT, some network
-shares), gc instead copies what the old file gained into the temp file before each attempt;
-an entry appended between that last read and the rename is then lost, as gc-spec §5.1
-accepts.
+handle was open on it. So before renaming, gc hard-links the old file to a hidden sidecar;
+after the rename the sidecar holds every byte anyone appended, and gc carries over what lies
+beyond its copy, watching a further 20 ms for a writer that shares delete access. Where no
+hard link can be made (FAT, some shares), gc copies what the old file gained into the temp
+file before each attempt; an entry appended between that last read and the rename is then
+lost, as gc-spec §5.1 accepts.
 """
 
 from __future__ import annotations
@@ -44,9 +40,10 @@ _FIRST_PAUSE_SECONDS = 0.001
 _LONGEST_PAUSE_SECONDS = 0.05
 
 
-def replace_closed(source: SourceFile, keep_from: int) -> None:
+def replace_closed(source: SourceFile, keep_from: int) -> bool:
     """Replace the file open as ``source`` (which this closes) with its bytes from
-    ``keep_from`` on, renaming only when no handle of ours is open on either file.
+    ``keep_from`` on, renaming only when no handle of ours is open on either file; False:
+    no writer can hold the old file after the rename.
 
     Raises:
         As :func:`.durable.replace_open`; ``OSError`` also when the file stays in use for
@@ -62,8 +59,9 @@ def replace_closed(source: SourceFile, keep_from: int) -> None:
         if attempt.linked:
             remove_quietly(attempt.sidecar)
         raise
-    source.file.platform.fsync_directory(source.path.parent)
+    source.platform.fsync_directory(source.path.parent)
     carry_over(source, attempt.collect_from_sidecar() if attempt.linked else b"")
+    return False
 
 
 class _Attempt:
@@ -71,7 +69,7 @@ class _Attempt:
     and, without one, how far the old file has been copied."""
 
     def __init__(self, source: SourceFile, temp: Path, copied_to: int) -> None:
-        self.source, self.platform = source, source.file.platform
+        self.source, self.platform = source, source.platform
         self.temp = temp
         self.copied_to = copied_to
         self.sidecar = new_temp(source.path, "-old")
@@ -83,7 +81,7 @@ class _Attempt:
         Raises:
             OSError: the last failure, once it is not a file in use or time is up.
         """
-        clock = self.source.file.clock
+        clock = self.source.clock
         deadline = clock.monotonic() + _IN_USE_LIMIT_SECONDS
         pause = _FIRST_PAUSE_SECONDS
         while True:
@@ -149,7 +147,7 @@ class _Attempt:
         try:
             fd, _ = open_regular(self.sidecar)
             try:
-                return collect_late_appends(self.source.file, fd, self.copied_to)
+                return collect_late_appends(self.source, fd, self.copied_to)[0]
             finally:
                 os.close(fd)
         except OSError as error:

@@ -1,22 +1,21 @@
 """One memory file, and everything a gc does to it: lock (and settle), read, trim (and archive).
 
 The sentences a user reads when one of these fails are written here; the steps themselves
-are in :mod:`.lock`, :mod:`.durable` (or :mod:`.closed_replace`, as the platform decides)
-and :mod:`.archive` (imported only by runs that archive, or that find an archiving to settle).
+are in :mod:`.lock`, :mod:`.durable` (or :mod:`.closed_replace`, as the platform decides),
+:mod:`.archive` and :mod:`.side_files`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from axe.adapters.memory.archive import archiving, settle_archive
+from axe.adapters.memory.closed_replace import replace_closed
 from axe.adapters.memory.durable import (
-    DirectoryNames,
+    DRAIN_SECONDS,
     LateAppendError,
     ReplacedDuringTrimError,
     SourceFile,
@@ -25,61 +24,44 @@ from axe.adapters.memory.durable import (
     replace_open,
     signals_deferred,
 )
+from axe.adapters.memory.lock import MemoryFileLocks
 from axe.adapters.memory.paths import archive_path, intent_path
-from axe.adapters.memory.releases import LaterReleases
+from axe.adapters.memory.platforms import FilePlatform, current_platform
+from axe.adapters.memory.side_files import Place, check_own, locate
 from axe.adapters.shared.clock import SystemClock
-from axe.adapters.shared.reading import FileStamp, describe_os_error, read_regular
+from axe.adapters.shared.reading import (
+    FileStamp,
+    NotRegularFileError,
+    describe_os_error,
+    open_regular,
+    read_regular,
+)
+from axe.application.ports import Clock
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.errors import AgentError
-
-if TYPE_CHECKING:
-    from axe.adapters.memory.lock import MemoryFileLocks
-    from axe.adapters.memory.platforms import FilePlatform
-    from axe.application.ports import Clock
 
 _CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim to go ahead
 
 
-Meanwhile = Callable[[], AbstractContextManager[object]]
-_LONG_READ = 16 << 20  # bytes: long enough to read (8 ms here) to do something else meanwhile
-
-
 class MemoryFile:
-    """The memory file at ``path`` as the agent names it (a symlink stays a link; its
-    target is what gets replaced), handled by the rules of ``platform`` (this system's when
-    None), timed by the run's ``clock``; a run's ``releases`` free what a trim replaced
-    (at once when None) and its ``names`` list the directory at most once a minute (its own
-    when None)."""
+    """The memory file at ``path`` as the agent names it (outside a shared directory a
+    symlink stays a link, and its target is what gets replaced), handled by the rules of
+    ``platform`` (this system's when None), timed by the run's ``clock``."""
 
     def __init__(
-        self,
-        path: Path,
-        *,
-        platform: FilePlatform | None = None,
-        clock: Clock | None = None,
-        releases: LaterReleases | None = None,
-        names: DirectoryNames | None = None,
+        self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
     ) -> None:
-        self.path, self._platform, self.clock = path, platform, clock or SystemClock()
-        self.releases, self._names = releases, names or DirectoryNames()
-        self._temps_checked = False  # under the lock held now: see remove_abandoned_temps
+        self.path = path
+        self.platform = platform or current_platform()
+        self.clock = clock or SystemClock()
 
-    @property
-    def platform(self) -> FilePlatform:
-        """The given platform, else this system's, imported only once a run needs it (to
-        trim or write): reading a file, or skipping an unchanged one, needs none."""
-        if self._platform is None:
-            from axe.adapters.memory.platforms import current_platform  # noqa: PLC0415
+    def place(self) -> Place:
+        """Where the file really is, and whose files gc trusts beside it, looked at afresh.
 
-            self._platform = current_platform()
-        return self._platform
-
-    @functools.cached_property
-    def real(self) -> Path:
-        """The path with every symlink resolved: the file that is replaced, and beside
-        which gc's own files (lock, temps) go; resolved once (a dozen system calls), so a
-        trim's steps all work beside the one file it opened."""
-        return Path(os.path.realpath(self.path))
+        Raises:
+            AgentError: a link, or another user's file, in a shared directory.
+        """
+        return locate(self.path, self.platform)
 
     @contextlib.contextmanager
     def locked(
@@ -89,75 +71,59 @@ class MemoryFile:
         the archiving a stopped gc left (see :mod:`.archive`), whatever this gc then does.
 
         Raises:
-            AgentError: the lock was not had in time, or the archive cannot be settled (the
-                memory file was not changed).
+            AgentError: the file is refused, the lock was not had in time, or the archive
+                cannot be settled (the memory file was not changed).
         """
-        with locks.hold(self.path, agent=agent, waiting=waiting, real=self.real):
+        with locks.hold(self.path, agent=agent, waiting=waiting, place=self.place()):
             try:
-                if _archiving_left(self.path):
-                    from axe.adapters.memory.archive import settle_archive  # noqa: PLC0415
-
-                    settle_archive(self)
+                settle_archive(self)
             except OSError as error:
+                reason = str(error) if isinstance(error, NotRegularFileError) else None
                 raise AgentError(
                     f"cannot settle the archive {archive_path(self.path)} that an interrupted "
-                    f"gc left: {describe_os_error(error)}; the memory file was not changed"
+                    f"gc left: {reason or describe_os_error(error)}; the memory file was not "
+                    f"changed (fix that, or delete {intent_path(self.path)} to go on without "
+                    "settling)"
                 ) from None
-            try:
-                yield
-            finally:
-                self._temps_checked = False
+            yield
 
-    def remove_abandoned_temps(self) -> None:
-        """Delete the temp files a killed gc left beside this file (see
-        :func:`.durable.remove_abandoned_temps`), once per hold of its lock: only a gc holding
-        it makes them, so the trim's look through the directory serves the record written
-        after it (a look costs a step per file there: the run over a fleet's shared
-        directory paid one per agent twice)."""
-        if not self._temps_checked:
-            remove_abandoned_temps(self, self._names)
-            self._temps_checked = True
-
-    def read(self, meanwhile: Meanwhile | None = None) -> MemorySnapshot:
-        """The whole file; missing reads as empty (stamp None). ``meanwhile`` is entered
-        around the read of a large file: what the run can do while the kernel copies it.
+    def read(self) -> MemorySnapshot:
+        """The whole file; missing reads as empty (stamp None).
 
         Raises:
-            AgentError: the file exists but cannot be read, or is not a regular file.
+            AgentError: the file is refused, exists but cannot be read, or is not a regular
+                file; nothing was read.
         """
-        with contextlib.ExitStack() as reading:
-
-            def opened(status: os.stat_result) -> None:
-                if meanwhile is not None and status.st_size >= _LONG_READ:
-                    reading.enter_context(meanwhile())
-
-            try:
-                content, stamp = read_regular(self.path, check=opened)
-            except FileNotFoundError:
-                return MemorySnapshot(content=b"", stamp=None)
-            except OSError as error:
-                raise AgentError(
-                    f"cannot read memory file {self.path}: {describe_os_error(error)}"
-                ) from None
-            except MemoryError:
-                raise AgentError(
-                    f"cannot read memory file {self.path}: not enough memory"
-                ) from None
+        place = self.place()
+        try:
+            content, stamp = read_regular(
+                place.real,
+                check=lambda status: check_own(self.path, status, place.shared),
+                nofollow=place.shared is not None,
+            )
+        except FileNotFoundError:
+            return MemorySnapshot(content=b"", stamp=None)
+        except OSError as error:
+            raise AgentError(
+                f"cannot read memory file {self.path}: {describe_os_error(error)}"
+            ) from None
+        except MemoryError:
+            raise AgentError(f"cannot read memory file {self.path}: not enough memory") from None
         return MemorySnapshot(content=content, stamp=stamp)
 
     def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> str | None:
         """Apply ``plan`` to the file that ``snapshot`` was read from: the removed bytes
         appended to the archive first if ``archive``, then the file replaced by its tail
-        (see :mod:`.durable`). Ctrl-C and SIGTERM wait until it is done.
+        (see :mod:`.durable`). Ctrl-C and SIGTERM wait until it is done. Returns a clause
+        for a warning when a program still holds the old file open for writing.
 
         Raises:
             AgentError: nothing was changed (or, after the rename, late appends were lost).
         """
         with signals_deferred():
-            source = self._open_to_trim()
+            source = self._open_to_trim(self.place())
             try:
-                self._trim(source, snapshot, plan, archive=archive)
-                source.close(self.releases)  # its blocks freed at once if few, else later
+                held = self._trim(source, snapshot, plan, archive=archive)
             except LateAppendError as error:
                 raise AgentError(
                     f"trimmed memory file {self.path}, but {error.size} bytes appended during "
@@ -172,11 +138,17 @@ class MemoryFile:
                 ) from None
             finally:
                 source.close()
-        return None
+        if not held:
+            return None
+        return (
+            f"a program still had {self.path} open for writing after gc waited "
+            f"{DRAIN_SECONDS:g}s for it; what it writes there from now on goes to the replaced "
+            "file, not to the trimmed one"
+        )
 
-    def _open_to_trim(self) -> SourceFile:
+    def _open_to_trim(self, place: Place) -> SourceFile:
         try:
-            return SourceFile(self, self.real)
+            fd, status = open_regular(place.real, nofollow=place.shared is not None)
         except FileNotFoundError:
             raise AgentError(
                 f"memory file {self.path} disappeared before it could be trimmed; "
@@ -186,32 +158,29 @@ class MemoryFile:
             raise AgentError(
                 f"cannot open memory file {self.path} to trim it: {describe_os_error(error)}"
             ) from None
+        try:
+            check_own(self.path, status, place.shared)
+        except AgentError:
+            os.close(fd)
+            raise
+        return SourceFile(self, place, fd, status)
 
     def _trim(
         self, source: SourceFile, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
-    ) -> None:
+    ) -> bool:
         self._check_unchanged(source, snapshot, plan.keep_from)
-        self.remove_abandoned_temps()
+        remove_abandoned_temps(self)
         with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
             if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
                 self._archive(archived, snapshot.content[: plan.keep_from], source.status)
-            self._replace_with_tail(source, plan.keep_from)
-
-    def _replace_with_tail(self, source: SourceFile, keep_from: int) -> None:
-        """By the protocol the platform allows: rename over the open file (:mod:`.durable`),
-        or close every handle first (:mod:`.closed_replace`). Raises what the protocol raises."""
-        if self.platform.replace_needs_closed_files:
-            from axe.adapters.memory.closed_replace import replace_closed  # noqa: PLC0415
-
-            replace_closed(source, keep_from)
-        else:
-            replace_open(source, keep_from)
+            if self.platform.replace_needs_closed_files:
+                return replace_closed(source, plan.keep_from)
+            return replace_open(source, plan.keep_from)
 
     def _check_unchanged(self, source: SourceFile, snapshot: MemorySnapshot, cut: int) -> None:
         """Refuse a file that is no longer the one read plus appends: another file by now (an
-        editor's save by rename), a shorter one, or one rewritten in place (an editor that
-        keeps the inode) so that the bytes around the cut moved. A trim at a stale offset
-        would cut through the middle of somebody's text."""
+        editor's save by rename), a shorter one, or one rewritten in place so that the bytes
+        around the cut moved. A trim at a stale offset would cut through somebody's text."""
         stamp, status = snapshot.stamp, source.status
         if not isinstance(stamp, FileStamp):
             return
@@ -229,11 +198,9 @@ class MemoryFile:
         """Append ``removed`` to the archive for the rest of ``stack`` (see :mod:`.archive`).
 
         Raises:
-            AgentError: it cannot be appended; the archive is as it was, the memory file
-                untouched.
+            AgentError: it cannot be appended, or gc does not trust it; the archive is as it
+                was, the memory file untouched.
         """
-        from axe.adapters.memory.archive import archiving  # noqa: PLC0415
-
         try:
             stack.enter_context(archiving(self, removed, status))
         except OSError as error:
@@ -246,16 +213,3 @@ class MemoryFile:
         return AgentError(
             f"memory file {self.path} {how} while gc was running; not trimmed (run gc again)"
         )
-
-
-def _archiving_left(path: Path) -> bool:
-    """Whether a stopped archiving may have left its record beside ``path``: only such a
-    gc writes one, so a run finds none and loads no archive module; any other answer than
-    its absence is settled, where the error is said as before."""
-    try:
-        os.lstat(intent_path(path))
-    except FileNotFoundError:
-        return False
-    except OSError:  # cannot tell: settling says why
-        return True
-    return True

@@ -1,25 +1,17 @@
 """One gc at a time per memory file, across processes, machines sharing a home, and threads.
 
-Two gc runs on one file must come out as if one ran after the other: otherwise both read the
-same entries, both trim, and the second either refuses ("replaced while gc was running") or
-carries racing appends over twice. So gc holds an exclusive lock for its whole flow (read,
-analyse, archive, trim); ``--dry-run`` changes nothing and takes none.
-
-- It is keyed by the file's resolved path, so two agents sharing a ``memory.path``, and a
-  symlink and its target, are one file.
-- It lives in a sidecar, ``.<name>.axe-gc.lock``: a lock on the memory file itself would
-  stay behind on the old inode when the trim renames the new one into place. The sidecar
-  holds the holder's pid, for the waiter's message. On POSIX the holder removes it before
-  letting go, and a waiter that then gets the lock on the removed file sees the name no
-  longer leads to it and starts again: two processes never hold "the" lock through two
-  different files, and no sidecar stays behind. On Windows, where an open file cannot be
-  removed, it stays.
-- A crashed holder releases the lock by dying: ``flock`` on POSIX, ``msvcrt.locking`` on
-  Windows (on a byte far past the pid, which stays readable there).
-- Threads of one process (``--jobs`` with agents sharing a file) first queue on an
-  in-process lock, without a time limit: the holder is a sibling that will finish.
-- In a directory gc cannot write to, no gc can trim either (no temp file could be made),
-  so there gc goes on without the sidecar.
+Two gc runs on one file must come out as if one ran after the other, so gc holds an exclusive
+lock for its whole flow (read, analyse, archive, trim); ``--dry-run`` changes nothing and
+takes none. It is keyed by the file's resolved path (a symlink and its target are one file)
+and lives in a sidecar, ``.<name>.axe-gc.lock``, holding the holder's pid for the waiter's
+message: a lock on the memory file itself would stay behind on the old inode when the trim
+renames the new one into place. On POSIX the holder removes the sidecar before letting go,
+and a waiter that then locked the removed file sees the name no longer leads to it and
+starts again; on Windows, where an open file cannot be removed, it stays. A crashed holder
+releases the lock by dying (``flock``; ``msvcrt.locking`` on a byte far past the pid).
+Threads of one process first queue on an in-process lock, without a time limit. The sidecar
+is opened as every side file is (:mod:`.side_files`); in a directory gc cannot write to, no
+gc can trim either, so there gc goes on without one.
 """
 
 from __future__ import annotations
@@ -34,7 +26,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from axe.adapters.memory.paths import sidecar
+from axe.adapters.memory.platforms import current_platform
+from axe.adapters.memory.side_files import Place, locate, open_side
 from axe.adapters.shared.clock import SystemClock
+from axe.adapters.shared.reading import describe_os_error
 from axe.application.ports import Clock
 from axe.domain.errors import AgentError
 from axe.domain.model import quoted
@@ -47,7 +42,7 @@ _MSVCRT: object | None = importlib.import_module("msvcrt") if sys.platform == "w
 
 DEFAULT_LOCK_TIMEOUT = 300.0
 _FIRST_POLL, _LONGEST_POLL = 0.02, 0.25
-_UNLOCKABLE = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS})
+_NOT_WRITABLE = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS})
 _WINDOWS_LOCK_OFFSET = 1 << 30  # far past the pid at offset 0, which waiters must read
 
 
@@ -129,18 +124,19 @@ class MemoryFileLocks:
         *,
         agent: str,
         waiting: Callable[[int | None], None],
-        real: Path | None = None,
+        place: Place | None = None,
     ) -> Iterator[None]:
         """Hold ``memory_path``'s lock for the block, telling ``waiting`` as the port's
-        ``MemoryStore.lock`` says; ``real``, its resolved path when the caller has it.
+        ``MemoryStore.lock`` says; ``place``, where the file is, when the caller has it.
 
         Raises:
             AgentError: the lock was not free within the time limit, or the sidecar is
-                unusable (a directory, say); nothing was read or changed.
+                unusable (a directory, a link, another user's); nothing was read or changed.
         """
-        path = lock_path(memory_path) if real is None else sidecar(real, ".lock")
+        place = place or locate(memory_path, current_platform())
+        path = sidecar(place.real, ".lock")
         wait = _Wait(self, waiting)
-        with self._thread_lock(path, wait), self._process_lock(path, agent, wait):
+        with self._thread_lock(path, wait), self._process_lock(path, place, agent, wait):
             yield
 
     @contextlib.contextmanager
@@ -156,8 +152,8 @@ class MemoryFileLocks:
             lock.release()
 
     @contextlib.contextmanager
-    def _process_lock(self, path: Path, agent: str, wait: _Wait) -> Iterator[None]:
-        fd, writable = self._lock_sidecar(path, agent, wait)
+    def _process_lock(self, path: Path, place: Place, agent: str, wait: _Wait) -> Iterator[None]:
+        fd, writable = self._lock_sidecar(path, place, agent, wait)
         if fd is None:
             yield  # a directory gc cannot write to: no gc can trim this file
             return
@@ -176,11 +172,13 @@ class MemoryFileLocks:
             self.locker.unlock(fd)
             os.close(fd)
 
-    def _lock_sidecar(self, path: Path, agent: str, wait: _Wait) -> tuple[int | None, bool]:
+    def _lock_sidecar(
+        self, path: Path, place: Place, agent: str, wait: _Wait
+    ) -> tuple[int | None, bool]:
         """The sidecar, open and locked (None where it cannot be made), and whether it is
         writable; started again on a new one when its holder removed it meanwhile."""
         while True:
-            fd, writable = _open(path, agent)
+            fd, writable = _open(path, place, agent)
             if fd is None:
                 return None, False
             try:
@@ -234,20 +232,24 @@ class _Wait:
         return True
 
 
-def _open(path: Path, agent: str) -> tuple[int | None, bool]:
-    """The sidecar, opened never through a symlink: in a directory others can write, one
-    planted at its name would otherwise have gc write its pid into the link's target."""
-    flags = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+def _open(path: Path, place: Place, agent: str) -> tuple[int | None, bool]:
+    """The sidecar, and whether it is writable: made or reused (a crashed gc's), or, where
+    gc may not write, one already there opened read-only (it locks as well); None where
+    none is and none can be made.
+
+    Raises:
+        AgentError: it is unusable or not to be trusted.
+    """
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o644), True
+        return open_side(path, place, os.O_RDWR | os.O_CREAT, 0o644)[0], True
     except OSError as error:
-        if error.errno not in _UNLOCKABLE:
+        if error.errno not in _NOT_WRITABLE:
             raise _unusable(path, agent, error) from None
-    try:  # someone else's sidecar we may not write: a read-only descriptor locks as well
-        return os.open(path, os.O_RDONLY | flags), False
-    except OSError as error:
-        if error.errno in _UNLOCKABLE:
+        if not os.path.lexists(path):
             return None, False
+    try:
+        return open_side(path, place)[0], False
+    except OSError as error:
         raise _unusable(path, agent, error) from None
 
 
@@ -286,6 +288,5 @@ def _busy(path: Path, agent: str, holder: int | None, timeout: float) -> AgentEr
 
 
 def _unusable(path: Path, agent: str, error: OSError) -> AgentError:
-    reasons = {errno.EISDIR: "a directory", errno.ELOOP: "a symbolic link, not followed"}
-    reason = reasons.get(error.errno or 0) or error.strerror or str(error)
+    reason = "a directory" if error.errno == errno.EISDIR else describe_os_error(error)
     return AgentError(f"cannot lock the memory file of agent {quoted(agent)}: {path}: {reason}")

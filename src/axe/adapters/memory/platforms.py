@@ -1,13 +1,11 @@
 """Where Linux, macOS and Windows differ for a memory file, as one value the file is handed.
 
-The POSIX way to replace a file (:mod:`.durable`) renames over it while others hold it open,
-fsyncs the directory, probes a process with signal 0, and (Linux) leases the old file to
-learn when its last writer has gone. Windows refuses the first (a sharing violation), so
-there the file is replaced by :mod:`.closed_replace`; it cannot do the second and turns the
-third into a Ctrl-C. macOS's ``fsync`` stops at the drive's volatile cache. A
-:class:`~.file.MemoryFile` is handed a :class:`FilePlatform` instead of asking
-``sys.platform`` at each step, so the tests run every branch on Linux by substituting one:
-a filesystem shim with Windows' rule, or a recording ``fcntl``.
+POSIX renames over a file others hold open, fsyncs directories, probes a process with signal
+0, has owners and mode bits, and (Linux) leases a file to learn when its last writer has
+gone. Windows refuses the rename (:mod:`.closed_replace` replaces there), has none of the
+rest, and turns signal 0 into a Ctrl-C. macOS's ``fsync`` stops at the drive's volatile
+cache. A :class:`~.file.MemoryFile` is handed a :class:`FilePlatform` instead of asking
+``sys.platform`` at each step, so the tests run every branch on Linux by substituting one.
 """
 
 from __future__ import annotations
@@ -22,13 +20,9 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from attrs import frozen
-
-if TYPE_CHECKING:
-    from axe.adapters.memory.releases import LaterReleases
-    from axe.application.ports import Clock
 
 
 class FcntlModule(Protocol):
@@ -37,44 +31,20 @@ class FcntlModule(Protocol):
     def fcntl(self, fd: int, cmd: int, arg: int = 0, /) -> int: ...
 
 
-class HandledFile(Protocol):
-    """What the replace protocols and the archive need of a memory file (a
-    :class:`~.file.MemoryFile`, which they may not import: it imports them): where it is
-    (``real``: every symlink resolved), the rules of its platform, and the run's clock."""
-
-    @property
-    def path(self) -> Path: ...
-
-    @property
-    def real(self) -> Path: ...
-
-    @property
-    def platform(self) -> FilePlatform: ...
-
-    @property
-    def clock(self) -> Clock: ...
-
-    @property
-    def releases(self) -> LaterReleases | None: ...
-
-    def remove_abandoned_temps(self) -> None: ...
-
-
 @frozen
 class FilePlatform:
-    """How one operating system's files behave, where replacing a memory file must care
-    (see the module docstring): whether renaming over an open file fails
-    (``replace_needs_closed_files``: then :mod:`.closed_replace` replaces it), whether
-    ``kill(pid, 0)`` may probe a pid (``probe_processes``) and a directory be fsynced
-    (``fsync_directories``); its flush (:func:`full_fsync`) and Linux's read ``leases``; and
-    the seams tests take: ``replace`` and ``link`` (the Windows shim), ``write`` for appends
-    (to fill the disk, ENOSPC, or fail it, EIO, in the middle of one).
+    """How one operating system's files behave where a trim must care: whether renaming
+    over an open file fails (``replace_needs_closed_files``), whether a pid may be probed
+    (``probe_processes``), a directory fsynced (``fsync_directories``), and files have owners
+    and mode bits (``owners``: Windows has access lists instead); its flush and Linux's read
+    ``leases``; and the seams tests take: ``replace``, ``link`` and ``write``.
     """
 
     name: str
     replace_needs_closed_files: bool
     probe_processes: bool
     fsync_directories: bool
+    owners: bool
     fsync: Callable[[int], None]
     leases: ReadLeases | None = None
     replace: Callable[[Path, Path], None] = os.replace
@@ -104,7 +74,7 @@ class FilePlatform:
 
     def may_be_running(self, pid_text: str) -> bool:
         """Whether the process ``pid_text`` names may still run: always, where processes
-        cannot be probed (Windows)."""
+        cannot be probed."""
         if not self.probe_processes:
             return True
         if not pid_text.isdigit():
@@ -125,9 +95,9 @@ class ReadLeases:
 
     Breaking a lease sends its holder SIGIO, whose default action kills the process: the
     main thread ignores SIGIO while it holds a lease; another thread cannot change signal
-    handling, so it leases only if SIGIO is ignored already (``axe gc`` ignores it at start,
-    as an embedding program can). The platform value is one per process, so its one lock
-    keeps the main thread from restoring SIGIO while another thread holds a lease.
+    handling, so it leases only if SIGIO is ignored already (``axe gc`` ignores it at start).
+    One lock per process keeps the main thread from restoring SIGIO while another thread
+    holds a lease.
     """
 
     def __init__(self) -> None:
@@ -136,14 +106,13 @@ class ReadLeases:
     @contextlib.contextmanager
     def held(self, fd: int) -> Iterator[Callable[[], bool] | None]:
         """A read lease on ``fd`` for the block. Yields a check that it is held and
-        unbroken (False from the start if a writer had the file open), or None where no
-        lease can be had here (this thread may not ignore SIGIO, or the filesystem has no
-        leases): then the caller watches the file's size instead."""
+        unbroken (False from the start if a writer has the file open), or None where no
+        lease can be had here: then the caller watches the file's size instead."""
         main = threading.current_thread() is threading.main_thread()
         if not main and signal.getsignal(signal.SIGIO) != signal.SIG_IGN:
             yield None
             return
-        import fcntl  # noqa: PLC0415  (POSIX only)
+        import fcntl  # noqa: PLC0415  (POSIX only: this module is imported on Windows too)
 
         def unbroken() -> bool:
             return held and fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK
@@ -176,6 +145,7 @@ def platform_for(
         replace_needs_closed_files=windows,
         probe_processes=not windows,
         fsync_directories=not windows,
+        owners=not windows,
         fsync=functools.partial(full_fsync, fcntl=fcntl, fallback=fsync),
         leases=ReadLeases() if name.startswith("linux") else None,
     )
@@ -194,13 +164,9 @@ def current_platform() -> FilePlatform:
 def full_fsync(
     fd: int, *, fcntl: FcntlModule | None, fallback: Callable[[int], None] = os.fsync
 ) -> None:
-    """Flush ``fd`` to stable storage, through the drive's own cache where the system can.
-
-    On macOS ``fsync`` only hands the data to the drive, which may hold it in a volatile
-    cache and write it out of order, so a power cut can lose a file gc called durable;
-    ``F_FULLFSYNC`` asks the drive to write it down. It is used wherever ``fcntl`` has the
-    constant, as SQLite does. Some filesystems (network shares, FAT) refuse it; then, and
-    where the constant does not exist (Linux, Windows), plain ``fsync`` is the best there is.
+    """Flush ``fd`` to stable storage, through the drive's own cache where the system can:
+    ``F_FULLFSYNC`` where ``fcntl`` has it (macOS, whose ``fsync`` stops at the drive's
+    volatile cache), else, or where a filesystem refuses it, plain ``fsync``.
 
     Raises:
         OSError: from ``fallback``, when even a plain fsync fails.

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from axe.adapters.memory.durable import DirectoryNames
+from axe.adapters.memory.analysed import read_record, write_record
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
 from axe.adapters.memory.paths import LONGEST_MEMORY_NAME, OWN_NAMES_LONGER_BY, expand_path
-from axe.adapters.memory.releases import LaterReleases
 from axe.adapters.shared.clock import SystemClock
 from axe.application.ports import Clock
+from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, ModelRef, quoted, validate_agent_name
-
-if TYPE_CHECKING:
-    from axe.domain.analysed import AnalysedMemory
 
 
 class FileMemoryStore:
@@ -36,18 +31,12 @@ class FileMemoryStore:
         clock: Clock | None = None,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         environ: Mapping[str, str] | None = None,
-        while_reading: Callable[[AgentConfig], AbstractContextManager[object]] | None = None,
     ) -> None:
-        """``while_reading``: entered around the read of an agent's large memory file, for
-        the run to overlap other work with it (the composition root's builds the client the
-        agent's requests will need)."""
         self._data_dir = data_dir
-        self._while_reading = while_reading
         self._environ = os.environ if environ is None else environ  # for memory.path
         self._clock = clock or SystemClock()
         self._locks = MemoryFileLocks(timeout=lock_timeout, clock=self._clock)
         self._files: dict[tuple[str, str], MemoryFile] = {}
-        self._releases, self._names = LaterReleases(), DirectoryNames()
         self._trimming = 0  # trims under way, so an interrupted run lets them finish
         self._interrupted = False
         self._trims = threading.Condition()
@@ -62,11 +51,7 @@ class FileMemoryStore:
         self._locks.remove_held_sidecars()
 
     def close(self) -> None:
-        """Wait for what the trims replaced to be freed (see
-        :class:`~.releases.LaterReleases`), so a run leaves no descriptor or set-aside
-        record behind it. A program that keeps a store should close it (``axe gc`` and
-        ``production_ports`` do)."""
-        self._releases.wait()
+        """Nothing to release: a trim closes and frees what it replaced before it returns."""
 
     def lock(
         self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
@@ -74,10 +59,7 @@ class FileMemoryStore:
         return self.file_for(agent).locked(self._locks, agent=agent.name, waiting=waiting)
 
     def read(self, agent: AgentConfig) -> MemorySnapshot:
-        meanwhile = self._while_reading
-        if meanwhile is None:
-            return self.file_for(agent).read()
-        return self.file_for(agent).read(functools.partial(meanwhile, agent))
+        return self.file_for(agent).read()
 
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
@@ -93,29 +75,20 @@ class FileMemoryStore:
                 self._trimming -= 1
                 self._trims.notify_all()
 
-    # The record's module (and the digest's hashlib) load only in runs that skip unchanged.
     def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
-        from axe.adapters.memory.analysed import read_record  # noqa: PLC0415
-
         return read_record(self.file_for(agent))
 
     def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> str | None:
-        from axe.adapters.memory.analysed import write_record  # noqa: PLC0415
-        from axe.domain.analysed import AnalysedMemory  # noqa: PLC0415
-
         record = AnalysedMemory.of(left, model=model, at=self._clock.now())
         return write_record(self.file_for(agent), record)
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:
-        """``agent``'s memory file, with this run's platform and clock (a ``ConfigError`` as
+        """``agent``'s memory file, with this run's clock (a ``ConfigError`` as
         :meth:`path_for` says); made once per agent name and ``memory.path``, the only
         inputs of its path, as each gc asks for it several times."""
         key = (agent.name, agent.memory.path)
         if (file := self._files.get(key)) is None:
-            path = self.path_for(agent)
-            file = self._files[key] = MemoryFile(
-                path, clock=self._clock, releases=self._releases, names=self._names
-            )
+            file = self._files[key] = MemoryFile(self.path_for(agent), clock=self._clock)
         return file
 
     def path_for(self, agent: AgentConfig) -> Path:
