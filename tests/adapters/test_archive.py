@@ -7,6 +7,7 @@ import itertools
 import os
 import signal
 import stat
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -330,6 +331,45 @@ def test_a_record_that_cannot_be_settled_fails_that_gc_with_one_line(
     )
     assert path.read_bytes() == entries(5)
     assert sorted(os.listdir(path.parent)) == [intent_path(path).name, "helper.md"]  # no lock
+
+
+def freeze(path: Path) -> None:
+    """Make ``path`` immutable (chattr +i), as an administrator may an archive."""
+    if os.geteuid() != 0:
+        pytest.skip("making a file immutable needs root")
+    done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False)
+    if done.returncode:
+        pytest.skip(f"no immutable files here: {done.stderr.decode().strip()}")
+
+
+def test_an_append_that_failed_before_writing_settles_without_a_write(tmp_path: Path) -> None:
+    """An append that fails having written nothing, into an archive that then cannot be
+    written at all (immutable): it never grew, so it needs no write to be back, and the
+    intent record goes at once; the next gc, with or without --archive, goes on."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    archive = archive_path(path)
+    archive.write_bytes(entries(1, start=100))
+    base = current_platform()
+
+    def write(fd: int, data: memoryview) -> int:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(archive):
+            freeze(archive)
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return base.write(fd, data)
+
+    try:
+        with pytest.raises(AgentError) as caught:
+            trim_with_archive(path, 2, attrs.evolve(base, write=write))
+        assert str(caught.value) == (
+            f"cannot archive removed entries to {archive}: Input/output error; the memory file "
+            "was not changed"
+        )
+        assert names(tmp_path) == ["m.md", "m.md.archive"]
+        assert trim_entries(path, 2) == 3
+    finally:
+        subprocess.run(["chattr", "-i", str(archive)], capture_output=True, check=False)
+    assert archive.read_bytes() == entries(1, start=100)
 
 
 def test_a_rename_that_fails_takes_the_append_back(tmp_path: Path) -> None:

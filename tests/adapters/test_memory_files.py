@@ -13,6 +13,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,12 +21,14 @@ from pathlib import Path
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.platforms import current_platform
 from axe.adapters.memory.store import FileMemoryStore, trim_entries
-from axe.domain.entries import plan_trim
+from axe.domain.entries import count_entries, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, MemoryConfig, ModelRef
 from axe.testing import FakeClock, make_agent
@@ -370,7 +373,7 @@ def test_relative_memory_path_is_a_config_error(tmp_path: Path) -> None:
 # the late-append carry-over (read lease), on and off the main thread
 
 
-def trim_with_a_late_writer(path: Path, *, write_at: float, in_thread: bool) -> None:
+def trim_with_a_late_writer(path: Path, *, write_at: float, in_thread: bool) -> list[str | None]:
     """Trim to 2 entries while a writer holds an O_APPEND descriptor opened before the
     rename and writes through it ``write_at`` seconds (of simulated time) later."""
     path.write_bytes(entries(5))
@@ -385,10 +388,11 @@ def trim_with_a_late_writer(path: Path, *, write_at: float, in_thread: bool) -> 
     memory = MemoryFile(path, clock=FakeClock(on_sleep=late_write))
     plan = plan_trim(snapshot.content, 2)
     failures: list[BaseException] = []
+    warnings: list[str | None] = []
 
     def work() -> None:
         try:
-            memory.trim(snapshot, plan, archive=False)
+            warnings.append(memory.trim(snapshot, plan, archive=False))
         except BaseException as error:  # noqa: BLE001  (re-raised in the test's thread)
             failures.append(error)
 
@@ -404,6 +408,7 @@ def trim_with_a_late_writer(path: Path, *, write_at: float, in_thread: bool) -> 
             os.close(fd)
     if failures:
         raise failures[0]
+    return warnings
 
 
 @pytest.fixture
@@ -422,7 +427,7 @@ def test_a_writer_still_holding_the_old_file_is_waited_for(tmp_path: Path) -> No
     """An `axe run` that opened the file before the rename and writes 0.5 s later still has
     its entry kept: the lease is refused until that writer closes (fails without the lease)."""
     path = tmp_path / "m.md"
-    trim_with_a_late_writer(path, write_at=0.5, in_thread=False)
+    assert trim_with_a_late_writer(path, write_at=0.5, in_thread=False) == [None]
     assert path.read_bytes() == entries(2, start=3) + entry(77)
 
 
@@ -446,9 +451,123 @@ def test_off_the_main_thread_without_sigio_ignored_gc_waits_only_for_quiet(
     sigio(signal.SIG_DFL)
     soon, late = tmp_path / "soon.md", tmp_path / "late.md"
     trim_with_a_late_writer(soon, write_at=0.005, in_thread=True)
-    trim_with_a_late_writer(late, write_at=0.5, in_thread=True)
+    assert trim_with_a_late_writer(late, write_at=0.5, in_thread=True) == [None]  # cannot tell
     assert soon.read_bytes() == entries(2, start=3) + entry(77)
     assert late.read_bytes() == entries(2, start=3)
+
+
+_HOLDER = """
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+print("open", flush=True)
+for line in sys.stdin:
+    os.write(fd, bytes.fromhex(line))
+    print("written", flush=True)
+"""
+
+
+class HeldWriter:
+    """Another process holding the memory file open for appending (`long_job >> log`,
+    `tee -a`, a logger), writing when told to, until it is closed."""
+
+    def __init__(self, path: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        assert self.process.stdin is not None
+        self.replies, self.commands = self.process.stdout, self.process.stdin
+        assert self.replies.readline() == "open\n"
+
+    def write(self, data: bytes) -> None:
+        self.commands.write(data.hex() + "\n")
+        self.commands.flush()
+        assert self.replies.readline() == "written\n"
+
+    def close(self) -> None:
+        self.commands.close()
+        self.process.wait(10)
+        self.replies.close()
+
+
+def test_a_writer_that_outlives_the_wait_is_named_in_a_warning(tmp_path: Path) -> None:
+    """A program holding the file open across a gc: what it writes during gc's 2-second
+    wait is carried over; once the wait ends with it still there, the trim is done and
+    returns a warning naming the file (what it writes later goes to the replaced file)."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = MemoryFile(path).read()
+    writer = HeldWriter(path)
+    try:
+        clock = FakeClock(on_sleep=lambda _: None if clock.slept[1:] else writer.write(entry(77)))
+        warning = MemoryFile(path, clock=clock).trim(
+            snapshot, plan_trim(snapshot.content, 2), archive=False
+        )
+        writer.write(entry(88))
+    finally:
+        writer.close()
+    assert warning == (
+        f"a program still had {path} open for writing after gc waited 2s for it; what it "
+        "writes there from now on goes to the replaced file, not to the trimmed one"
+    )
+    assert path.read_bytes() == entries(2, start=3) + entry(77)
+    assert 2.0 <= clock.monotonic() < 2.1
+
+
+_SOUP = st.binary(max_size=30).map(lambda soup: soup.replace(b"\n", b" "))
+
+
+@st.composite
+def odd_logs(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """A log of at least two entries (a BOM first, text of any bytes before the first
+    heading, CRLF only, a last heading without its line end) and bytes an `axe run`
+    appends meanwhile. Three headings at least: a BOM, or text that does not end its
+    line, turns the first into text."""
+    kind = draw(st.sampled_from(["byte soup", "crlf only", "unended heading", "bom first"]))
+    eol = b"\r\n" if kind == "crlf only" else b"\n"
+    pre = draw(st.binary(max_size=40)) if kind == "byte soup" else b""
+    heads = draw(st.lists(_SOUP, min_size=3, max_size=12))
+    log = pre + b"".join(b"## " + head + eol + draw(_SOUP) + eol for head in heads)
+    if kind == "unended heading":
+        log += b"## " + draw(_SOUP)
+    if kind == "bom first":
+        log = b"\xef\xbb\xbf" + log
+    return log, draw(st.sampled_from([b"", entry(99), b"\xff half an entry"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(odd_logs(), st.data())
+def test_a_trim_leaves_the_kept_tail_and_every_byte_appended_meanwhile(
+    log_and_appended: tuple[bytes, bytes], data: st.DataObject
+) -> None:
+    """For any log and any keep short of all its entries, the file afterwards is exactly
+    the read bytes from the planned cut on, then what was appended between the read and
+    the trim, then what a writer put into the old file after the rename (carried over)."""
+    log, appended = log_and_appended
+    total = count_entries(log)
+    plan = plan_trim(log, data.draw(st.integers(1, total - 1), label="keep"))
+    assert plan.changes_file  # by construction: every example trims
+    late = data.draw(st.sampled_from([b"", entry(77)]), label="late")
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "m.md"
+        path.write_bytes(log)
+        snapshot = MemoryFile(path).read()
+        with path.open("ab") as writer:
+            writer.write(appended)
+            writer.flush()
+
+            def replace_then_write(source: Path, target: Path) -> None:
+                os.replace(source, target)
+                writer.write(late)  # into the old file, which the writer still holds
+                writer.flush()
+
+            platform = attrs.evolve(current_platform(), replace=replace_then_write)
+            clock = FakeClock(on_sleep=lambda _: writer.close())
+            MemoryFile(path, platform=platform, clock=clock).trim(snapshot, plan, archive=False)
+        assert path.read_bytes() == log[plan.keep_from :] + appended + late
 
 
 def test_a_version_saved_by_an_editor_during_the_trim_is_not_overwritten(

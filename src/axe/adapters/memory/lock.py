@@ -250,6 +250,8 @@ def _open(path: Path, place: Place, agent: str) -> tuple[int | None, bool]:
     try:
         return open_side(path, place)[0], False
     except OSError as error:
+        with contextlib.suppress(OSError):  # one gc may not even read: whose is it?
+            place.check(path, os.lstat(path))
         raise _unusable(path, agent, error) from None
 
 

@@ -134,10 +134,10 @@ def locate(path: Path, platform: FilePlatform) -> Place:
     found, status = follow(path, platform, "memory file")
     real = Path(os.path.realpath(found.parent)) / found.name
     where = shared(real.parent, platform)
-    if not platform.owners:
-        return Place(real, None, None)
     if status is not None:
         check_own(path, status, where)
+    if not platform.owners:
+        return Place(real, where, None)
     owners = {os.geteuid()} if status is None else {os.geteuid(), status.st_uid}
     return Place(real, where, frozenset(owners))
 
