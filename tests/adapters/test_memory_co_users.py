@@ -64,7 +64,7 @@ def plain_python() -> tuple[str, dict[str, str]] | None:
     """An interpreter the plain user may run, with the environment that finds axe."""
     paths = f"{Path(axe.__file__).parents[1]}:{sysconfig.get_paths()['purelib']}"
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": paths}
-    for python in (sys.executable, sys._base_executable, "/usr/bin/python3"):
+    for python in (sys.executable, getattr(sys, "_base_executable", ""), "/usr/bin/python3"):
         with contextlib.suppress(OSError):
             done = subprocess.run(
                 [python, "-c", "import axe.adapters.memory.file"],
