@@ -1,23 +1,16 @@
 """Keep what a trim removes: append it to ``<memory file>.archive``, exactly once.
 
-Whatever stops gc (SIGKILL, power loss, ENOSPC, EIO), the archive afterwards holds each
-trim's removed prefix exactly once: archive + memory file == the log. Before the append an
-intent record (``.<memory file>.archive.axe-gc-intent``) is created and flushed: the
-archive's size before the append, and the removed prefix's length and SHA-256 with the
-memory file's device and inode. It is removed once the trim is done; otherwise the run's own
-failure, or the next gc of that file under its lock, settles it by whether the memory file
-still holds the prefix (same inode, same first bytes):
-
-- the record is not whole: it was cut before the append began; it goes, the archive stays;
-- the memory file still holds the prefix: the trim did not happen, so the append, whole or
-  cut, is undone (the archive truncated to its recorded size, or removed if gc made it);
-- otherwise the trim happened, after a flushed whole append: the archive is kept, unless it
-  does not hold the whole append there (a cut entry is never kept).
-
-Nothing is guessed from the archive's tail: entries with the same bytes occur. The archive
-is followed through a link only outside a shared directory (a dangling link creates its
-target; the link stays), and only one gc may trust is appended to (:mod:`.side_files`). A
-new archive gets the memory file's permissions and owner; an existing one keeps its own.
+Whatever stops gc, archive + memory file == the log afterwards. Before the append an intent
+record (``.<memory file>.archive.axe-gc-intent``) is created and flushed: the archive's size,
+and the removed prefix's length and SHA-256 with the memory file's inode. It is removed once
+the trim is done; otherwise the run's own failure, or the next gc under the file's lock,
+settles it: a record not whole was cut before the append began (it goes, the archive stays);
+if the memory file still holds the prefix, the trim did not happen and the append is undone
+(truncated to the recorded size, or the archive removed if gc made it); else the trim
+happened after a whole flushed append, which is kept (unless it is not whole: a cut entry
+is never kept). Nothing is guessed from the archive's tail: entries with the same bytes
+occur. The archive is opened as every side file is (:mod:`.side_files`); a new one gets the
+memory file's permissions and owner, an existing one keeps its own.
 """
 
 from __future__ import annotations
@@ -31,26 +24,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
-from attrs import frozen
 
-from axe.adapters.memory.durable import copy_ownership, pread, remove_quietly, write_all
+from axe.adapters.memory import durable
 from axe.adapters.memory.paths import archive_path, intent_path
-from axe.adapters.memory.side_files import (
-    HandledFile,
-    Place,
-    create_new,
-    follow,
-    open_side,
-    shared,
-)
+from axe.adapters.memory.side_files import HandledFile, Place, create_new, follow, open_side, shared
 from axe.adapters.shared.reading import describe_os_error, open_regular
 from axe.domain.errors import AgentError
 
-_HASH_CHUNK = 1 << 20
 _LARGEST_RECORD = 4096  # a record is about 200 bytes
 
 
-@frozen
+@attrs.frozen
 class Intent:
     """What one append is about to do, recorded before it starts."""
 
@@ -65,60 +49,49 @@ class Intent:
 @contextlib.contextmanager
 def archiving(file: HandledFile, removed: bytes, memory_status: os.stat_result) -> Iterator[None]:
     """Append ``removed`` (the memory file's first bytes; ``memory_status``, the file as gc
-    holds it open) to its archive, flushed, for a block that trims the memory file; if the
-    append or the block fails, settle at once (undone unless the trim happened), or if even
-    that fails, by the next gc.
+    holds it) to the archive, flushed, for a block that trims the memory file; settled at
+    once if the append or the block fails (or, if even that fails, by the next gc).
 
     Raises:
-        OSError: the archive or its record cannot be read or written; the memory file is
-            untouched, and what was appended is taken back.
+        OSError: the archive or its record cannot be written; nothing is left changed.
         AgentError: the archive is one gc does not trust; nothing was changed.
     """
     settle_archive(file)
     archive, place = archive_at(file)
-    fd, size, created = _open_archive(file, archive, place, memory_status)
-    intent = Intent(
-        archive_size=size,
-        archive_existed=not created,
-        length=len(removed),
-        sha256=hashlib.sha256(removed).hexdigest(),
-        device=memory_status.st_dev,
-        inode=memory_status.st_ino,
-    )
-    try:
-        _record(file, intent, memory_status)
-    except BaseException:
-        os.close(fd)
-        if created:
-            remove_quietly(archive)  # nothing was appended to it
-        raise
+    fd, size, made = _open_archive(file, archive, place, memory_status)
+    digest, recorded = hashlib.sha256(removed).hexdigest(), False
     try:
         try:
-            write_all(fd, removed, write=file.platform.write)
+            intent = Intent(size, not made, len(removed), digest, *_identity(memory_status))
+            _record(file, intent, memory_status)
+            recorded = True
+            durable.write_all(fd, removed, write=file.platform.write)
             file.platform.fsync(fd)
-            if created:
+            if made:
                 file.platform.fsync_directory(archive.parent)
         finally:
             os.close(fd)
         yield
     except BaseException:
-        with contextlib.suppress(OSError, AgentError):
-            settle_archive(file)
+        if recorded:
+            with contextlib.suppress(OSError, AgentError):
+                settle_archive(file)
+        elif made:
+            durable.remove_quietly(archive)  # nothing was appended to it
         raise
-    remove_quietly(intent_path(file.path))  # if it stays, the next gc keeps the archive
+    durable.remove_quietly(intent_path(file.path))  # if it stays, the next gc keeps the archive
 
 
 def archive_at(file: HandledFile) -> tuple[Path, Place]:
-    """Where the archive of ``file`` really is, and the rules it is opened by: the memory
-    file's owners, its own directory's sharing.
+    """Where the archive really is (links followed outside a shared directory), and the
+    rules it is opened by: the memory file's owners, its own directory's sharing.
 
     Raises:
         AgentError: it is a link in a shared directory, or the memory file is refused.
     """
-    place = file.place()
     found, _ = follow(archive_path(file.path), file.platform, "archive")
     real = Path(os.path.realpath(found.parent)) / found.name
-    return real, attrs.evolve(place, shared=shared(real.parent, file.platform))
+    return real, attrs.evolve(file.place(), shared=shared(real.parent, file.platform))
 
 
 def _open_archive(
@@ -127,33 +100,30 @@ def _open_archive(
     """The archive open for appending, its size, and whether this made it.
 
     Raises:
-        OSError: it cannot be opened or made (a dangling link's target said so).
+        OSError: it cannot be opened or made (a dangling link's target, said so).
         AgentError: gc does not trust it.
     """
-    flags = os.O_WRONLY | os.O_APPEND
     try:
-        fd = create_new(archive, flags)
+        fd = create_new(archive, os.O_WRONLY | os.O_APPEND)
     except FileExistsError:
-        fd, status = open_side(archive, place, flags)
+        fd, status = open_side(archive, place, os.O_WRONLY | os.O_APPEND)
         return fd, status.st_size, False
     except OSError as error:
         if archive == archive_path(file.path):
             raise
-        why = describe_os_error(error)
-        raise OSError(
-            error.errno, f"it is a dangling link to {archive}, which cannot be created ({why})"
-        ) from None
+        why = f"it is a dangling link to {archive}, which cannot be created"
+        raise OSError(error.errno, f"{why} ({describe_os_error(error)})") from None
     try:
-        copy_ownership(fd, memory_status)
+        durable.copy_ownership(fd, memory_status)
     except BaseException:
         os.close(fd)
-        remove_quietly(archive)
+        durable.remove_quietly(archive)
         raise
     return fd, 0, True
 
 
 def _record(file: HandledFile, intent: Intent, memory_status: os.stat_result) -> None:
-    """Create the intent record, exactly as private as the memory file, and flush it.
+    """Create the intent record, as private as the memory file, flushed.
 
     Raises:
         OSError: it cannot be written (none is left), or something is at its name already.
@@ -166,16 +136,15 @@ def _record(file: HandledFile, intent: Intent, memory_status: os.stat_result) ->
         raise FileExistsError(errno.EEXIST, made) from None
     try:
         try:
-            copy_ownership(fd, memory_status)
-            write_all(
-                fd, json.dumps(attrs.asdict(intent)).encode() + b"\n", write=file.platform.write
-            )
+            durable.copy_ownership(fd, memory_status)
+            text = json.dumps(attrs.asdict(intent)) + "\n"
+            durable.write_all(fd, text.encode(), write=file.platform.write)
             file.platform.fsync(fd)
         finally:
             os.close(fd)
         file.platform.fsync_directory(record.parent)
     except BaseException:
-        remove_quietly(record)
+        durable.remove_quietly(record)
         raise
 
 
@@ -196,9 +165,12 @@ def settle_archive(file: HandledFile) -> None:
         intent = _parse(opened.read(_LARGEST_RECORD))
     if intent is not None:
         archive, archive_place = archive_at(file)
-        memory_holds = _holds(place.real, None, intent, 0)
-        if memory_holds or not _holds(archive, archive_place, intent, intent.archive_size):
-            _undo(file, archive, archive_place, intent)
+        with _opened(place.real, None) as memory:
+            same = memory is not None and _identity(memory[1]) == (intent.device, intent.inode)
+            untrimmed = same and memory is not None and _holds(memory, intent, 0)
+        with _opened(archive, archive_place) as kept:
+            if kept and (untrimmed or not _holds(kept, intent, intent.archive_size)):
+                _undo(file, archive, archive_place, intent, kept[1])
     os.unlink(record)
 
 
@@ -215,35 +187,42 @@ def _parse(text: bytes) -> Intent | None:
     return intent
 
 
-def _holds(path: Path, place: Place | None, intent: Intent, offset: int) -> bool:
-    """Whether the file at ``path`` holds the recorded bytes at ``offset``: the archive
-    (gc's own, by ``place``), or (``place`` None) the memory file the record names."""
+def _identity(status: os.stat_result) -> tuple[int, int]:
+    return status.st_dev, status.st_ino
+
+
+@contextlib.contextmanager
+def _opened(path: Path, place: Place | None) -> Iterator[tuple[int, os.stat_result] | None]:
+    """The file at ``path`` open for reading (gc's own, by ``place``), or None if absent."""
     try:
         fd, status = open_regular(path) if place is None else open_side(path, place)
     except FileNotFoundError:
-        return False
+        yield None
+        return
     try:
-        if place is None and (status.st_dev, status.st_ino) != (intent.device, intent.inode):
-            return False
-        if status.st_size < offset + intent.length:
-            return False
-        digest, end = hashlib.sha256(), offset + intent.length
-        while offset < end and (chunk := pread(fd, min(_HASH_CHUNK, end - offset), offset)):
-            digest.update(chunk)
-            offset += len(chunk)
-        return digest.hexdigest() == intent.sha256
+        yield fd, status
     finally:
         os.close(fd)
 
 
-def _undo(file: HandledFile, archive: Path, place: Place, intent: Intent) -> None:
-    """Give the archive back its size before the append (and its space on a full disk): an
-    archive that never grew needs no write, so a read-only or immutable one settles too."""
-    try:
-        fd, status = open_side(archive, place)
-    except FileNotFoundError:
-        return
-    os.close(fd)
+def _holds(opened: tuple[int, os.stat_result], intent: Intent, offset: int) -> bool:
+    """Whether the open file holds the recorded bytes at ``offset``."""
+    fd, status = opened
+    end = offset + intent.length
+    if status.st_size < end:
+        return False
+    digest = hashlib.sha256()
+    while offset < end and (chunk := durable.pread(fd, min(1 << 20, end - offset), offset)):
+        digest.update(chunk)
+        offset += len(chunk)
+    return digest.hexdigest() == intent.sha256
+
+
+def _undo(
+    file: HandledFile, archive: Path, place: Place, intent: Intent, status: os.stat_result
+) -> None:
+    """Give the archive back its size before the append (its space on a full disk): one
+    that never grew needs no write, so a read-only or immutable one settles too."""
     if not intent.archive_existed:
         os.unlink(archive)
         file.platform.fsync_directory(archive.parent)

@@ -1,22 +1,17 @@
 """Replacing a memory file by its own tail: at any instant, even under SIGKILL or a full disk,
 the file is either exactly as it was or exactly trimmed, and no entry ``axe run`` appends
-while gc works is lost.
+while gc works is lost. A temp file beside it (same filesystem, carrying its writer's pid, so
+a later gc removes one a killed run left) gets the kept tail, bytes appended meanwhile and
+the file's permissions, flushed; then the rename, and the directory flushed.
 
-The POSIX protocol, :func:`replace_open`:
-
-1. Copy the kept tail into a temp file beside the original (same filesystem), picking up
-   bytes appended meanwhile; give it the original's permissions; fsync it.
-2. ``os.replace`` it over the original (atomic), then fsync the directory so the rename
-   itself survives a power cut.
-3. ``axe run`` appends with ``open(O_APPEND)``, one write, close, and no lock, so a writer
-   that opened the old file before the rename still writes into the old inode. Keep the
-   old file open, wait until no writer holds it (a Linux read lease is granted only then;
-   elsewhere, until it has stopped growing for 20 ms), at most :data:`DRAIN_SECONDS`, and
-   append what arrived.
-
-Windows refuses step 2 while any handle is open; :mod:`.closed_replace` does steps 2 and 3
-there with the pieces below. Temp files carry their writer's pid, so a later gc removes
-those a killed run left.
+POSIX (:func:`replace_open`) renames over the open file; a writer that opened the old file
+before still writes into it, so gc keeps it open until no writer holds it (a Linux read lease
+is granted only then; elsewhere, until 20 ms of quiet), at most :data:`DRAIN_SECONDS`, and
+appends what arrived. Windows (:func:`replace_closed`) refuses the rename while any handle is
+open: gc closes its own and retries for up to two seconds (a scanner, an ``axe run``); a
+hard link to the old file, made first, then holds whatever was appended. Without hard links
+(FAT, some shares) gc catches up before each try; an entry appended in the instant between
+that and the rename is lost, as gc-spec §5.1 accepts.
 """
 
 from __future__ import annotations
@@ -32,40 +27,31 @@ from types import FrameType
 from typing import Any
 
 from axe.adapters.memory.paths import sidecar
-from axe.adapters.memory.platforms import FilePlatform
 from axe.adapters.memory.side_files import HandledFile, Place, create_new
-from axe.application.ports import Clock
+from axe.adapters.shared.reading import open_regular
 
 DRAIN_SECONDS = 2.0  # how long a trim waits for the old file's last writer to close it
-_COPY_CHUNK = 1 << 20
+_CHUNK = 1 << 20
 _ABANDONED_AFTER_SECONDS = 3600.0
-_QUIET_SECONDS = 0.02
-_POLL_SECONDS = 0.001
-_DEFERRED_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)
-)
+_QUIET_SECONDS, _POLL_SECONDS = 0.02, 0.001
+_ACCESS_DENIED, _SHARING_VIOLATION = 5, 32  # Windows' errors for a file in use
+_IN_USE_SECONDS, _FIRST_PAUSE, _LONGEST_PAUSE = 2.0, 0.001, 0.05
+_DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
 
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM back for the block, then deliver them: a trim is atomic on
-    disk, but an exception raised between its steps (archive appended, file not yet
-    renamed; renamed, late appends not yet carried over) would leave it half done.
-
-    Python runs signal handlers only on the main thread, so only there is anything to do:
-    the handlers are swapped for a recorder for the block and put back after, and a signal
-    that came meanwhile is raised again, reaching the program's own handler. On any other
-    thread the block cannot be interrupted.
-    """
+    """Hold Ctrl-C and SIGTERM back for the block, then raise them again for the program's
+    own handlers: an exception between a trim's steps would leave it half done. Only the
+    main thread runs signal handlers; on another the block cannot be interrupted."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     arrived: list[int] = []
     previous: dict[int, Callable[[int, FrameType | None], Any] | int] = {}
-    for number in _DEFERRED_SIGNALS:
-        handler = signal.getsignal(number)
-        if handler is not None:  # None: a handler not set from Python, left alone
-            signal.signal(number, lambda received, _frame: arrived.append(received))
+    for number in _DEFERRED:
+        if (handler := signal.getsignal(number)) is not None:  # None: not set from Python
+            signal.signal(number, lambda got, _: arrived.append(got))
             previous[number] = handler
     try:
         yield
@@ -77,15 +63,11 @@ def signals_deferred() -> Iterator[None]:
 
 
 class SourceFile:
-    """The memory file as a trim holds it open: its resolved ``path``, descriptor and status
-    when opened, the ``place`` it was found at, and the run's platform and clock. Windows
-    must close it before the rename, POSIX keeps it until the late appends are collected;
-    either way it is closed exactly once."""
+    """The memory file as a trim holds it open, closed once (before the rename on Windows)."""
 
     def __init__(self, file: HandledFile, place: Place, fd: int, status: os.stat_result) -> None:
         self.path, self.place, self.fd, self.status = place.real, place, fd, status
-        self.platform: FilePlatform = file.platform
-        self.clock: Clock = file.clock
+        self.platform, self.clock = file.platform, file.clock
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -106,19 +88,12 @@ class ReplacedDuringTrimError(OSError):
 
 
 def replace_open(source: SourceFile, keep_from: int) -> bool:
-    """Replace the file open as ``source`` with its bytes from ``keep_from`` on, renaming
-    over it while it is open (POSIX); True if a writer still held the old file when the
-    wait for it ended (see :func:`collect_late_appends`).
-
-    Raises:
-        OSError: before the rename: nothing changed and the temp file is gone.
-        ReplacedDuringTrimError: another program replaced the file; nothing changed.
-        LateAppendError: after the rename: the trim happened, but bytes appended during it
-            could not be carried over.
-    """
+    """Replace the file open as ``source`` by its bytes from ``keep_from`` on, renaming over
+    it while it is open; True if a writer still held the old file at the end. Raises OSError
+    or ReplacedDuringTrimError with nothing changed, LateAppendError after the rename."""
     temp, copied_to = write_tail_to_temp(source, keep_from)
     try:
-        require_still_named(source)  # an editor may have saved a new version meanwhile
+        require_same_file(source.path, source.status)  # an editor may have saved meanwhile
         source.platform.replace(temp, source.path)
     except BaseException:
         remove_quietly(temp)
@@ -129,32 +104,129 @@ def replace_open(source: SourceFile, keep_from: int) -> bool:
     return held
 
 
-def require_still_named(source: SourceFile) -> None:
-    """Raises ReplacedDuringTrimError if ``source.path`` no longer names the file gc opened:
-    checked just before the rename, so a version another program saved meanwhile is kept."""
+def replace_closed(source: SourceFile, keep_from: int) -> bool:
+    """As :func:`replace_open`, renaming once no handle is open (``source`` is closed
+    first); then no writer can hold the old file. OSError also when in use for 2 s."""
+    temp, copied_to = write_tail_to_temp(source, keep_from)
+    attempt = _Attempt(source, temp, copied_to)
     try:
-        named = os.stat(source.path)
+        source.close()
+        attempt.retry_while_in_use()
+    except BaseException:
+        remove_quietly(temp)
+        if attempt.linked:
+            remove_quietly(attempt.sidecar)
+        raise
+    source.platform.fsync_directory(source.path.parent)
+    carry_over(source, attempt.collect_from_sidecar() if attempt.linked else b"")
+    return False
+
+
+class _Attempt:
+    """The tries at a Windows rename: whether the sidecar exists, how far the old file
+    has been copied."""
+
+    def __init__(self, source: SourceFile, temp: Path, copied_to: int) -> None:
+        self.source, self.platform = source, source.platform
+        self.temp = temp
+        self.copied_to = copied_to
+        self.sidecar = new_temp(source.path, "-old")
+        self.linked: bool | None = None  # None: not yet known
+
+    def retry_while_in_use(self) -> None:
+        """Try until no attempt fails with a file in use, for two seconds at most; else
+        raise the last failure."""
+        clock = self.source.clock
+        deadline = clock.monotonic() + _IN_USE_SECONDS
+        pause = _FIRST_PAUSE
+        while True:
+            try:
+                self._run()
+            except OSError as error:
+                if getattr(error, "winerror", None) not in {_SHARING_VIOLATION, _ACCESS_DENIED}:
+                    raise
+                if clock.monotonic() + pause > deadline:
+                    raise
+            else:
+                return
+            clock.sleep(pause)
+            pause = min(pause * 2, _LONGEST_PAUSE)
+
+    def _run(self) -> None:
+        """Link the sidecar once, or catch up without one; then rename."""
+        if self.linked is None:
+            self._link_sidecar()
+        if not self.linked:
+            self._catch_up()
+        self.platform.replace(self.temp, self.source.path)
+
+    def _link_sidecar(self) -> None:
+        try:
+            self.platform.link(self.source.path, self.sidecar)
+        except OSError as error:
+            if getattr(error, "winerror", None) == _SHARING_VIOLATION:
+                raise
+            self.linked = False  # no hard links here: catch up before each attempt instead
+            return
+        self.linked = True  # from here on, a failure removes the sidecar
+        fd, status = open_regular(self.sidecar)
+        os.close(fd)
+        require_same_file(status, self.source.status)
+
+    def _catch_up(self) -> None:
+        """Copy what the old file gained into the (closed) temp file (its status from
+        ``fstat``, as the first: file ids compare alike on every Windows)."""
+        fd, status = open_regular(self.source.path)
+        try:
+            require_same_file(status, self.source.status)
+            if status.st_size <= self.copied_to:
+                return
+            flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0)
+            temp_fd = os.open(self.temp, flags | getattr(os, "O_CLOEXEC", 0))
+            try:
+                self.copied_to = copy_to_end(fd, self.copied_to, temp_fd)
+                self.platform.fsync(temp_fd)
+            finally:
+                os.close(temp_fd)
+        finally:
+            os.close(fd)
+
+    def collect_from_sidecar(self) -> bytes:
+        """What the old file, kept as the sidecar (then removed), holds beyond the copy.
+        Raises LateAppendError if it cannot be read."""
+        try:
+            fd, _ = open_regular(self.sidecar)
+            try:
+                return collect_late_appends(self.source, fd, self.copied_to)[0]
+            finally:
+                os.close(fd)
+        except OSError as error:
+            late = 0
+            with contextlib.suppress(OSError):
+                late = max(os.stat(self.sidecar).st_size - self.copied_to, 0)
+            raise LateAppendError(late, error) from error
+        finally:
+            remove_quietly(self.sidecar)
+
+
+def require_same_file(found: Path | os.stat_result, original: os.stat_result) -> None:
+    """Raises ReplacedDuringTrimError unless ``found`` (a path or status) is ``original``."""
+    try:
+        status = os.stat(found) if isinstance(found, Path) else found
     except FileNotFoundError:
         raise ReplacedDuringTrimError("removed by another program during the trim") from None
-    require_same_file(named, source.status)
-
-
-def require_same_file(status: os.stat_result, original: os.stat_result) -> None:
-    """Raises ReplacedDuringTrimError unless ``status`` is of the file gc opened."""
     if not os.path.samestat(status, original):
         raise ReplacedDuringTrimError("replaced by another program during the trim")
 
 
 def new_temp(target: Path, kind: str = "") -> Path:
-    """A fresh temp name beside ``target`` that :func:`remove_abandoned_temps` recognises;
-    ``kind`` tells a reader what it holds (the Windows sidecar is ``-old``)."""
+    """A fresh temp name beside ``target`` (``kind``: ``-old`` for the Windows sidecar)."""
     return sidecar(target, f"-{os.getpid()}-{os.urandom(4).hex()}{kind}.tmp")
 
 
 @contextlib.contextmanager
-def _temp_file(target: Path) -> Iterator[tuple[Path, int]]:
-    """A new temp file beside ``target``, open for writing for the block; closed after it,
-    and removed if the block fails."""
+def temp_file(target: Path) -> Iterator[tuple[Path, int]]:
+    """A new temp file beside ``target``, open for the block, removed if the block fails."""
     temp = new_temp(target)
     fd = create_new(temp)
     try:
@@ -167,27 +239,10 @@ def _temp_file(target: Path) -> Iterator[tuple[Path, int]]:
         raise
 
 
-def write_temp(target: Path, data: bytes, *, platform: FilePlatform) -> Path:
-    """A new temp file beside ``target`` holding ``data``, closed, not flushed: for the
-    ``--skip-unchanged`` record, which a power cut may only lose (costing an analysis).
-
-    Raises:
-        OSError: nothing was left behind.
-    """
-    with _temp_file(target) as (temp, fd):
-        write_all(fd, data, write=platform.write)
-    return temp
-
-
 def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
-    """A new temp file beside ``source`` holding it from ``keep_from`` to its end (bytes
-    appended meanwhile included), with its permissions (and, where allowed, its owner),
-    flushed and closed; and the offset of ``source`` copied up to.
-
-    Raises:
-        OSError: nothing changed and the temp file is gone.
-    """
-    with _temp_file(source.path) as (temp, fd):
+    """A new temp file holding ``source`` from ``keep_from`` to its end, as private as it,
+    flushed, and the offset copied to (OSError: none is left)."""
+    with temp_file(source.path) as (temp, fd):
         copied_to = copy_to_end(source.fd, keep_from, fd)
         copy_ownership(fd, source.status)
         source.platform.fsync(fd)
@@ -195,28 +250,22 @@ def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
 
 
 def remove_abandoned_temps(file: HandledFile) -> list[Path]:
-    """Delete the temp files (and Windows sidecars) beside ``file`` that a killed gc left,
-    and return them: those whose writer process is gone, or over an hour old (where a
-    process cannot be probed, only age counts), so a gc running now keeps its own."""
+    """Delete and return the temps (and Windows sidecars) a killed gc left beside ``file``:
+    those whose writer is gone, or over an hour old (where a pid cannot be probed, only age
+    counts), so a gc running now keeps its own."""
     real = file.place().real
-    prefix, directory, now = temp_prefix(real), real.parent, file.clock.now()
-    removed: list[Path] = []
-    try:
-        names = [n for n in os.listdir(directory) if n.startswith(prefix) and n.endswith(".tmp")]
-    except OSError:
-        return removed
-    for name in names:
-        path = directory / name
-        try:
-            age = now - os.lstat(path).st_mtime
-        except OSError:
-            continue
-        pid_text = name[len(prefix) :].split("-", 1)[0]
-        if age < _ABANDONED_AFTER_SECONDS and file.platform.may_be_running(pid_text):
-            continue
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-            removed.append(path)
+    prefix, now, removed = temp_prefix(real), file.clock.now(), []
+    with contextlib.suppress(OSError):
+        for name in os.listdir(real.parent):
+            path = real.with_name(name)
+            if not (name.startswith(prefix) and name.endswith(".tmp")):
+                continue
+            with contextlib.suppress(OSError):
+                young = now - os.lstat(path).st_mtime < _ABANDONED_AFTER_SECONDS
+                if young and file.platform.may_be_running(name[len(prefix) :].split("-")[0]):
+                    continue
+                os.unlink(path)
+                removed.append(path)
     return removed
 
 
@@ -225,8 +274,7 @@ def temp_prefix(target: Path) -> str:
 
 
 def remove_quietly(path: Path) -> None:
-    """Remove a file of ours that is no longer wanted; if that fails, the cleanup of
-    abandoned temps removes it later."""
+    """Remove a file of ours no longer wanted (a temp left is removed by a later gc)."""
     with contextlib.suppress(OSError):
         os.unlink(path)
 
@@ -239,15 +287,6 @@ def pread(fd: int, size: int, offset: int) -> bytes:
     return os.read(fd, size)
 
 
-def read_from(fd: int, offset: int) -> bytes:
-    """Everything in ``fd`` from ``offset`` on."""
-    parts = []
-    while chunk := pread(fd, _COPY_CHUNK, offset):
-        parts.append(chunk)
-        offset += len(chunk)
-    return b"".join(parts)
-
-
 def write_all(fd: int, data: bytes, *, write: Callable[[int, memoryview], int] = os.write) -> None:
     """``os.write`` may write less than asked (a signal, a pipe); loop until all is out."""
     view = memoryview(data)
@@ -255,17 +294,26 @@ def write_all(fd: int, data: bytes, *, write: Callable[[int, memoryview], int] =
         view = view[write(fd, view) :]
 
 
+def read_from(fd: int, offset: int) -> bytes:
+    """Everything in ``fd`` from ``offset`` on."""
+    parts = []
+    while chunk := pread(fd, _CHUNK, offset):
+        parts.append(chunk)
+        offset += len(chunk)
+    return b"".join(parts)
+
+
 def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
     """Copy ``source_fd`` from ``offset`` to its current end; return the new offset."""
-    while chunk := pread(source_fd, _COPY_CHUNK, offset):
+    while chunk := pread(source_fd, _CHUNK, offset):
         write_all(dest_fd, chunk)
         offset += len(chunk)
     return offset
 
 
 def copy_ownership(fd: int, status: os.stat_result) -> None:
-    """Give the file open as ``fd`` the permissions (and, where allowed, the owner) that
-    ``status`` records: a file that holds the memory file's bytes is as private as it."""
+    """Give ``fd`` the permissions (and, where allowed, the owner) ``status`` records: a
+    file holding the memory file's bytes is as private as it."""
     if hasattr(os, "fchmod"):  # Windows has it only from Python 3.13
         os.fchmod(fd, stat.S_IMODE(status.st_mode))
     if hasattr(os, "fchown"):
@@ -274,12 +322,8 @@ def copy_ownership(fd: int, status: os.stat_result) -> None:
 
 
 def carry_over(source: SourceFile, late: bytes) -> None:
-    """Append ``late`` (bytes written into the old file after the copy) to the new file,
-    in one ``O_APPEND`` write as ``axe run`` does, flushed.
-
-    Raises:
-        LateAppendError: they could not be written; the trim itself has happened.
-    """
+    """Append ``late`` (written into the old file after the copy) to the new one, flushed;
+    LateAppendError if that fails."""
     if not late:
         return
     flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -298,18 +342,15 @@ def carry_over(source: SourceFile, late: bytes) -> None:
 
 def collect_late_appends(source: SourceFile, old_fd: int, offset: int) -> tuple[bytes, bool]:
     """Bytes written to the replaced file ``old_fd`` after ``offset``, once no writer can
-    add more: while the platform's read lease is held unbroken, or (where none can be had)
-    once the file has stopped growing for 20 ms; at most :data:`DRAIN_SECONDS`. Also
-    whether a writer still held the file when that time was up (never where the platform
-    cannot tell): what it writes later goes to the replaced file."""
-    clock = source.clock
-    late = bytearray()
-    deadline = clock.monotonic() + DRAIN_SECONDS
+    add more (the read lease held unbroken, or where none can be had, 20 ms of quiet), at
+    most :data:`DRAIN_SECONDS`; and whether a writer still held it then (False where the
+    platform cannot tell): what it writes later goes to the replaced file."""
+    clock, late = source.clock, bytearray()
     quiet_since = clock.monotonic()
+    deadline = quiet_since + DRAIN_SECONDS
     while True:
         with source.platform.lease(old_fd) as unbroken:
-            chunk = read_from(old_fd, offset + len(late))
-            late += chunk
+            late += (chunk := read_from(old_fd, offset + len(late)))
             if unbroken is not None and unbroken():
                 return bytes(late), False
         now = clock.monotonic()

@@ -1,8 +1,6 @@
 """One memory file, and everything a gc does to it: lock (and settle), read, trim (and archive).
-
-The sentences a user reads when one of these fails are written here; the steps themselves
-are in :mod:`.lock`, :mod:`.durable` (or :mod:`.closed_replace`, as the platform decides),
-:mod:`.archive` and :mod:`.side_files`.
+The sentences a user reads when one of these fails are written here; the steps are in
+:mod:`.lock`, :mod:`.durable`, :mod:`.archive`, :mod:`.side_files`.
 """
 
 from __future__ import annotations
@@ -12,30 +10,16 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from axe.adapters.memory import durable
 from axe.adapters.memory.archive import archiving, settle_archive
-from axe.adapters.memory.closed_replace import replace_closed
-from axe.adapters.memory.durable import (
-    DRAIN_SECONDS,
-    LateAppendError,
-    ReplacedDuringTrimError,
-    SourceFile,
-    pread,
-    remove_abandoned_temps,
-    replace_open,
-    signals_deferred,
-)
+from axe.adapters.memory.durable import LateAppendError, ReplacedDuringTrimError, SourceFile
 from axe.adapters.memory.lock import MemoryFileLocks
 from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.memory.platforms import FilePlatform, current_platform
-from axe.adapters.memory.side_files import Place, check_own, locate
+from axe.adapters.memory.side_files import Place, locate
+from axe.adapters.shared import reading
 from axe.adapters.shared.clock import SystemClock
-from axe.adapters.shared.reading import (
-    FileStamp,
-    NotRegularFileError,
-    describe_os_error,
-    open_regular,
-    read_regular,
-)
+from axe.adapters.shared.reading import describe_os_error
 from axe.application.ports import Clock
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.errors import AgentError
@@ -44,9 +28,8 @@ _CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim
 
 
 class MemoryFile:
-    """The memory file at ``path`` as the agent names it (outside a shared directory a
-    symlink stays a link, and its target is what gets replaced), handled by the rules of
-    ``platform`` (this system's when None), timed by the run's ``clock``."""
+    """The memory file at ``path`` as the agent names it (a symlink outside a shared
+    directory stays a link; its target is replaced), by the rules of ``platform``."""
 
     def __init__(
         self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
@@ -56,29 +39,21 @@ class MemoryFile:
         self.clock = clock or SystemClock()
 
     def place(self) -> Place:
-        """Where the file really is, and whose files gc trusts beside it, looked at afresh.
-
-        Raises:
-            AgentError: a link, or another user's file, in a shared directory.
-        """
+        """Where the file really is, and the rules beside it (:func:`.side_files.locate`)."""
         return locate(self.path, self.platform)
 
     @contextlib.contextmanager
     def locked(
         self, locks: MemoryFileLocks, *, agent: str, waiting: Callable[[int | None], None]
     ) -> Iterator[None]:
-        """Hold the file's lock for the block (see :mod:`.lock`), having first finished
-        the archiving a stopped gc left (see :mod:`.archive`), whatever this gc then does.
-
-        Raises:
-            AgentError: the file is refused, the lock was not had in time, or the archive
-                cannot be settled (the memory file was not changed).
-        """
+        """Hold the file's lock for the block, having first settled the archiving a stopped
+        gc left. Raises AgentError (nothing changed) for a file refused, a lock not had in
+        time, or an archive that cannot be settled."""
         with locks.hold(self.path, agent=agent, waiting=waiting, place=self.place()):
             try:
                 settle_archive(self)
             except OSError as error:
-                reason = str(error) if isinstance(error, NotRegularFileError) else None
+                reason = str(error) if isinstance(error, reading.NotRegularFileError) else None
                 raise AgentError(
                     f"cannot settle the archive {archive_path(self.path)} that an interrupted "
                     f"gc left: {reason or describe_os_error(error)}; the memory file was not "
@@ -88,17 +63,13 @@ class MemoryFile:
             yield
 
     def read(self) -> MemorySnapshot:
-        """The whole file; missing reads as empty (stamp None).
-
-        Raises:
-            AgentError: the file is refused, exists but cannot be read, or is not a regular
-                file; nothing was read.
-        """
+        """The whole file; missing reads as empty (stamp None). Raises AgentError for a file
+        refused, unreadable, or not a regular file."""
         place = self.place()
         try:
-            content, stamp = read_regular(
+            content, stamp = reading.read_regular(
                 place.real,
-                check=lambda status: check_own(self.path, status, place.shared),
+                check=lambda status: place.mine(self.path, status),
                 nofollow=place.shared is not None,
             )
         except FileNotFoundError:
@@ -112,15 +83,12 @@ class MemoryFile:
         return MemorySnapshot(content=content, stamp=stamp)
 
     def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> str | None:
-        """Apply ``plan`` to the file that ``snapshot`` was read from: the removed bytes
-        appended to the archive first if ``archive``, then the file replaced by its tail
-        (see :mod:`.durable`). Ctrl-C and SIGTERM wait until it is done. Returns a clause
-        for a warning when a program still holds the old file open for writing.
-
-        Raises:
-            AgentError: nothing was changed (or, after the rename, late appends were lost).
+        """Apply ``plan`` to the file ``snapshot`` was read from: the removed bytes archived
+        first if ``archive``, then the file replaced by its tail; Ctrl-C and SIGTERM wait.
+        Returns a warning's clause when a program still holds the old file open for writing.
+        Raises AgentError: nothing was changed (or, after the rename, late appends were lost).
         """
-        with signals_deferred():
+        with durable.signals_deferred():
             source = self._open_to_trim(self.place())
             try:
                 held = self._trim(source, snapshot, plan, archive=archive)
@@ -142,13 +110,13 @@ class MemoryFile:
             return None
         return (
             f"a program still had {self.path} open for writing after gc waited "
-            f"{DRAIN_SECONDS:g}s for it; what it writes there from now on goes to the replaced "
-            "file, not to the trimmed one"
+            f"{durable.DRAIN_SECONDS:g}s for it; what it writes there from now on goes to the "
+            "replaced file, not to the trimmed one"
         )
 
     def _open_to_trim(self, place: Place) -> SourceFile:
         try:
-            fd, status = open_regular(place.real, nofollow=place.shared is not None)
+            fd, status = reading.open_regular(place.real, nofollow=place.shared is not None)
         except FileNotFoundError:
             raise AgentError(
                 f"memory file {self.path} disappeared before it could be trimmed; "
@@ -159,7 +127,7 @@ class MemoryFile:
                 f"cannot open memory file {self.path} to trim it: {describe_os_error(error)}"
             ) from None
         try:
-            check_own(self.path, status, place.shared)
+            place.mine(self.path, status)
         except AgentError:
             os.close(fd)
             raise
@@ -169,38 +137,33 @@ class MemoryFile:
         self, source: SourceFile, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> bool:
         self._check_unchanged(source, snapshot, plan.keep_from)
-        remove_abandoned_temps(self)
+        durable.remove_abandoned_temps(self)
         with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
             if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
                 self._archive(archived, snapshot.content[: plan.keep_from], source.status)
             if self.platform.replace_needs_closed_files:
-                return replace_closed(source, plan.keep_from)
-            return replace_open(source, plan.keep_from)
+                return durable.replace_closed(source, plan.keep_from)
+            return durable.replace_open(source, plan.keep_from)
 
     def _check_unchanged(self, source: SourceFile, snapshot: MemorySnapshot, cut: int) -> None:
-        """Refuse a file that is no longer the one read plus appends: another file by now (an
-        editor's save by rename), a shorter one, or one rewritten in place so that the bytes
-        around the cut moved. A trim at a stale offset would cut through somebody's text."""
+        """Refuse a file that is no longer the one read plus appends (replaced, shorter, or
+        rewritten around the cut): a trim at a stale offset would cut through someone's text."""
         stamp, status = snapshot.stamp, source.status
-        if not isinstance(stamp, FileStamp):
+        if not isinstance(stamp, reading.FileStamp):
             return
         if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
             raise self._changed("was replaced")
         if status.st_size < stamp.size:
             raise self._changed("shrank")
         start, end = max(cut - _CUT_CONTEXT, 0), min(cut + _CUT_CONTEXT, stamp.size)
-        if pread(source.fd, end - start, start) != snapshot.content[start:end]:
+        if durable.pread(source.fd, end - start, start) != snapshot.content[start:end]:
             raise self._changed("was rewritten")
 
     def _archive(
         self, stack: contextlib.ExitStack[bool | None], removed: bytes, status: os.stat_result
     ) -> None:
-        """Append ``removed`` to the archive for the rest of ``stack`` (see :mod:`.archive`).
-
-        Raises:
-            AgentError: it cannot be appended, or gc does not trust it; the archive is as it
-                was, the memory file untouched.
-        """
+        """Append ``removed`` to the archive for the rest of ``stack``. Raises AgentError if
+        it cannot be appended or gc does not trust it (nothing was changed)."""
         try:
             stack.enter_context(archiving(self, removed, status))
         except OSError as error:

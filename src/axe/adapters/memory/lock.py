@@ -1,17 +1,13 @@
-"""One gc at a time per memory file, across processes, machines sharing a home, and threads.
-
-Two gc runs on one file must come out as if one ran after the other, so gc holds an exclusive
-lock for its whole flow (read, analyse, archive, trim); ``--dry-run`` changes nothing and
-takes none. It is keyed by the file's resolved path (a symlink and its target are one file)
-and lives in a sidecar, ``.<name>.axe-gc.lock``, holding the holder's pid for the waiter's
-message: a lock on the memory file itself would stay behind on the old inode when the trim
-renames the new one into place. On POSIX the holder removes the sidecar before letting go,
-and a waiter that then locked the removed file sees the name no longer leads to it and
-starts again; on Windows, where an open file cannot be removed, it stays. A crashed holder
-releases the lock by dying (``flock``; ``msvcrt.locking`` on a byte far past the pid).
-Threads of one process first queue on an in-process lock, without a time limit. The sidecar
-is opened as every side file is (:mod:`.side_files`); in a directory gc cannot write to, no
-gc can trim either, so there gc goes on without one.
+"""One gc at a time per memory file, across processes, machines sharing a home, and threads:
+two runs on one file come out as if one ran after the other. gc holds an exclusive lock for
+its whole flow (``--dry-run`` takes none) in a sidecar, ``.<name>.axe-gc.lock``, beside the
+resolved file (a lock on the memory file itself would stay on the old inode the trim
+replaces); the sidecar holds the holder's pid, for the waiter's message. On POSIX the holder
+removes it before letting go, and a waiter that locked the removed file starts again on the
+new one; Windows cannot remove an open file, so there it stays. A crashed holder releases
+the lock by dying. Threads of one process queue first on an in-process lock, with no time
+limit. The sidecar is opened as every side file is (:mod:`.side_files`); in a directory gc
+cannot write to no gc can trim either, so there gc goes on without one.
 """
 
 from __future__ import annotations
@@ -34,8 +30,8 @@ from axe.application.ports import Clock
 from axe.domain.errors import AgentError
 from axe.domain.model import quoted
 
-# Imported with this module, not when a lock is taken: loading an extension module needs a
-# file descriptor, which may be the very thing that has run out at that moment.
+# Imported now, not when a lock is taken: loading a module needs a descriptor, which may be
+# the very thing that has run out then.
 if sys.platform != "win32":
     import fcntl
 _MSVCRT: object | None = importlib.import_module("msvcrt") if sys.platform == "win32" else None
@@ -44,6 +40,7 @@ DEFAULT_LOCK_TIMEOUT = 300.0
 _FIRST_POLL, _LONGEST_POLL = 0.02, 0.25
 _NOT_WRITABLE = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS})
 _WINDOWS_LOCK_OFFSET = 1 << 30  # far past the pid at offset 0, which waiters must read
+Waiting = Callable[[int | None], None]
 
 
 def lock_path(memory_path: Path) -> Path:
@@ -52,13 +49,11 @@ def lock_path(memory_path: Path) -> Path:
 
 
 class FlockLocker:
-    """POSIX ``flock``: per open file, so two opens in one process exclude each other too.
-    ``removes_sidecar``: a holder may delete the sidecar before unlocking."""
+    """POSIX ``flock``, per open file; a holder may remove the sidecar before unlocking."""
 
     removes_sidecar = True
 
     def try_lock(self, fd: int) -> bool:
-        """Lock ``fd`` exclusively, without waiting; False if another holder has it."""
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -70,8 +65,8 @@ class FlockLocker:
 
 
 class MsvcrtLocker:
-    """Windows ``msvcrt.locking`` on one byte far past the pid (Windows locks are
-    mandatory: a locked byte 0 could not be read by the waiter wanting the pid)."""
+    """Windows ``msvcrt.locking`` on a byte far past the pid: Windows locks are mandatory,
+    and a waiter must read the pid."""
 
     removes_sidecar = False
 
@@ -110,7 +105,7 @@ class MemoryFileLocks:
 
     def remove_held_sidecars(self) -> None:
         """For a run ending without unwinding (Ctrl-C under ``--jobs``): remove the sidecars
-        of the locks still held (their holders never will); the locks go with the process."""
+        of the locks still held; the locks go with the process."""
         with self._guard:
             held, self._held = self._held, set()
         for path in held:
@@ -123,66 +118,51 @@ class MemoryFileLocks:
         memory_path: Path,
         *,
         agent: str,
-        waiting: Callable[[int | None], None],
+        waiting: Waiting,
         place: Place | None = None,
     ) -> Iterator[None]:
-        """Hold ``memory_path``'s lock for the block, telling ``waiting`` as the port's
-        ``MemoryStore.lock`` says; ``place``, where the file is, when the caller has it.
-
-        Raises:
-            AgentError: the lock was not free within the time limit, or the sidecar is
-                unusable (a directory, a link, another user's); nothing was read or changed.
-        """
+        """Hold ``memory_path``'s lock (``place``: where it is) for the block, telling
+        ``waiting`` as ``MemoryStore.lock`` says. Raises AgentError (nothing changed) when it
+        is not free in time, or the sidecar is unusable (a directory, a link, another's)."""
         place = place or locate(memory_path, current_platform())
-        path = sidecar(place.real, ".lock")
-        wait = _Wait(self, waiting)
-        with self._thread_lock(path, wait), self._process_lock(path, place, agent, wait):
-            yield
-
-    @contextlib.contextmanager
-    def _thread_lock(self, path: Path, wait: _Wait) -> Iterator[None]:
+        path, tell = sidecar(place.real, ".lock"), _once(waiting)
         with self._guard:
-            lock = self._in_process.setdefault(path, threading.Lock())
-        if not lock.acquire(blocking=False):
-            wait.tell(os.getpid())  # a sibling thread of this very process holds it
-            lock.acquire()
+            in_process = self._in_process.setdefault(path, threading.Lock())
+        if not in_process.acquire(blocking=False):
+            tell(os.getpid())  # a sibling thread of this very process holds it
+            in_process.acquire()
         try:
-            yield
+            fd, writable = self._lock_sidecar(path, place, agent, tell)
+            removable = writable and self.locker.removes_sidecar
+            if removable:
+                with self._guard:
+                    self._held.add(path)
+            try:
+                if writable and fd is not None:
+                    _write_pid(fd)
+                yield  # without a sidecar where none can be made: no gc can trim there
+            finally:
+                if removable and self._forget(path):
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)  # while still locked: see the module docstring
+                if fd is not None:
+                    self.locker.unlock(fd)
+                    os.close(fd)
         finally:
-            lock.release()
-
-    @contextlib.contextmanager
-    def _process_lock(self, path: Path, place: Place, agent: str, wait: _Wait) -> Iterator[None]:
-        fd, writable = self._lock_sidecar(path, place, agent, wait)
-        if fd is None:
-            yield  # a directory gc cannot write to: no gc can trim this file
-            return
-        removable = writable and self.locker.removes_sidecar
-        if removable:
-            with self._guard:
-                self._held.add(path)
-        try:
-            if writable:
-                _write_pid(fd)
-            yield
-        finally:
-            if removable and self._forget(path):
-                with contextlib.suppress(OSError):
-                    os.unlink(path)  # while still locked: see the module docstring
-            self.locker.unlock(fd)
-            os.close(fd)
+            in_process.release()
 
     def _lock_sidecar(
-        self, path: Path, place: Place, agent: str, wait: _Wait
+        self, path: Path, place: Place, agent: str, tell: Waiting
     ) -> tuple[int | None, bool]:
-        """The sidecar, open and locked (None where it cannot be made), and whether it is
+        """The sidecar, open and locked (None where none can be made), and whether it is
         writable; started again on a new one when its holder removed it meanwhile."""
+        deadline = self.clock.monotonic() + self.timeout
         while True:
             fd, writable = _open(path, place, agent)
             if fd is None:
                 return None, False
             try:
-                locked = wait.until_locked(fd)
+                locked = self._wait_for(fd, deadline, tell)
             except BaseException:
                 os.close(fd)
                 raise
@@ -195,6 +175,17 @@ class MemoryFileLocks:
             self.locker.unlock(fd)
             os.close(fd)
 
+    def _wait_for(self, fd: int, deadline: float, tell: Waiting) -> bool:
+        """True once ``fd`` is locked; False when ``deadline`` passed first."""
+        pause = _FIRST_POLL
+        while not self.locker.try_lock(fd):
+            tell(_holder(fd))
+            if self.clock.monotonic() >= deadline:
+                return False
+            self.clock.sleep(pause)
+            pause = min(pause * 2, _LONGEST_POLL)
+        return True
+
     def _forget(self, path: Path) -> bool:
         """False if :meth:`remove_held_sidecars` already took (and removed) it: by now
         another gc may have made a new sidecar by that name, not to be deleted."""
@@ -204,42 +195,22 @@ class MemoryFileLocks:
             return held
 
 
-class _Wait:
-    """One gc's wait for a lock: the waiter is told at most once, and one deadline bounds
-    the wait even when it starts again on a new sidecar."""
+def _once(waiting: Waiting) -> Waiting:
+    """``waiting``, called at most once: a gc is told once that it waits."""
+    told: list[int | None] = []
 
-    def __init__(self, locks: MemoryFileLocks, waiting: Callable[[int | None], None]) -> None:
-        self._locks = locks
-        self._waiting: Callable[[int | None], None] | None = waiting
-        self._deadline: float | None = None
-
-    def tell(self, holder: int | None) -> None:
-        waiting, self._waiting = self._waiting, None
-        if waiting is not None:
+    def tell(holder: int | None) -> None:
+        if not told:
+            told.append(holder)
             waiting(holder)
 
-    def until_locked(self, fd: int) -> bool:
-        """True once ``fd`` is locked; False when the deadline passed first."""
-        clock, pause = self._locks.clock, _FIRST_POLL
-        while not self._locks.locker.try_lock(fd):
-            self.tell(_holder(fd))
-            if self._deadline is None:
-                self._deadline = clock.monotonic() + self._locks.timeout
-            if clock.monotonic() >= self._deadline:
-                return False
-            clock.sleep(pause)
-            pause = min(pause * 2, _LONGEST_POLL)
-        return True
+    return tell
 
 
 def _open(path: Path, place: Place, agent: str) -> tuple[int | None, bool]:
-    """The sidecar, and whether it is writable: made or reused (a crashed gc's), or, where
-    gc may not write, one already there opened read-only (it locks as well); None where
-    none is and none can be made.
-
-    Raises:
-        AgentError: it is unusable or not to be trusted.
-    """
+    """The sidecar, made or reused (a crashed gc's), or, where gc may not write, opened
+    read-only (it locks as well); None where none is and none can be made; and whether it
+    is writable. Raises AgentError if it is unusable or not to be trusted."""
     try:
         return open_side(path, place, os.O_RDWR | os.O_CREAT, 0o644)[0], True
     except OSError as error:
@@ -256,8 +227,7 @@ def _open(path: Path, place: Place, agent: str) -> tuple[int | None, bool]:
 
 
 def _still_named(fd: int, path: Path) -> bool:
-    """Whether ``path`` still names the file open as ``fd`` (its holder may have
-    removed it while this process waited)."""
+    """Whether ``path`` still names ``fd`` (its holder may have removed it meanwhile)."""
     try:
         named = os.stat(path)
     except OSError:

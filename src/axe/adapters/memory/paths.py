@@ -10,17 +10,13 @@ from pathlib import Path
 
 
 def sidecar(real: Path, suffix: str) -> Path:
-    """gc's own file for the memory file whose resolved path is ``real``:
-    ``.<name>.axe-gc<suffix>`` beside it, never through a symlink. Hidden and never ending in
-    ``.md``, so neither the Go axe nor gc reads it as memory. The lock is ``.lock``, temp
-    files are ``-<pid>-<random>[-old].tmp`` (which a later gc may remove as abandoned)."""
+    """gc's own file beside the memory file whose resolved path is ``real``: hidden and
+    never ending in ``.md``, so neither the Go axe nor gc reads it as memory."""
     return real.with_name(f".{real.name}.axe-gc{suffix}")
 
 
-# How much longer than the memory file's name gc's own longest file name is: a temp file
-# ``.<name>.axe-gc-<pid, up to 7 digits>-<8 hex digits>-old.tmp``. File names end at 255
-# bytes (NAME_MAX on Linux and macOS), so a memory file name longer than the difference
-# could be read and analysed but never locked or trimmed.
+# gc's longest own name, ``.<name>.axe-gc-<pid>-<8 hex>-old.tmp``, must fit in 255 bytes
+# (NAME_MAX): a longer memory file name could be analysed but never locked or trimmed.
 OWN_NAMES_LONGER_BY = len(".") + len(".axe-gc") + len("-4194304-0123abcd-old.tmp")
 LONGEST_MEMORY_NAME = 255 - OWN_NAMES_LONGER_BY
 

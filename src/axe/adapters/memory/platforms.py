@@ -1,11 +1,6 @@
-"""Where Linux, macOS and Windows differ for a memory file, as one value the file is handed.
-
-POSIX renames over a file others hold open, fsyncs directories, probes a process with signal
-0, has owners and mode bits, and (Linux) leases a file to learn when its last writer has
-gone. Windows refuses the rename (:mod:`.closed_replace` replaces there), has none of the
-rest, and turns signal 0 into a Ctrl-C. macOS's ``fsync`` stops at the drive's volatile
-cache. A :class:`~.file.MemoryFile` is handed a :class:`FilePlatform` instead of asking
-``sys.platform`` at each step, so the tests run every branch on Linux by substituting one.
+"""Where Linux, macOS and Windows differ for a memory file, as one value the file is handed
+(rather than asking ``sys.platform`` at each step), so the tests run every branch on Linux by
+substituting one: Windows' rule on renames, a recording ``fcntl``, a failing write.
 """
 
 from __future__ import annotations
@@ -33,12 +28,11 @@ class FcntlModule(Protocol):
 
 @frozen
 class FilePlatform:
-    """How one operating system's files behave where a trim must care: whether renaming
-    over an open file fails (``replace_needs_closed_files``), whether a pid may be probed
-    (``probe_processes``), a directory fsynced (``fsync_directories``), and files have owners
-    and mode bits (``owners``: Windows has access lists instead); its flush and Linux's read
-    ``leases``; and the seams tests take: ``replace``, ``link`` and ``write``.
-    """
+    """How one system's files behave where a trim must care: whether renaming over an open
+    file fails (Windows: then :func:`.durable.replace_closed` replaces), whether a pid may be probed
+    with signal 0 (Windows turns it into a Ctrl-C), a directory fsynced, files have owners
+    and mode bits (Windows has access lists); its flush (:func:`full_fsync`) and Linux's
+    read ``leases``; and the seams tests take: ``replace``, ``link`` and ``write``."""
 
     name: str
     replace_needs_closed_files: bool
@@ -90,14 +84,10 @@ class FilePlatform:
 
 class ReadLeases:
     """Linux read leases: one is granted only while nobody has the file open for writing,
-    and is broken as soon as a writer opens it, so holding one unbroken proves the last
-    writer of a replaced file is gone.
-
-    Breaking a lease sends its holder SIGIO, whose default action kills the process: the
-    main thread ignores SIGIO while it holds a lease; another thread cannot change signal
-    handling, so it leases only if SIGIO is ignored already (``axe gc`` ignores it at start).
-    One lock per process keeps the main thread from restoring SIGIO while another thread
-    holds a lease.
+    so holding one unbroken proves the last writer of a replaced file is gone. Breaking a
+    lease sends SIGIO, which kills by default: the main thread ignores it while it holds a
+    lease; another thread may not, so it leases only where SIGIO is ignored already (``axe
+    gc`` ignores it at start), and one lock keeps the main thread from restoring it meanwhile.
     """
 
     def __init__(self) -> None:
@@ -105,9 +95,9 @@ class ReadLeases:
 
     @contextlib.contextmanager
     def held(self, fd: int) -> Iterator[Callable[[], bool] | None]:
-        """A read lease on ``fd`` for the block. Yields a check that it is held and
-        unbroken (False from the start if a writer has the file open), or None where no
-        lease can be had here: then the caller watches the file's size instead."""
+        """A read lease on ``fd`` for the block: yields a check that it is held and unbroken
+        (False from the start if a writer has the file open), or None where no lease can be
+        had here (then the caller watches the file's size instead)."""
         main = threading.current_thread() is threading.main_thread()
         if not main and signal.getsignal(signal.SIGIO) != signal.SIG_IGN:
             yield None
@@ -138,7 +128,7 @@ def platform_for(
     name: str, *, fcntl: FcntlModule | None, fsync: Callable[[int], None] = os.fsync
 ) -> FilePlatform:
     """The rules for the system ``sys.platform`` calls ``name``, with its ``fcntl`` module
-    (None where there is none) and plain ``fsync`` as the flush of last resort."""
+    (None where there is none) and the flush of last resort."""
     windows = name == "win32"
     return FilePlatform(
         name=name,
@@ -164,12 +154,11 @@ def current_platform() -> FilePlatform:
 def full_fsync(
     fd: int, *, fcntl: FcntlModule | None, fallback: Callable[[int], None] = os.fsync
 ) -> None:
-    """Flush ``fd`` to stable storage, through the drive's own cache where the system can:
-    ``F_FULLFSYNC`` where ``fcntl`` has it (macOS, whose ``fsync`` stops at the drive's
-    volatile cache), else, or where a filesystem refuses it, plain ``fsync``.
+    """Flush ``fd`` to stable storage: ``F_FULLFSYNC`` where ``fcntl`` has it (macOS's
+    ``fsync`` stops at the drive's volatile cache), else, or where refused, ``fallback``.
 
     Raises:
-        OSError: from ``fallback``, when even a plain fsync fails.
+        OSError: from ``fallback``.
     """
     command = getattr(fcntl, "F_FULLFSYNC", None)
     if fcntl is not None and command is not None:

@@ -1,18 +1,14 @@
-"""Where a memory file really is, and the one way gc opens its own files beside it (the lock,
-the ``--skip-unchanged`` record, the archive's intent record, the archive, temp files), so
-that whoever else can write the directory can neither make gc write into a file of their
-choosing nor feed it a file of theirs:
+"""Where a memory file really is, and the one way gc opens its own files beside it (lock,
+``--skip-unchanged`` record, archive intent, archive, temp files): never through a link
+(``O_NOFOLLOW``, or created exclusively), never one another user owns (refused in one line
+naming it), so that whoever else can write the directory can neither aim gc's writes nor
+feed it files of theirs.
 
-- never through a symbolic link: opened with ``O_NOFOLLOW``, created exclusively, or
-  written to a temp file renamed into place;
-- never trusted when another user owns it: refused in one line naming it (remove it).
-
-A directory is *shared* when group or others may write to it, or it belongs to a user other
-than gc's and root. There gc trusts only regular files its user owns with no other name
-(a hard link), and follows no link, the memory file's own included. Elsewhere links are
-followed, and gc also trusts files of the memory file's owner, whom it gives the files it
-makes. Where permissions are access lists (Windows), no directory is shared and no owner is
-checked.
+A directory is *shared* when group or others may write to it, or a user other than gc's and
+root owns it: there gc trusts only regular files its user owns with one name, and follows no
+link, the memory file's own included. Elsewhere links are followed, and files of the memory
+file's owner (who gets the files gc makes) are trusted too. Where permissions are access
+lists (Windows) nothing is shared and no owner checked.
 """
 
 from __future__ import annotations
@@ -30,12 +26,11 @@ from axe.application.ports import Clock
 from axe.domain.errors import AgentError
 
 _OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
-_MOST_LINKS = 40  # as the kernel's own limit on a path's links
-NOTHING_CHANGED = "; nothing was changed"
+_MOST_LINKS = 40  # the kernel's own limit on the links in a path
 
 
 class Shared(NamedTuple):
-    """Why users other than gc's can change a directory's files, and what makes it private."""
+    """Why users other than gc's can change ``directory``, and what makes it private."""
 
     directory: Path
     why: str
@@ -44,19 +39,15 @@ class Shared(NamedTuple):
 
 @frozen
 class Place:
-    """A memory file's resolved path (``real``), whether its directory is :class:`Shared`,
-    and whose side files gc trusts there (``owners``; None where there are no owners)."""
+    """A memory file's resolved path, whether its directory is shared, and whose files gc
+    trusts beside it (``owners``; None where files have no owners)."""
 
     real: Path
     shared: Shared | None
     owners: frozenset[int] | None
 
     def check(self, path: Path, status: os.stat_result) -> None:
-        """Refuse the side file at ``path`` (``status``, as opened) unless gc may trust it.
-
-        Raises:
-            AgentError: another user owns it, or it has another name in a shared directory.
-        """
+        """Raises AgentError unless gc may trust its own file at ``path`` (``status``)."""
         if self.owners is None:
             return
         if status.st_uid not in self.owners:
@@ -66,34 +57,39 @@ class Place:
         else:
             return
         raise AgentError(
-            f"{path} {why}, so gc does not trust it: remove it and run gc again{NOTHING_CHANGED}"
+            f"{path} {why}, so gc does not trust it: remove it and run gc again; "
+            "nothing was changed"
         )
+
+    def mine(self, path: Path, status: os.stat_result) -> None:
+        """Raises AgentError if the memory file ``path`` is in a shared directory and not
+        gc's user's own."""
+        if (where := self.shared) is not None and status.st_uid != os.geteuid():
+            raise AgentError(
+                f"memory file {path} belongs to another user (uid {status.st_uid}), and "
+                f"{where.directory} {where.why}: gc trims only its own files there "
+                f"({where.fix}); nothing was changed"
+            )
 
 
 class HandledFile(Protocol):
-    """What the replace protocols and the archive need of a :class:`~.file.MemoryFile`
-    (which they may not import: it imports them)."""
+    """What the replace protocols and the archive need of a :class:`~.file.MemoryFile`."""
 
-    @property
-    def path(self) -> Path: ...
-
-    @property
-    def platform(self) -> FilePlatform: ...
-
-    @property
-    def clock(self) -> Clock: ...
+    path: Path
+    platform: FilePlatform
+    clock: Clock
 
     def place(self) -> Place: ...
 
 
 def shared(directory: Path, platform: FilePlatform) -> Shared | None:
-    """Whether users other than gc's may add, replace or remove files in ``directory``
-    (see the module docstring); one that cannot be looked at is not (nothing opens in it)."""
-    if not platform.owners:
-        return None
+    """Whether others may add, replace or remove files in ``directory`` (one that cannot be
+    looked at is not: nothing opens in it either)."""
     try:
         status = os.stat(directory)
     except OSError:
+        return None
+    if not platform.owners:
         return None
     if status.st_mode & _OTHERS_WRITE:
         return Shared(directory, "is writable by others", f"run chmod go-w {directory}")
@@ -105,10 +101,7 @@ def shared(directory: Path, platform: FilePlatform) -> Shared | None:
 
 def follow(path: Path, platform: FilePlatform, what: str) -> tuple[Path, os.stat_result | None]:
     """``path`` with its links followed, and the status of what it names (None: nothing).
-
-    Raises:
-        AgentError: a link on the way lies in a shared directory (``what`` names the file).
-    """
+    Raises AgentError for a link in a shared directory (``what`` names the file)."""
     for _ in range(_MOST_LINKS):
         try:
             status = os.lstat(path)
@@ -119,54 +112,32 @@ def follow(path: Path, platform: FilePlatform, what: str) -> tuple[Path, os.stat
         if (where := shared(path.parent, platform)) is not None:
             raise AgentError(
                 f"{what} {path} is a symbolic link, and {where.directory} {where.why}: gc "
-                f"follows no link there ({where.fix}){NOTHING_CHANGED}"
+                f"follows no link there ({where.fix}); nothing was changed"
             )
         path = Path(os.path.join(path.parent, os.readlink(path)))
     return path, status
 
 
 def locate(path: Path, platform: FilePlatform) -> Place:
-    """Where the memory file ``path`` really is, and the rules beside it.
-
-    Raises:
-        AgentError: it is a link in a shared directory, or another user's file in one.
-    """
+    """Where the memory file ``path`` really is, and the rules beside it. Raises AgentError
+    for a link, or another user's file, in a shared directory."""
     found, status = follow(path, platform, "memory file")
     real = Path(os.path.realpath(found.parent)) / found.name
-    where = shared(real.parent, platform)
+    owners = None  # os.geteuid does not exist where files have no owners
+    if platform.owners:
+        owners = frozenset({os.geteuid(), *([status.st_uid] if status else [])})
+    place = Place(real, shared(real.parent, platform), owners)
     if status is not None:
-        check_own(path, status, where)
-    if not platform.owners:
-        return Place(real, where, None)
-    owners = {os.geteuid()} if status is None else {os.geteuid(), status.st_uid}
-    return Place(real, where, frozenset(owners))
-
-
-def check_own(path: Path, status: os.stat_result, where: Shared | None) -> None:
-    """Refuse the memory file ``path`` (``status``) in a shared directory unless it is gc's
-    user's own.
-
-    Raises:
-        AgentError: it is not.
-    """
-    if where is not None and status.st_uid != os.geteuid():
-        raise AgentError(
-            f"memory file {path} belongs to another user (uid {status.st_uid}), and "
-            f"{where.directory} {where.why}: gc trims only its own files there "
-            f"({where.fix}){NOTHING_CHANGED}"
-        )
+        place.mine(path, status)
+    return place
 
 
 def open_side(
     path: Path, place: Place, flags: int = os.O_RDONLY, mode: int = 0o600
 ) -> tuple[int, os.stat_result]:
-    """Open gc's own file at ``path`` beside the memory file at ``place``: never through a
-    link, only a regular file, only one gc may trust (:meth:`Place.check`).
-
-    Raises:
-        OSError: as :func:`~axe.adapters.shared.reading.open_regular` with ``nofollow``.
-        AgentError: gc does not trust it (the descriptor is closed).
-    """
+    """Open gc's own file at ``path`` (beside the memory file at ``place``): never through
+    a link, only a regular file, only one gc may trust. Raises OSError as ``open_regular``
+    does, AgentError for a file gc does not trust."""
     fd, status = open_regular(path, nofollow=True, flags=flags, mode=mode)
     try:
         place.check(path, status)
@@ -177,10 +148,6 @@ def open_side(
 
 
 def create_new(path: Path, flags: int = os.O_WRONLY) -> int:
-    """A new file at ``path``, private to gc's user, never one already there (nor a link).
-
-    Raises:
-        OSError: it exists, or cannot be made.
-    """
+    """A new file at ``path``, private to gc's user, never one already there (nor a link)."""
     flags |= os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)

@@ -1,23 +1,42 @@
-"""Memory logs as files: ``<data dir>/memory/<name>.md`` or the agent's ``memory.path``."""
+"""Memory logs as files: ``<data dir>/memory/<name>.md`` or the agent's ``memory.path``; and
+the record ``--skip-unchanged`` reads, one line of JSON in ``.<name>.axe-gc.analysed`` beside
+the resolved file. A record is only ever a reason to skip, so any doubt reads as none: one in a
+shared directory (anyone there could forge it), not whole, not trusted (:mod:`.side_files`), or
+beside an archive left to settle. It is renamed over the old one under the lock, not flushed:
+a skip also needs the file's digest to match, so a record lost only costs an analysis.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from axe.adapters.memory.analysed import read_record, write_record
+from axe.adapters.memory import durable
 from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
-from axe.adapters.memory.paths import LONGEST_MEMORY_NAME, OWN_NAMES_LONGER_BY, expand_path
+from axe.adapters.memory.paths import (
+    LONGEST_MEMORY_NAME,
+    OWN_NAMES_LONGER_BY,
+    expand_path,
+    intent_path,
+    sidecar,
+)
+from axe.adapters.memory.side_files import HandledFile
 from axe.adapters.shared.clock import SystemClock
+from axe.adapters.shared.reading import describe_os_error, read_regular
 from axe.application.ports import Clock
 from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, ModelRef, quoted, validate_agent_name
+
+_LARGEST = 4096  # a record is about 150 bytes; anything much larger is not one
+_LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z
+_FIELDS = {"size": int, "sha256": str, "model": str, "at": float}
 
 
 class FileMemoryStore:
@@ -36,15 +55,14 @@ class FileMemoryStore:
         self._environ = os.environ if environ is None else environ  # for memory.path
         self._clock = clock or SystemClock()
         self._locks = MemoryFileLocks(timeout=lock_timeout, clock=self._clock)
-        self._files: dict[tuple[str, str], MemoryFile] = {}
         self._trimming = 0  # trims under way, so an interrupted run lets them finish
         self._interrupted = False
         self._trims = threading.Condition()
 
     def settle_interrupted(self, timeout: float = 10.0) -> None:
-        """Before a run that was interrupted ends without waiting for its worker threads:
-        start no more trims, let those under way finish (at most ``timeout`` seconds; they
-        take milliseconds) so none is cut short, and remove the lock sidecars still held."""
+        """Before an interrupted run ends without waiting for its workers: start no more
+        trims, let those under way finish (at most ``timeout`` seconds), and remove the lock
+        sidecars still held."""
         with self._trims:
             self._interrupted = True
             self._trims.wait_for(lambda: self._trimming == 0, timeout)
@@ -83,24 +101,14 @@ class FileMemoryStore:
         return write_record(self.file_for(agent), record)
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:
-        """``agent``'s memory file, with this run's clock (a ``ConfigError`` as
-        :meth:`path_for` says); made once per agent name and ``memory.path``, the only
-        inputs of its path, as each gc asks for it several times."""
-        key = (agent.name, agent.memory.path)
-        if (file := self._files.get(key)) is None:
-            file = self._files[key] = MemoryFile(self.path_for(agent), clock=self._clock)
-        return file
+        """``agent``'s memory file (a ``ConfigError`` as :meth:`path_for` says)."""
+        return MemoryFile(self.path_for(agent), clock=self._clock)
 
     def path_for(self, agent: AgentConfig) -> Path:
-        """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does
-        (:func:`.paths.expand_path`, with the store's environment), except that a variable
-        that is not set is refused rather than dropped: ``$AXE_MEM/x.md`` would trim ``/x.md``.
-
-        Raises:
-            ConfigError: a ``memory.path`` that is not absolute once expanded or uses a
-                variable that is not set, a hostile agent name, no data directory, or a
-                file name too long for gc's own files beside it.
-        """
+        """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does,
+        except that a variable not set is refused, not dropped (``$AXE_MEM/x.md`` would trim
+        ``/x.md``). Raises ConfigError for a path not absolute once expanded or using an
+        unset variable, a hostile agent name, no data directory, or a name too long."""
         path = self._expanded(agent)
         if (size := len(os.fsencode(path.name))) > LONGEST_MEMORY_NAME:
             raise ConfigError(
@@ -136,18 +144,10 @@ class FileMemoryStore:
 
 
 def trim_entries(path: Path, keep: int) -> int:
-    """Keep only the last ``keep`` entries of the memory file at ``path`` (Go's TrimEntries).
-
-    Returns how many entries were removed: 0 when the file is missing, ``keep`` is 0, or
-    the file holds ``keep`` entries or fewer (then it is not touched at all).
-
-    Like ``axe gc``, it holds the file's lock while it works, so it never overlaps a gc,
-    and first settles an ``--archive`` a stopped gc left, so no entry is archived twice.
-
-    Raises:
-        AgentError: ``keep`` is negative, the file cannot be read or replaced, or another
-            gc held it past the default time limit; on failure the file is as it was.
-    """
+    """Keep only the last ``keep`` entries of the memory file at ``path`` (Go's TrimEntries),
+    under its lock as ``axe gc`` does (a stopped ``--archive`` settled first); how many were
+    removed (0: no file, ``keep`` 0, or within it: then untouched). Raises AgentError for a
+    negative ``keep``, or a file that cannot be read, locked or replaced (left as it was)."""
     check_keep(keep)  # refused before anything is touched
     file = MemoryFile(path)
     with file.locked(MemoryFileLocks(), agent=path.stem, waiting=lambda _: None):
@@ -157,3 +157,72 @@ def trim_entries(path: Path, keep: int) -> int:
             return 0
         file.trim(snapshot, plan, archive=False)
         return plan.removed
+
+
+def record_path(real: Path) -> Path:
+    """The record of the memory file whose resolved path is ``real``."""
+    return sidecar(real, ".analysed")
+
+
+def read_record(file: HandledFile) -> AnalysedMemory | None:
+    """The record beside ``file``, or None: none, unreadable, not whole, not one gc may
+    trust, in a shared directory, or an archive left to settle."""
+    try:
+        place = file.place()
+    except AgentError:  # the memory file is refused: the read that follows says why
+        return None
+    if place.shared or os.path.lexists(intent_path(file.path)):
+        return None
+    record = record_path(place.real)
+    try:
+        text, _ = read_regular(
+            record, limit=_LARGEST, check=lambda status: place.check(record, status), nofollow=True
+        )
+    except (OSError, ValueError, AgentError):
+        return None
+    return _parse(text)
+
+
+def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
+    """Replace the record beside ``file`` with ``record`` (the caller holds the file's
+    lock), or leave none where it cannot be written safely and say why: a failure only
+    costs a later run an analysis, and is not raised."""
+    try:
+        place = file.place()
+    except AgentError as error:
+        return str(error)
+    if (where := place.shared) is not None:
+        return f"{where.directory} {where.why}, who could forge a record there"
+    data = json.dumps(
+        {"size": record.size, "sha256": record.sha256, "model": record.model, "at": record.at}
+    )
+    durable.remove_abandoned_temps(file)
+    try:
+        with durable.signals_deferred():  # else Ctrl-C could leave the record in its temp file
+            with durable.temp_file(place.real) as (temp, fd):
+                durable.write_all(fd, (data + "\n").encode(), write=file.platform.write)
+            try:
+                file.platform.replace(temp, record_path(place.real))
+            except BaseException:
+                durable.remove_quietly(temp)
+                raise
+    except OSError as error:
+        return f"cannot write {record_path(place.real)}: {describe_os_error(error)}"
+    return None
+
+
+def _parse(text: bytes) -> AnalysedMemory | None:
+    """The record in ``text``, or None unless it is exactly one, every field of its type."""
+    try:
+        fields = json.loads(text)
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
+        return None
+    if not isinstance(fields, dict) or fields.keys() != _FIELDS.keys():
+        return None
+    for name, kind in _FIELDS.items():
+        value = fields[name]
+        if type(value) is not kind and not (kind is float and type(value) is int):
+            return None
+    if fields["size"] < 0 or not 0 <= fields["at"] <= _LATEST:  # NaN too: a time to print
+        return None
+    return AnalysedMemory(**fields)
