@@ -40,7 +40,7 @@ from tests.e2e.racing import appended_numbers, appender_command, environment, ki
 from tests.platform_substitutes import WindowsRules
 from tests.support import AxeHome, entries
 
-from axe.adapters.memory.file import MemoryFile
+from axe.adapters.memory.store import MemoryFile
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 

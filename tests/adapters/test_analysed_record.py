@@ -12,10 +12,15 @@ from pathlib import Path
 import attrs
 import pytest
 
-from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.paths import intent_path
 from axe.adapters.memory.platforms import current_platform
-from axe.adapters.memory.store import FileMemoryStore, read_record, record_path, write_record
+from axe.adapters.memory.store import (
+    FileMemoryStore,
+    MemoryFile,
+    read_record,
+    record_path,
+    write_record,
+)
 from axe.domain.analysed import AnalysedMemory
 from axe.domain.model import ModelRef
 from axe.testing import make_agent

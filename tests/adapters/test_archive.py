@@ -17,10 +17,9 @@ import pytest
 
 from axe.adapters.memory.archive import settle_archive
 from axe.adapters.memory.durable import signals_deferred
-from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.memory.platforms import FilePlatform, current_platform
-from axe.adapters.memory.store import FileMemoryStore, trim_entries
+from axe.adapters.memory.store import FileMemoryStore, MemoryFile, trim_entries
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 from axe.domain.model import AgentConfig, MemoryConfig

@@ -41,7 +41,7 @@ NOT_TRUSTED = "so gc does not trust it: remove it and run gc again; nothing was 
 _GC = """
 import sys
 from pathlib import Path
-from axe.adapters.memory.file import MemoryFile
+from axe.adapters.memory.store import MemoryFile
 from axe.adapters.memory.lock import MemoryFileLocks
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
@@ -67,7 +67,7 @@ def plain_python() -> tuple[str, dict[str, str]] | None:
     for python in (sys.executable, getattr(sys, "_base_executable", ""), "/usr/bin/python3"):
         with contextlib.suppress(OSError):
             done = subprocess.run(
-                [python, "-c", "import axe.adapters.memory.file"],
+                [python, "-c", "import axe.adapters.memory.store"],
                 user=PLAIN_USER, group=PLAIN_USER, env=env, cwd="/", capture_output=True,
                 check=False,
             )  # fmt: skip

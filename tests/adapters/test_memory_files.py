@@ -25,9 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
-from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.platforms import current_platform
-from axe.adapters.memory.store import FileMemoryStore, trim_entries
+from axe.adapters.memory.store import FileMemoryStore, MemoryFile, trim_entries
 from axe.domain.entries import count_entries, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, MemoryConfig, ModelRef

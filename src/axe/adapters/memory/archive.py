@@ -1,16 +1,10 @@
-"""Keep what a trim removes: append it to ``<memory file>.archive``, exactly once.
-
-Whatever stops gc, archive + memory file == the log afterwards. Before the append an intent
-record (``.<memory file>.archive.axe-gc-intent``) is created and flushed: the archive's size,
-and the removed prefix's length and SHA-256 with the memory file's inode. It is removed once
-the trim is done; otherwise the run's own failure, or the next gc under the file's lock,
-settles it: a record not whole was cut before the append began (it goes, the archive stays);
-if the memory file still holds the prefix, the trim did not happen and the append is undone
-(truncated to the recorded size, or the archive removed if gc made it); else the trim
-happened after a whole flushed append, which is kept (unless it is not whole: a cut entry
-is never kept). Nothing is guessed from the archive's tail: entries with the same bytes
-occur. The archive is opened as every side file is (:mod:`.side_files`); a new one gets the
-memory file's permissions and owner, an existing one keeps its own.
+"""``--archive``: what a trim removes is appended to ``<memory file>.archive``, exactly once
+whatever stops gc. An intent record (``.<memory file>.archive.axe-gc-intent``: the archive's
+size, the removed prefix's length, SHA-256 and inode) is flushed before the append and
+removed after the trim; one left behind is settled under the lock: if the memory file still
+holds the prefix the trim did not happen, and the append is undone (truncated, or the archive
+removed if gc made it); otherwise it is kept if whole. Nothing is guessed from the archive's
+tail. A new archive gets the memory file's permissions and owner.
 """
 
 from __future__ import annotations
@@ -48,14 +42,9 @@ class Intent:
 
 @contextlib.contextmanager
 def archiving(file: HandledFile, removed: bytes, memory_status: os.stat_result) -> Iterator[None]:
-    """Append ``removed`` (the memory file's first bytes; ``memory_status``, the file as gc
-    holds it) to the archive, flushed, for a block that trims the memory file; settled at
-    once if the append or the block fails (or, if even that fails, by the next gc).
-
-    Raises:
-        OSError: the archive or its record cannot be written; nothing is left changed.
-        AgentError: the archive is one gc does not trust; nothing was changed.
-    """
+    """Append ``removed`` (the first bytes of the memory file, ``memory_status``) to the
+    archive, flushed, for a block that trims; settled at once if either fails. Raises
+    OSError (nothing left changed), or AgentError for an archive gc does not trust."""
     settle_archive(file)
     archive, place = archive_at(file)
     fd, size, made = _open_archive(file, archive, place, memory_status)
@@ -83,12 +72,8 @@ def archiving(file: HandledFile, removed: bytes, memory_status: os.stat_result) 
 
 
 def archive_at(file: HandledFile) -> tuple[Path, Place]:
-    """Where the archive really is (links followed outside a shared directory), and the
-    rules it is opened by: the memory file's owners, its own directory's sharing.
-
-    Raises:
-        AgentError: it is a link in a shared directory, or the memory file is refused.
-    """
+    """Where the archive really is (a link followed only outside a shared directory, else
+    AgentError), with the rules it is opened by."""
     found, _ = follow(archive_path(file.path), file.platform, "archive")
     real = Path(os.path.realpath(found.parent)) / found.name
     return real, attrs.evolve(file.place(), shared=shared(real.parent, file.platform))
@@ -97,12 +82,8 @@ def archive_at(file: HandledFile) -> tuple[Path, Place]:
 def _open_archive(
     file: HandledFile, archive: Path, place: Place, memory_status: os.stat_result
 ) -> tuple[int, int, bool]:
-    """The archive open for appending, its size, and whether this made it.
-
-    Raises:
-        OSError: it cannot be opened or made (a dangling link's target, said so).
-        AgentError: gc does not trust it.
-    """
+    """The archive open for appending, its size, and whether this made it (through a
+    dangling link: its target, the link kept)."""
     try:
         fd = create_new(archive, os.O_WRONLY | os.O_APPEND)
     except FileExistsError:
@@ -123,11 +104,7 @@ def _open_archive(
 
 
 def _record(file: HandledFile, intent: Intent, memory_status: os.stat_result) -> None:
-    """Create the intent record, as private as the memory file, flushed.
-
-    Raises:
-        OSError: it cannot be written (none is left), or something is at its name already.
-    """
+    """Create the intent record, as private as the memory file, flushed (OSError: none)."""
     record = intent_path(file.path)
     try:
         fd = create_new(record)
@@ -149,13 +126,8 @@ def _record(file: HandledFile, intent: Intent, memory_status: os.stat_result) ->
 
 
 def settle_archive(file: HandledFile) -> None:
-    """Finish what an archiving that did not end left behind (see the module docstring).
-
-    Raises:
-        OSError: the record, the memory file or the archive cannot be read, or the archive
-            cannot be given back its size; the record stays for the next gc.
-        AgentError: the record or the archive is one gc does not trust; nothing was changed.
-    """
+    """Settle what an archiving that did not end left (see the module docstring). Raises
+    OSError (the record stays), or AgentError for a record or archive gc does not trust."""
     record, place = intent_path(file.path), file.place()
     try:
         fd, _ = open_side(record, place)
@@ -175,8 +147,7 @@ def settle_archive(file: HandledFile) -> None:
 
 
 def _parse(text: bytes) -> Intent | None:
-    """The record, or None if it is not whole: then it was cut while being written, before
-    the append started (it is flushed before), so there is nothing to undo."""
+    """The record, or None if it is not whole (cut before the append began)."""
     try:
         intent = Intent(**json.loads(text))
     except (ValueError, TypeError):
@@ -193,7 +164,7 @@ def _identity(status: os.stat_result) -> tuple[int, int]:
 
 @contextlib.contextmanager
 def _opened(path: Path, place: Place | None) -> Iterator[tuple[int, os.stat_result] | None]:
-    """The file at ``path`` open for reading (gc's own, by ``place``), or None if absent."""
+    """The file at ``path`` open (gc's own, by ``place``), or None if absent."""
     try:
         fd, status = open_regular(path) if place is None else open_side(path, place)
     except FileNotFoundError:
@@ -221,8 +192,8 @@ def _holds(opened: tuple[int, os.stat_result], intent: Intent, offset: int) -> b
 def _undo(
     file: HandledFile, archive: Path, place: Place, intent: Intent, status: os.stat_result
 ) -> None:
-    """Give the archive back its size before the append (its space on a full disk): one
-    that never grew needs no write, so a read-only or immutable one settles too."""
+    """Give the archive back its size: one that never grew needs no write (so a read-only
+    or immutable one settles too)."""
     if not intent.archive_existed:
         os.unlink(archive)
         file.platform.fsync_directory(archive.parent)

@@ -1,17 +1,11 @@
-"""Replacing a memory file by its own tail: at any instant, even under SIGKILL or a full disk,
-the file is either exactly as it was or exactly trimmed, and no entry ``axe run`` appends
-while gc works is lost. A temp file beside it (same filesystem, carrying its writer's pid, so
-a later gc removes one a killed run left) gets the kept tail, bytes appended meanwhile and
-the file's permissions, flushed; then the rename, and the directory flushed.
-
-POSIX (:func:`replace_open`) renames over the open file; a writer that opened the old file
-before still writes into it, so gc keeps it open until no writer holds it (a Linux read lease
-is granted only then; elsewhere, until 20 ms of quiet), at most :data:`DRAIN_SECONDS`, and
-appends what arrived. Windows (:func:`replace_closed`) refuses the rename while any handle is
-open: gc closes its own and retries for up to two seconds (a scanner, an ``axe run``); a
-hard link to the old file, made first, then holds whatever was appended. Without hard links
-(FAT, some shares) gc catches up before each try; an entry appended in the instant between
-that and the rename is lost, as gc-spec §5.1 accepts.
+"""Replacing a memory file by its tail: at any instant, even under SIGKILL or a full disk,
+exactly as it was or exactly trimmed, and no entry ``axe run`` appends meanwhile lost. A temp
+file beside it (carrying its writer's pid, so a later gc removes one a killed run left) gets
+the tail, bytes appended since and the file's permissions, flushed; then the rename, and the
+directory flushed. A writer that opened the old file before the rename still writes into it,
+so gc waits until none holds it (a Linux read lease is granted only then; elsewhere, 20 ms of
+quiet), at most :data:`DRAIN_SECONDS`, and carries over what arrived. Windows refuses to
+rename over an open file (:func:`replace_closed`).
 """
 
 from __future__ import annotations
@@ -41,9 +35,8 @@ _DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if has
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM back for the block, then raise them again for the program's
-    own handlers: an exception between a trim's steps would leave it half done. Only the
-    main thread runs signal handlers; on another the block cannot be interrupted."""
+    """Hold Ctrl-C and SIGTERM back for the block (a trim half done would be worse), then
+    raise them again for the program's own handlers; only the main thread has any."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -105,8 +98,11 @@ def replace_open(source: SourceFile, keep_from: int) -> bool:
 
 
 def replace_closed(source: SourceFile, keep_from: int) -> bool:
-    """As :func:`replace_open`, renaming once no handle is open (``source`` is closed
-    first); then no writer can hold the old file. OSError also when in use for 2 s."""
+    """As :func:`replace_open` where no open file may be renamed over (Windows): with every
+    handle of gc's closed, retried for 2 s while another program has the file open. A hard
+    link to the old file, made first, keeps what was appended; without hard links (FAT),
+    gc catches up before each try, and an entry in the instant before the rename is lost
+    (gc-spec §5.1 accepts it)."""
     temp, copied_to = write_tail_to_temp(source, keep_from)
     attempt = _Attempt(source, temp, copied_to)
     try:
@@ -134,8 +130,7 @@ class _Attempt:
         self.linked: bool | None = None  # None: not yet known
 
     def retry_while_in_use(self) -> None:
-        """Try until no attempt fails with a file in use, for two seconds at most; else
-        raise the last failure."""
+        """Try until no attempt fails with a file in use, for 2 s at most."""
         clock = self.source.clock
         deadline = clock.monotonic() + _IN_USE_SECONDS
         pause = _FIRST_PAUSE
@@ -153,7 +148,6 @@ class _Attempt:
             pause = min(pause * 2, _LONGEST_PAUSE)
 
     def _run(self) -> None:
-        """Link the sidecar once, or catch up without one; then rename."""
         if self.linked is None:
             self._link_sidecar()
         if not self.linked:
@@ -174,8 +168,8 @@ class _Attempt:
         require_same_file(status, self.source.status)
 
     def _catch_up(self) -> None:
-        """Copy what the old file gained into the (closed) temp file (its status from
-        ``fstat``, as the first: file ids compare alike on every Windows)."""
+        """Copy what the old file gained into the temp file (statuses from ``fstat``, whose
+        file ids compare alike on every Windows)."""
         fd, status = open_regular(self.source.path)
         try:
             require_same_file(status, self.source.status)
@@ -192,8 +186,7 @@ class _Attempt:
             os.close(fd)
 
     def collect_from_sidecar(self) -> bytes:
-        """What the old file, kept as the sidecar (then removed), holds beyond the copy.
-        Raises LateAppendError if it cannot be read."""
+        """What the old file, kept as the sidecar (then removed), holds beyond the copy."""
         try:
             fd, _ = open_regular(self.sidecar)
             try:
@@ -250,9 +243,8 @@ def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
 
 
 def remove_abandoned_temps(file: HandledFile) -> list[Path]:
-    """Delete and return the temps (and Windows sidecars) a killed gc left beside ``file``:
-    those whose writer is gone, or over an hour old (where a pid cannot be probed, only age
-    counts), so a gc running now keeps its own."""
+    """Delete and return the temps a killed gc left beside ``file``: those whose writer is
+    gone, or over an hour old, so a gc running now keeps its own."""
     real = file.place().real
     prefix, now, removed = temp_prefix(real), file.clock.now(), []
     with contextlib.suppress(OSError):
@@ -312,8 +304,7 @@ def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
 
 
 def copy_ownership(fd: int, status: os.stat_result) -> None:
-    """Give ``fd`` the permissions (and, where allowed, the owner) ``status`` records: a
-    file holding the memory file's bytes is as private as it."""
+    """Give ``fd`` the permissions (and, where allowed, the owner) ``status`` records."""
     if hasattr(os, "fchmod"):  # Windows has it only from Python 3.13
         os.fchmod(fd, stat.S_IMODE(status.st_mode))
     if hasattr(os, "fchown"):
@@ -341,10 +332,9 @@ def carry_over(source: SourceFile, late: bytes) -> None:
 
 
 def collect_late_appends(source: SourceFile, old_fd: int, offset: int) -> tuple[bytes, bool]:
-    """Bytes written to the replaced file ``old_fd`` after ``offset``, once no writer can
-    add more (the read lease held unbroken, or where none can be had, 20 ms of quiet), at
-    most :data:`DRAIN_SECONDS`; and whether a writer still held it then (False where the
-    platform cannot tell): what it writes later goes to the replaced file."""
+    """Bytes written to the replaced file ``old_fd`` after ``offset`` once no writer can add
+    more, at most :data:`DRAIN_SECONDS`; and whether a writer still held it then (False where
+    the platform cannot tell)."""
     clock, late = source.clock, bytearray()
     quiet_since = clock.monotonic()
     deadline = quiet_since + DRAIN_SECONDS

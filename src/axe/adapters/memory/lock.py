@@ -1,13 +1,9 @@
-"""One gc at a time per memory file, across processes, machines sharing a home, and threads:
-two runs on one file come out as if one ran after the other. gc holds an exclusive lock for
-its whole flow (``--dry-run`` takes none) in a sidecar, ``.<name>.axe-gc.lock``, beside the
-resolved file (a lock on the memory file itself would stay on the old inode the trim
-replaces); the sidecar holds the holder's pid, for the waiter's message. On POSIX the holder
-removes it before letting go, and a waiter that locked the removed file starts again on the
-new one; Windows cannot remove an open file, so there it stays. A crashed holder releases
-the lock by dying. Threads of one process queue first on an in-process lock, with no time
-limit. The sidecar is opened as every side file is (:mod:`.side_files`); in a directory gc
-cannot write to no gc can trim either, so there gc goes on without one.
+"""One gc at a time per memory file, across processes, machines and threads: gc holds an
+exclusive lock from its read to its trim (``--dry-run`` takes none) on a sidecar,
+``.<name>.axe-gc.lock``, beside the resolved file, holding the holder's pid for the waiter's
+message. On POSIX the holder removes it before letting go (a waiter then starts again on the
+new one); Windows cannot remove an open file. A crashed holder releases the lock by dying.
+Where gc cannot write the directory no gc can trim either, so it goes on without one.
 """
 
 from __future__ import annotations
@@ -104,8 +100,7 @@ class MemoryFileLocks:
         self._guard = threading.Lock()
 
     def remove_held_sidecars(self) -> None:
-        """For a run ending without unwinding (Ctrl-C under ``--jobs``): remove the sidecars
-        of the locks still held; the locks go with the process."""
+        """Remove the sidecars still held, for a run ending without unwinding (Ctrl-C)."""
         with self._guard:
             held, self._held = self._held, set()
         for path in held:
@@ -114,12 +109,7 @@ class MemoryFileLocks:
 
     @contextlib.contextmanager
     def hold(
-        self,
-        memory_path: Path,
-        *,
-        agent: str,
-        waiting: Waiting,
-        place: Place | None = None,
+        self, memory_path: Path, *, agent: str, waiting: Waiting, place: Place | None = None
     ) -> Iterator[None]:
         """Hold ``memory_path``'s lock (``place``: where it is) for the block, telling
         ``waiting`` as ``MemoryStore.lock`` says. Raises AgentError (nothing changed) when it
@@ -187,8 +177,7 @@ class MemoryFileLocks:
         return True
 
     def _forget(self, path: Path) -> bool:
-        """False if :meth:`remove_held_sidecars` already took (and removed) it: by now
-        another gc may have made a new sidecar by that name, not to be deleted."""
+        """False if :meth:`remove_held_sidecars` took it: the name may be another gc's now."""
         with self._guard:
             held = path in self._held
             self._held.discard(path)
@@ -208,9 +197,8 @@ def _once(waiting: Waiting) -> Waiting:
 
 
 def _open(path: Path, place: Place, agent: str) -> tuple[int | None, bool]:
-    """The sidecar, made or reused (a crashed gc's), or, where gc may not write, opened
-    read-only (it locks as well); None where none is and none can be made; and whether it
-    is writable. Raises AgentError if it is unusable or not to be trusted."""
+    """The sidecar (made, reused, or read-only where gc may not write: it locks as well;
+    None where none is and none can be made) and whether it is writable."""
     try:
         return open_side(path, place, os.O_RDWR | os.O_CREAT, 0o644)[0], True
     except OSError as error:

@@ -38,14 +38,10 @@ def expand_path(
     windows: bool = os.name == "nt",
     unset: list[str] | None = None,
 ) -> str:
-    """``text`` as the Go axe expands ``memory.path``: a leading ``~`` (alone or before a
-    separator) becomes the home directory (``HOME``; ``USERPROFILE`` on Windows, as Go's
-    ``os.UserHomeDir``), then ``$VAR`` and ``${VAR}`` are replaced with Go's
-    ``os.ExpandEnv`` rules, so gc trims the very file ``axe run`` appends to.
-
-    ``~user`` is left as it is, and so is ``~`` when there is no home directory. The names
-    of variables that are not set are appended to ``unset``.
-    """
+    """``text`` as the Go axe expands ``memory.path``, so gc trims the file ``axe run``
+    writes: a leading ``~`` (alone or before a separator) becomes the home directory (Go's
+    ``os.UserHomeDir``: ``HOME``, or ``USERPROFILE`` on Windows; ``~user`` stays), then
+    variables as Go's ``os.ExpandEnv``; the names of those not set go to ``unset``."""
     home = environ.get("USERPROFILE" if windows else "HOME", "")
     separators = ("/", "\\") if windows else ("/",)
     if home and (text == "~" or (text[:1] == "~" and text[1:2] in separators)):
@@ -58,14 +54,10 @@ _NAME = re.compile(r"[A-Za-z0-9_]*")
 
 
 def expand_variables(text: str, environ: Mapping[str, str], unset: list[str] | None = None) -> str:
-    """Go's ``os.Expand(text, getenv)``, byte for byte in its choices.
-
-    ``$NAME`` takes the longest run of ASCII letters, digits and ``_``; ``${...}`` anything
-    up to the first ``}``; ``$`` before one of ``*#$@!?-`` or a digit names that one
-    character (so ``$$`` is the variable ``$``, normally unset). An unset variable becomes
-    the empty string (and its name is appended to ``unset``); ``${}`` and an unclosed
-    ``${`` are dropped; a ``$`` followed by anything else (or by nothing) stays.
-    """
+    """Go's ``os.Expand(text, getenv)``, byte for byte in its choices: ``$NAME`` takes the
+    longest run of ASCII letters, digits and ``_``, ``${...}`` anything up to ``}``, ``$``
+    before ``*#$@!?-`` or a digit that character; an unset variable becomes "" (its name
+    appended to ``unset``); ``${}`` and an unclosed ``${`` go; any other ``$`` stays."""
     parts: list[str] = []
     start = 0
     dollar = text.find("$")

@@ -28,31 +28,29 @@ class FcntlModule(Protocol):
 
 @frozen
 class FilePlatform:
-    """How one system's files behave where a trim must care: whether renaming over an open
-    file fails (Windows: then :func:`.durable.replace_closed` replaces), whether a pid may be probed
-    with signal 0 (Windows turns it into a Ctrl-C), a directory fsynced, files have owners
-    and mode bits (Windows has access lists); its flush (:func:`full_fsync`) and Linux's
-    read ``leases``; and the seams tests take: ``replace``, ``link`` and ``write``."""
+    """How the system ``sys.platform`` calls ``name`` treats files: its flush
+    (:func:`full_fsync`), Linux's read ``leases``, and the seams tests take (``replace``,
+    ``link``, ``write``). Windows (:attr:`windows`) refuses to rename over an open file, has
+    no directory fsync, turns signal 0 into a Ctrl-C, and has access lists, not owners."""
 
     name: str
-    replace_needs_closed_files: bool
-    probe_processes: bool
-    fsync_directories: bool
-    owners: bool
     fsync: Callable[[int], None]
     leases: ReadLeases | None = None
     replace: Callable[[Path, Path], None] = os.replace
     link: Callable[[Path, Path], None] = os.link
     write: Callable[[int, memoryview], int] = os.write
 
+    @property
+    def windows(self) -> bool:
+        return self.name == "win32"
+
     def lease(self, fd: int) -> AbstractContextManager[Callable[[], bool] | None]:
-        """A read lease on ``fd`` for a block (see :meth:`ReadLeases.held`); None where the
-        platform has none."""
+        """A read lease on ``fd`` for a block (:meth:`ReadLeases.held`); None: none here."""
         return self.leases.held(fd) if self.leases else contextlib.nullcontext(None)
 
     def fsync_directory(self, directory: Path) -> None:
-        """Make a rename or a new file in ``directory`` durable, where the platform allows."""
-        if not self.fsync_directories:
+        """Make a rename or a new file in ``directory`` durable, where the system can."""
+        if self.windows:
             return
         try:
             fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -67,9 +65,8 @@ class FilePlatform:
             os.close(fd)
 
     def may_be_running(self, pid_text: str) -> bool:
-        """Whether the process ``pid_text`` names may still run: always, where processes
-        cannot be probed."""
-        if not self.probe_processes:
+        """Whether the process ``pid_text`` names may still run (always, on Windows)."""
+        if self.windows:
             return True
         if not pid_text.isdigit():
             return False
@@ -84,20 +81,19 @@ class FilePlatform:
 
 class ReadLeases:
     """Linux read leases: one is granted only while nobody has the file open for writing,
-    so holding one unbroken proves the last writer of a replaced file is gone. Breaking a
-    lease sends SIGIO, which kills by default: the main thread ignores it while it holds a
-    lease; another thread may not, so it leases only where SIGIO is ignored already (``axe
-    gc`` ignores it at start), and one lock keeps the main thread from restoring it meanwhile.
-    """
+    so holding one unbroken proves the last writer of a replaced file is gone. Breaking it
+    sends SIGIO, which kills by default: the main thread ignores SIGIO while it holds one;
+    another thread may not, so it leases only where SIGIO is ignored already (``axe gc``
+    ignores it at start), and one lock keeps the main thread from restoring it meanwhile."""
 
     def __init__(self) -> None:
         self._sigio = threading.Lock()
 
     @contextlib.contextmanager
     def held(self, fd: int) -> Iterator[Callable[[], bool] | None]:
-        """A read lease on ``fd`` for the block: yields a check that it is held and unbroken
-        (False from the start if a writer has the file open), or None where no lease can be
-        had here (then the caller watches the file's size instead)."""
+        """A read lease on ``fd`` for the block: yields a check that it is held unbroken
+        (False from the start if a writer has the file open), or None where none can be had
+        here (then the caller watches the file's size)."""
         main = threading.current_thread() is threading.main_thread()
         if not main and signal.getsignal(signal.SIGIO) != signal.SIG_IGN:
             yield None
@@ -129,13 +125,8 @@ def platform_for(
 ) -> FilePlatform:
     """The rules for the system ``sys.platform`` calls ``name``, with its ``fcntl`` module
     (None where there is none) and the flush of last resort."""
-    windows = name == "win32"
     return FilePlatform(
         name=name,
-        replace_needs_closed_files=windows,
-        probe_processes=not windows,
-        fsync_directories=not windows,
-        owners=not windows,
         fsync=functools.partial(full_fsync, fcntl=fcntl, fallback=fsync),
         leases=ReadLeases() if name.startswith("linux") else None,
     )
@@ -155,11 +146,8 @@ def full_fsync(
     fd: int, *, fcntl: FcntlModule | None, fallback: Callable[[int], None] = os.fsync
 ) -> None:
     """Flush ``fd`` to stable storage: ``F_FULLFSYNC`` where ``fcntl`` has it (macOS's
-    ``fsync`` stops at the drive's volatile cache), else, or where refused, ``fallback``.
-
-    Raises:
-        OSError: from ``fallback``.
-    """
+    ``fsync`` stops at the drive's volatile cache), else, or where refused, ``fallback``
+    (whose OSError is raised)."""
     command = getattr(fcntl, "F_FULLFSYNC", None)
     if fcntl is not None and command is not None:
         with contextlib.suppress(OSError):

@@ -89,7 +89,7 @@ def shared(directory: Path, platform: FilePlatform) -> Shared | None:
         status = os.stat(directory)
     except OSError:
         return None
-    if not platform.owners:
+    if platform.windows:
         return None
     if status.st_mode & _OTHERS_WRITE:
         return Shared(directory, "is writable by others", f"run chmod go-w {directory}")
@@ -100,8 +100,8 @@ def shared(directory: Path, platform: FilePlatform) -> Shared | None:
 
 
 def follow(path: Path, platform: FilePlatform, what: str) -> tuple[Path, os.stat_result | None]:
-    """``path`` with its links followed, and the status of what it names (None: nothing).
-    Raises AgentError for a link in a shared directory (``what`` names the file)."""
+    """``path`` with its links followed (AgentError for one in a shared directory), and the
+    status of what it names (None: nothing)."""
     for _ in range(_MOST_LINKS):
         try:
             status = os.lstat(path)
@@ -124,7 +124,7 @@ def locate(path: Path, platform: FilePlatform) -> Place:
     found, status = follow(path, platform, "memory file")
     real = Path(os.path.realpath(found.parent)) / found.name
     owners = None  # os.geteuid does not exist where files have no owners
-    if platform.owners:
+    if not platform.windows:
         owners = frozenset({os.geteuid(), *([status.st_uid] if status else [])})
     place = Place(real, shared(real.parent, platform), owners)
     if status is not None:
@@ -135,9 +135,8 @@ def locate(path: Path, platform: FilePlatform) -> Place:
 def open_side(
     path: Path, place: Place, flags: int = os.O_RDONLY, mode: int = 0o600
 ) -> tuple[int, os.stat_result]:
-    """Open gc's own file at ``path`` (beside the memory file at ``place``): never through
-    a link, only a regular file, only one gc may trust. Raises OSError as ``open_regular``
-    does, AgentError for a file gc does not trust."""
+    """Open gc's own file at ``path`` beside ``place``: never through a link, only a regular
+    file (else OSError), only one gc may trust (else AgentError)."""
     fd, status = open_regular(path, nofollow=True, flags=flags, mode=mode)
     try:
         place.check(path, status)

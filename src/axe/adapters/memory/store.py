@@ -1,42 +1,192 @@
-"""Memory logs as files: ``<data dir>/memory/<name>.md`` or the agent's ``memory.path``; and
-the record ``--skip-unchanged`` reads, one line of JSON in ``.<name>.axe-gc.analysed`` beside
-the resolved file. A record is only ever a reason to skip, so any doubt reads as none: one in a
-shared directory (anyone there could forge it), not whole, not trusted (:mod:`.side_files`), or
-beside an archive left to settle. It is renamed over the old one under the lock, not flushed:
-a skip also needs the file's digest to match, so a record lost only costs an analysis.
+"""Memory logs as files (``<data dir>/memory/<name>.md`` or the agent's ``memory.path``) and
+all a gc does to one: lock and settle, read, archive and trim, in the sentences a user reads
+when one fails (the steps are in :mod:`.lock`, :mod:`.durable`, :mod:`.archive`). And the
+record ``--skip-unchanged`` reads, one line of JSON in ``.<name>.axe-gc.analysed`` beside the
+resolved file: only ever a reason to skip, so any doubt reads as none (in a shared directory,
+not whole, not trusted, or beside an archive to settle). It is renamed over the old one under
+the lock, not flushed: a skip also needs the file's digest to match.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from axe.adapters.memory import durable
-from axe.adapters.memory.file import MemoryFile
+from axe.adapters.memory import durable, paths
+from axe.adapters.memory.archive import archiving, settle_archive
+from axe.adapters.memory.durable import LateAppendError, ReplacedDuringTrimError, SourceFile
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
-from axe.adapters.memory.paths import (
-    LONGEST_MEMORY_NAME,
-    OWN_NAMES_LONGER_BY,
-    expand_path,
-    intent_path,
-    sidecar,
-)
-from axe.adapters.memory.side_files import HandledFile
+from axe.adapters.memory.paths import archive_path, intent_path
+from axe.adapters.memory.platforms import FilePlatform, current_platform
+from axe.adapters.memory.side_files import HandledFile, Place, locate
+from axe.adapters.shared import reading
 from axe.adapters.shared.clock import SystemClock
-from axe.adapters.shared.reading import describe_os_error, read_regular
+from axe.adapters.shared.reading import describe_os_error
 from axe.application.ports import Clock
 from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, ModelRef, quoted, validate_agent_name
 
+_CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim to go ahead
 _LARGEST = 4096  # a record is about 150 bytes; anything much larger is not one
 _LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z
 _FIELDS = {"size": int, "sha256": str, "model": str, "at": float}
+
+
+class MemoryFile:
+    """The memory file at ``path`` as the agent names it (a symlink outside a shared
+    directory stays a link; its target is replaced), by the rules of ``platform``."""
+
+    def __init__(
+        self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
+    ) -> None:
+        self.path = path
+        self.platform = platform or current_platform()
+        self.clock = clock or SystemClock()
+
+    def place(self) -> Place:
+        return locate(self.path, self.platform)
+
+    @contextlib.contextmanager
+    def locked(
+        self, locks: MemoryFileLocks, *, agent: str, waiting: Callable[[int | None], None]
+    ) -> Iterator[None]:
+        """Hold the file's lock for the block, having first settled the archiving a stopped
+        gc left. Raises AgentError (nothing changed) for a file refused, a lock not had in
+        time, or an archive that cannot be settled."""
+        with locks.hold(self.path, agent=agent, waiting=waiting, place=self.place()):
+            try:
+                settle_archive(self)
+            except OSError as error:
+                reason = str(error) if isinstance(error, reading.NotRegularFileError) else None
+                raise AgentError(
+                    f"cannot settle the archive {archive_path(self.path)} that an interrupted "
+                    f"gc left: {reason or describe_os_error(error)}; the memory file was not "
+                    f"changed (fix that, or delete {intent_path(self.path)} to go on without "
+                    "settling)"
+                ) from None
+            yield
+
+    def read(self) -> MemorySnapshot:
+        """The whole file; missing reads as empty (stamp None). Raises AgentError for a file
+        refused, unreadable, or not a regular file."""
+        place = self.place()
+        try:
+            content, stamp = reading.read_regular(
+                place.real,
+                check=lambda status: place.mine(self.path, status),
+                nofollow=place.shared is not None,
+            )
+        except FileNotFoundError:
+            return MemorySnapshot(content=b"", stamp=None)
+        except OSError as error:
+            raise AgentError(
+                f"cannot read memory file {self.path}: {describe_os_error(error)}"
+            ) from None
+        except MemoryError:
+            raise AgentError(f"cannot read memory file {self.path}: not enough memory") from None
+        return MemorySnapshot(content=content, stamp=stamp)
+
+    def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> str | None:
+        """Apply ``plan`` to the file ``snapshot`` was read from: the removed bytes archived
+        first if ``archive``, then the file replaced by its tail; Ctrl-C and SIGTERM wait.
+        Returns a warning's clause when a program still holds the old file open for writing.
+        Raises AgentError: nothing was changed (or, after the rename, late appends were lost).
+        """
+        with durable.signals_deferred():
+            source = self._open_to_trim(self.place())
+            try:
+                held = self._trim(source, snapshot, plan, archive=archive)
+            except LateAppendError as error:
+                raise AgentError(
+                    f"trimmed memory file {self.path}, but {error.size} bytes appended during "
+                    f"the trim could not be added back: {describe_os_error(error)}"
+                ) from None
+            except ReplacedDuringTrimError:
+                raise self._changed("was replaced") from None
+            except OSError as error:
+                raise AgentError(
+                    f"cannot trim memory file {self.path}: {describe_os_error(error)}; "
+                    "the file was not changed"
+                ) from None
+            finally:
+                source.close()
+        if not held:
+            return None
+        return (
+            f"a program still had {self.path} open for writing after gc waited "
+            f"{durable.DRAIN_SECONDS:g}s for it; what it writes there from now on goes to the "
+            "replaced file, not to the trimmed one"
+        )
+
+    def _open_to_trim(self, place: Place) -> SourceFile:
+        try:
+            fd, status = reading.open_regular(place.real, nofollow=place.shared is not None)
+        except FileNotFoundError:
+            raise AgentError(
+                f"memory file {self.path} disappeared before it could be trimmed; "
+                "nothing was changed"
+            ) from None
+        except OSError as error:
+            raise AgentError(
+                f"cannot open memory file {self.path} to trim it: {describe_os_error(error)}"
+            ) from None
+        try:
+            place.mine(self.path, status)
+        except AgentError:
+            os.close(fd)
+            raise
+        return SourceFile(self, place, fd, status)
+
+    def _trim(
+        self, source: SourceFile, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
+    ) -> bool:
+        self._check_unchanged(source, snapshot, plan.keep_from)
+        durable.remove_abandoned_temps(self)
+        with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
+            if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
+                self._archive(archived, snapshot.content[: plan.keep_from], source.status)
+            if self.platform.windows:
+                return durable.replace_closed(source, plan.keep_from)
+            return durable.replace_open(source, plan.keep_from)
+
+    def _check_unchanged(self, source: SourceFile, snapshot: MemorySnapshot, cut: int) -> None:
+        """Refuse a file that is no longer the one read plus appends (replaced, shorter, or
+        rewritten around the cut): a trim at a stale offset would cut through someone's text."""
+        stamp, status = snapshot.stamp, source.status
+        if not isinstance(stamp, reading.FileStamp):
+            return
+        if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
+            raise self._changed("was replaced")
+        if status.st_size < stamp.size:
+            raise self._changed("shrank")
+        start, end = max(cut - _CUT_CONTEXT, 0), min(cut + _CUT_CONTEXT, stamp.size)
+        if durable.pread(source.fd, end - start, start) != snapshot.content[start:end]:
+            raise self._changed("was rewritten")
+
+    def _archive(
+        self, stack: contextlib.ExitStack[bool | None], removed: bytes, status: os.stat_result
+    ) -> None:
+        """Append ``removed`` to the archive for the rest of ``stack``. Raises AgentError if
+        it cannot be appended or gc does not trust it (nothing was changed)."""
+        try:
+            stack.enter_context(archiving(self, removed, status))
+        except OSError as error:
+            raise AgentError(
+                f"cannot archive removed entries to {archive_path(self.path)}: "
+                f"{describe_os_error(error)}; the memory file was not changed"
+            ) from None
+
+    def _changed(self, how: str) -> AgentError:
+        return AgentError(
+            f"memory file {self.path} {how} while gc was running; not trimmed (run gc again)"
+        )
 
 
 class FileMemoryStore:
@@ -110,12 +260,12 @@ class FileMemoryStore:
         ``/x.md``). Raises ConfigError for a path not absolute once expanded or using an
         unset variable, a hostile agent name, no data directory, or a name too long."""
         path = self._expanded(agent)
-        if (size := len(os.fsencode(path.name))) > LONGEST_MEMORY_NAME:
+        if (size := len(os.fsencode(path.name))) > paths.LONGEST_MEMORY_NAME:
+            longest, more = paths.LONGEST_MEMORY_NAME, paths.OWN_NAMES_LONGER_BY
             raise ConfigError(
                 f"the memory file name of agent {quoted(agent.name)} is {size} bytes long; "
-                f"gc's own files beside it (lock, temp files) need {OWN_NAMES_LONGER_BY} bytes "
-                f"more, so it can be at most {LONGEST_MEMORY_NAME}: use a shorter agent name "
-                "or memory.path"
+                f"gc's own files beside it (lock, temp files) need {more} bytes more, so it "
+                f"can be at most {longest}: use a shorter agent name or memory.path"
             )
         return path
 
@@ -125,7 +275,7 @@ class FileMemoryStore:
             validate_agent_name(agent.name)
             return self._data_dir() / "memory" / f"{agent.name}.md"
         unset: list[str] = []
-        expanded = expand_path(custom, self._environ, unset=unset)
+        expanded = paths.expand_path(custom, self._environ, unset=unset)
         where = f"memory.path {quoted(custom)} of agent {quoted(agent.name)}"
         if "\0" in expanded or not os.path.isabs(expanded):
             became = f" (it expands to {quoted(expanded)})" if expanded != custom else ""
@@ -161,7 +311,7 @@ def trim_entries(path: Path, keep: int) -> int:
 
 def record_path(real: Path) -> Path:
     """The record of the memory file whose resolved path is ``real``."""
-    return sidecar(real, ".analysed")
+    return paths.sidecar(real, ".analysed")
 
 
 def read_record(file: HandledFile) -> AnalysedMemory | None:
@@ -175,7 +325,7 @@ def read_record(file: HandledFile) -> AnalysedMemory | None:
         return None
     record = record_path(place.real)
     try:
-        text, _ = read_regular(
+        text, _ = reading.read_regular(
             record, limit=_LARGEST, check=lambda status: place.check(record, status), nofollow=True
         )
     except (OSError, ValueError, AgentError):
