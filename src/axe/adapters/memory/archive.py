@@ -1,10 +1,8 @@
-"""``--archive``: what a trim removes is appended to ``<memory file>.archive``, exactly once
-whatever stops gc. An intent record (``.<memory file>.archive.axe-gc-intent``: the archive's
-size, the removed prefix's length, SHA-256 and inode) is flushed before the append and
-removed after the trim; one left behind is settled under the lock: if the memory file still
-holds the prefix the trim did not happen, and the append is undone (truncated, or the archive
-removed if gc made it); otherwise it is kept if whole. Nothing is guessed from the archive's
-tail. A new archive gets the memory file's permissions and owner.
+"""``--archive``: what a trim removes goes to ``<memory file>.archive``, exactly once whatever
+stops gc. An intent record (the archive's size, the prefix's length, SHA-256 and inode) is
+flushed before the append and removed after the trim; one left behind is settled under the
+lock: the append is undone if the memory file still holds the prefix (no trim), else kept if
+whole. A new archive gets the memory file's permissions and owner.
 """
 
 from __future__ import annotations
@@ -42,16 +40,19 @@ class Intent:
 
 @contextlib.contextmanager
 def archiving(file: HandledFile, removed: bytes, memory_status: os.stat_result) -> Iterator[None]:
-    """Append ``removed`` (the first bytes of the memory file, ``memory_status``) to the
-    archive, flushed, for a block that trims; settled at once if either fails. Raises
-    OSError (nothing left changed), or AgentError for an archive gc does not trust."""
+    """Append ``removed`` to the archive, flushed, for a block that trims the memory file
+    (``memory_status``), settled at once if either fails (OSError, AgentError)."""
     settle_archive(file)
     archive, place = archive_at(file)
-    fd, size, made = _open_archive(file, archive, place, memory_status)
+    fd, size, made = _open_archive(file, archive, place)
     digest, recorded = hashlib.sha256(removed).hexdigest(), False
     try:
         try:
-            intent = Intent(size, not made, len(removed), digest, *_identity(memory_status))
+            if made:
+                durable.copy_ownership(fd, memory_status)
+            intent = Intent(
+                size, not made, len(removed), digest, memory_status.st_dev, memory_status.st_ino
+            )
             _record(file, intent, memory_status)
             recorded = True
             durable.write_all(fd, removed, write=file.platform.write)
@@ -79,9 +80,7 @@ def archive_at(file: HandledFile) -> tuple[Path, Place]:
     return real, attrs.evolve(file.place(), shared=shared(real.parent, file.platform))
 
 
-def _open_archive(
-    file: HandledFile, archive: Path, place: Place, memory_status: os.stat_result
-) -> tuple[int, int, bool]:
+def _open_archive(file: HandledFile, archive: Path, place: Place) -> tuple[int, int, bool]:
     """The archive open for appending, its size, and whether this made it (through a
     dangling link: its target, the link kept)."""
     try:
@@ -94,12 +93,6 @@ def _open_archive(
             raise
         why = f"it is a dangling link to {archive}, which cannot be created"
         raise OSError(error.errno, f"{why} ({describe_os_error(error)})") from None
-    try:
-        durable.copy_ownership(fd, memory_status)
-    except BaseException:
-        os.close(fd)
-        durable.remove_quietly(archive)
-        raise
     return fd, 0, True
 
 
@@ -137,12 +130,9 @@ def settle_archive(file: HandledFile) -> None:
         intent = _parse(opened.read(_LARGEST_RECORD))
     if intent is not None:
         archive, archive_place = archive_at(file)
-        with _opened(place.real, None) as memory:
-            same = memory is not None and _identity(memory[1]) == (intent.device, intent.inode)
-            untrimmed = same and memory is not None and _holds(memory, intent, 0)
-        with _opened(archive, archive_place) as kept:
-            if kept and (untrimmed or not _holds(kept, intent, intent.archive_size)):
-                _undo(file, archive, archive_place, intent, kept[1])
+        untrimmed = _holds(place.real, None, intent, 0)
+        if untrimmed or not _holds(archive, archive_place, intent, intent.archive_size):
+            _undo(file, archive, archive_place, intent)
     os.unlink(record)
 
 
@@ -158,42 +148,35 @@ def _parse(text: bytes) -> Intent | None:
     return intent
 
 
-def _identity(status: os.stat_result) -> tuple[int, int]:
-    return status.st_dev, status.st_ino
-
-
-@contextlib.contextmanager
-def _opened(path: Path, place: Place | None) -> Iterator[tuple[int, os.stat_result] | None]:
-    """The file at ``path`` open (gc's own, by ``place``), or None if absent."""
+def _holds(path: Path, place: Place | None, intent: Intent, offset: int) -> bool:
+    """Whether the file at ``path`` holds the recorded bytes at ``offset``: gc's own (by
+    ``place``), or, with ``place`` None, the memory file the record names."""
     try:
         fd, status = open_regular(path) if place is None else open_side(path, place)
     except FileNotFoundError:
-        yield None
-        return
+        return False
     try:
-        yield fd, status
+        if place is None and (status.st_dev, status.st_ino) != (intent.device, intent.inode):
+            return False
+        digest, end = hashlib.sha256(), offset + intent.length
+        if status.st_size < end:
+            return False
+        while offset < end and (chunk := durable.pread(fd, min(1 << 20, end - offset), offset)):
+            digest.update(chunk)
+            offset += len(chunk)
+        return digest.hexdigest() == intent.sha256
     finally:
         os.close(fd)
 
 
-def _holds(opened: tuple[int, os.stat_result], intent: Intent, offset: int) -> bool:
-    """Whether the open file holds the recorded bytes at ``offset``."""
-    fd, status = opened
-    end = offset + intent.length
-    if status.st_size < end:
-        return False
-    digest = hashlib.sha256()
-    while offset < end and (chunk := durable.pread(fd, min(1 << 20, end - offset), offset)):
-        digest.update(chunk)
-        offset += len(chunk)
-    return digest.hexdigest() == intent.sha256
-
-
-def _undo(
-    file: HandledFile, archive: Path, place: Place, intent: Intent, status: os.stat_result
-) -> None:
+def _undo(file: HandledFile, archive: Path, place: Place, intent: Intent) -> None:
     """Give the archive back its size: one that never grew needs no write (so a read-only
     or immutable one settles too)."""
+    try:
+        fd, status = open_side(archive, place)
+    except FileNotFoundError:
+        return
+    os.close(fd)
     if not intent.archive_existed:
         os.unlink(archive)
         file.platform.fsync_directory(archive.parent)

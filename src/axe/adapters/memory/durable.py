@@ -1,11 +1,9 @@
-"""Replacing a memory file by its tail: at any instant, even under SIGKILL or a full disk,
-exactly as it was or exactly trimmed, and no entry ``axe run`` appends meanwhile lost. A temp
-file beside it (carrying its writer's pid, so a later gc removes one a killed run left) gets
-the tail, bytes appended since and the file's permissions, flushed; then the rename, and the
-directory flushed. A writer that opened the old file before the rename still writes into it,
-so gc waits until none holds it (a Linux read lease is granted only then; elsewhere, 20 ms of
-quiet), at most :data:`DRAIN_SECONDS`, and carries over what arrived. Windows refuses to
-rename over an open file (:func:`replace_closed`).
+"""Replacing a memory file by its tail, so that it is always exactly as it was or exactly
+trimmed (SIGKILL, full disk) and nothing ``axe run`` appends meanwhile is lost: a temp file
+beside it (named with its writer's pid, for a later gc to remove) gets the tail, flushed, then
+is renamed over it; a writer that opened the old file still writes there, so gc waits until
+none holds it (a Linux read lease is granted only then; elsewhere 20 ms of quiet), at most
+:data:`DRAIN_SECONDS`, and carries over what arrived.
 """
 
 from __future__ import annotations
@@ -81,9 +79,8 @@ class ReplacedDuringTrimError(OSError):
 
 
 def replace_open(source: SourceFile, keep_from: int) -> bool:
-    """Replace the file open as ``source`` by its bytes from ``keep_from`` on, renaming over
-    it while it is open; True if a writer still held the old file at the end. Raises OSError
-    or ReplacedDuringTrimError with nothing changed, LateAppendError after the rename."""
+    """Replace ``source`` by its bytes from ``keep_from`` on, renamed over while open; True if
+    a writer still held the old file at the end. LateAppendError only after the rename."""
     temp, copied_to = write_tail_to_temp(source, keep_from)
     try:
         require_same_file(source.path, source.status)  # an editor may have saved meanwhile
@@ -98,11 +95,9 @@ def replace_open(source: SourceFile, keep_from: int) -> bool:
 
 
 def replace_closed(source: SourceFile, keep_from: int) -> bool:
-    """As :func:`replace_open` where no open file may be renamed over (Windows): with every
-    handle of gc's closed, retried for 2 s while another program has the file open. A hard
-    link to the old file, made first, keeps what was appended; without hard links (FAT),
-    gc catches up before each try, and an entry in the instant before the rename is lost
-    (gc-spec §5.1 accepts it)."""
+    """As :func:`replace_open` where no open file may be renamed over (Windows): gc's own
+    handle closed, retried for 2 s; a hard link to the old file keeps what was appended (no
+    hard links: gc catches up before each try, losing at most an entry in the last instant)."""
     temp, copied_to = write_tail_to_temp(source, keep_from)
     attempt = _Attempt(source, temp, copied_to)
     try:
@@ -123,20 +118,26 @@ class _Attempt:
     has been copied."""
 
     def __init__(self, source: SourceFile, temp: Path, copied_to: int) -> None:
-        self.source, self.platform = source, source.platform
-        self.temp = temp
-        self.copied_to = copied_to
+        self.source, self.platform, self.temp, self.copied_to = (
+            source,
+            source.platform,
+            temp,
+            copied_to,
+        )
         self.sidecar = new_temp(source.path, "-old")
         self.linked: bool | None = None  # None: not yet known
 
     def retry_while_in_use(self) -> None:
         """Try until no attempt fails with a file in use, for 2 s at most."""
-        clock = self.source.clock
+        clock, pause = self.source.clock, _FIRST_PAUSE
         deadline = clock.monotonic() + _IN_USE_SECONDS
-        pause = _FIRST_PAUSE
         while True:
             try:
-                self._run()
+                if self.linked is None:
+                    self._link_sidecar()
+                if not self.linked:
+                    self._catch_up()  # no hard links here: catch up before each try instead
+                self.platform.replace(self.temp, self.source.path)
             except OSError as error:
                 if getattr(error, "winerror", None) not in {_SHARING_VIOLATION, _ACCESS_DENIED}:
                     raise
@@ -147,20 +148,13 @@ class _Attempt:
             clock.sleep(pause)
             pause = min(pause * 2, _LONGEST_PAUSE)
 
-    def _run(self) -> None:
-        if self.linked is None:
-            self._link_sidecar()
-        if not self.linked:
-            self._catch_up()
-        self.platform.replace(self.temp, self.source.path)
-
     def _link_sidecar(self) -> None:
         try:
             self.platform.link(self.source.path, self.sidecar)
         except OSError as error:
             if getattr(error, "winerror", None) == _SHARING_VIOLATION:
                 raise
-            self.linked = False  # no hard links here: catch up before each attempt instead
+            self.linked = False
             return
         self.linked = True  # from here on, a failure removes the sidecar
         fd, status = open_regular(self.sidecar)
@@ -213,7 +207,6 @@ def require_same_file(found: Path | os.stat_result, original: os.stat_result) ->
 
 
 def new_temp(target: Path, kind: str = "") -> Path:
-    """A fresh temp name beside ``target`` (``kind``: ``-old`` for the Windows sidecar)."""
     return sidecar(target, f"-{os.getpid()}-{os.urandom(4).hex()}{kind}.tmp")
 
 
@@ -265,14 +258,12 @@ def temp_prefix(target: Path) -> str:
     return sidecar(target, "-").name
 
 
-def remove_quietly(path: Path) -> None:
-    """Remove a file of ours no longer wanted (a temp left is removed by a later gc)."""
+def remove_quietly(path: Path) -> None:  # a temp it leaves, a later gc removes
     with contextlib.suppress(OSError):
         os.unlink(path)
 
 
-def pread(fd: int, size: int, offset: int) -> bytes:
-    """``os.pread`` where it exists (POSIX); elsewhere (Windows) a seek and a read."""
+def pread(fd: int, size: int, offset: int) -> bytes:  # Windows has no os.pread
     if hasattr(os, "pread"):
         return os.pread(fd, size, offset)
     os.lseek(fd, offset, os.SEEK_SET)
@@ -287,16 +278,10 @@ def write_all(fd: int, data: bytes, *, write: Callable[[int, memoryview], int] =
 
 
 def read_from(fd: int, offset: int) -> bytes:
-    """Everything in ``fd`` from ``offset`` on."""
-    parts = []
-    while chunk := pread(fd, _CHUNK, offset):
-        parts.append(chunk)
-        offset += len(chunk)
-    return b"".join(parts)
+    return pread(fd, max(os.fstat(fd).st_size - offset, 0), offset)
 
 
 def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
-    """Copy ``source_fd`` from ``offset`` to its current end; return the new offset."""
     while chunk := pread(source_fd, _CHUNK, offset):
         write_all(dest_fd, chunk)
         offset += len(chunk)
@@ -304,7 +289,6 @@ def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
 
 
 def copy_ownership(fd: int, status: os.stat_result) -> None:
-    """Give ``fd`` the permissions (and, where allowed, the owner) ``status`` records."""
     if hasattr(os, "fchmod"):  # Windows has it only from Python 3.13
         os.fchmod(fd, stat.S_IMODE(status.st_mode))
     if hasattr(os, "fchown"):
@@ -317,11 +301,10 @@ def carry_over(source: SourceFile, late: bytes) -> None:
     LateAppendError if that fails."""
     if not late:
         return
-    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    if source.place.shared:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(source.path, flags)
+        fd, _ = open_regular(
+            source.path, nofollow=source.place.shared is not None, flags=os.O_WRONLY | os.O_APPEND
+        )
         try:
             write_all(fd, late, write=source.platform.write)
             source.platform.fsync(fd)
@@ -332,9 +315,8 @@ def carry_over(source: SourceFile, late: bytes) -> None:
 
 
 def collect_late_appends(source: SourceFile, old_fd: int, offset: int) -> tuple[bytes, bool]:
-    """Bytes written to the replaced file ``old_fd`` after ``offset`` once no writer can add
-    more, at most :data:`DRAIN_SECONDS`; and whether a writer still held it then (False where
-    the platform cannot tell)."""
+    """Bytes written to the replaced file after ``offset`` once no writer can add more (at
+    most :data:`DRAIN_SECONDS`), and whether one still held it then (if the platform tells)."""
     clock, late = source.clock, bytearray()
     quiet_since = clock.monotonic()
     deadline = quiet_since + DRAIN_SECONDS

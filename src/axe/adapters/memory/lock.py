@@ -1,9 +1,7 @@
-"""One gc at a time per memory file, across processes, machines and threads: gc holds an
-exclusive lock from its read to its trim (``--dry-run`` takes none) on a sidecar,
-``.<name>.axe-gc.lock``, beside the resolved file, holding the holder's pid for the waiter's
-message. On POSIX the holder removes it before letting go (a waiter then starts again on the
-new one); Windows cannot remove an open file. A crashed holder releases the lock by dying.
-Where gc cannot write the directory no gc can trim either, so it goes on without one.
+"""One gc at a time per memory file, across processes and threads: a lock from the read to
+the trim on a sidecar beside the resolved file, holding the holder's pid for the waiter's
+message, removed by its holder on POSIX (a waiter then starts again on the new one). Where gc
+cannot write the directory no gc can trim either, so it goes on without one.
 """
 
 from __future__ import annotations
@@ -40,7 +38,6 @@ Waiting = Callable[[int | None], None]
 
 
 def lock_path(memory_path: Path) -> Path:
-    """The sidecar for ``memory_path``, beside its resolved real path."""
     return sidecar(Path(os.path.realpath(memory_path)), ".lock")
 
 
@@ -61,8 +58,7 @@ class FlockLocker:
 
 
 class MsvcrtLocker:
-    """Windows ``msvcrt.locking`` on a byte far past the pid: Windows locks are mandatory,
-    and a waiter must read the pid."""
+    """Windows ``msvcrt.locking``, mandatory: on a byte far past the pid waiters read."""
 
     removes_sidecar = False
 
@@ -159,7 +155,11 @@ class MemoryFileLocks:
             if not locked:
                 holder = _holder(fd)
                 os.close(fd)
-                raise _busy(path, agent, holder, self.timeout)
+                who = f"another gc (pid {holder})" if holder else "another gc"
+                raise AgentError(
+                    f"memory file of agent {quoted(agent)} is locked by {who} ({path}); gave "
+                    f"up after {self.timeout:g}s (raise it with --lock-timeout or AXE_LOCK_TIMEOUT)"
+                )
             if _still_named(fd, path):
                 return fd, writable
             self.locker.unlock(fd)
@@ -197,8 +197,8 @@ def _once(waiting: Waiting) -> Waiting:
 
 
 def _open(path: Path, place: Place, agent: str) -> tuple[int | None, bool]:
-    """The sidecar (made, reused, or read-only where gc may not write: it locks as well;
-    None where none is and none can be made) and whether it is writable."""
+    """The sidecar (reused, made, read-only where gc may not write; None: none) and whether
+    it is writable."""
     try:
         return open_side(path, place, os.O_RDWR | os.O_CREAT, 0o644)[0], True
     except OSError as error:
@@ -237,14 +237,6 @@ def _holder(fd: int) -> int | None:
     except OSError:
         return None
     return int(text) if text.isdecimal() else None
-
-
-def _busy(path: Path, agent: str, holder: int | None, timeout: float) -> AgentError:
-    who = f"another gc (pid {holder})" if holder else "another gc"
-    return AgentError(
-        f"memory file of agent {quoted(agent)} is locked by {who} ({path}); gave up "
-        f"after {timeout:g}s (raise it with --lock-timeout or AXE_LOCK_TIMEOUT)"
-    )
 
 
 def _unusable(path: Path, agent: str, error: OSError) -> AgentError:

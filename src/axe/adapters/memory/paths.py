@@ -38,10 +38,9 @@ def expand_path(
     windows: bool = os.name == "nt",
     unset: list[str] | None = None,
 ) -> str:
-    """``text`` as the Go axe expands ``memory.path``, so gc trims the file ``axe run``
-    writes: a leading ``~`` (alone or before a separator) becomes the home directory (Go's
-    ``os.UserHomeDir``: ``HOME``, or ``USERPROFILE`` on Windows; ``~user`` stays), then
-    variables as Go's ``os.ExpandEnv``; the names of those not set go to ``unset``."""
+    """``text`` as the Go axe expands ``memory.path``: a leading ``~`` (alone or before a
+    separator) is Go's ``os.UserHomeDir``, then variables as Go's ``os.ExpandEnv`` (the
+    names of those not set go to ``unset``)."""
     home = environ.get("USERPROFILE" if windows else "HOME", "")
     separators = ("/", "\\") if windows else ("/",)
     if home and (text == "~" or (text[:1] == "~" and text[1:2] in separators)):

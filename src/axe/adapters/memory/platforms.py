@@ -28,9 +28,7 @@ class FcntlModule(Protocol):
 
 @frozen
 class FilePlatform:
-    """How the system ``sys.platform`` calls ``name`` treats files: its flush
-    (:func:`full_fsync`), Linux's read ``leases``, and the seams tests take (``replace``,
-    ``link``, ``write``). Windows (:attr:`windows`) refuses to rename over an open file, has
+    """How the system ``name`` treats files. Windows refuses to rename over an open file, has
     no directory fsync, turns signal 0 into a Ctrl-C, and has access lists, not owners."""
 
     name: str
@@ -80,20 +78,17 @@ class FilePlatform:
 
 
 class ReadLeases:
-    """Linux read leases: one is granted only while nobody has the file open for writing,
-    so holding one unbroken proves the last writer of a replaced file is gone. Breaking it
-    sends SIGIO, which kills by default: the main thread ignores SIGIO while it holds one;
-    another thread may not, so it leases only where SIGIO is ignored already (``axe gc``
-    ignores it at start), and one lock keeps the main thread from restoring it meanwhile."""
+    """Linux read leases, granted only while nobody has the file open for writing. Breaking
+    one sends SIGIO, which kills: the main thread ignores it while it holds one; another
+    thread leases only where SIGIO is ignored already (``axe gc`` ignores it at start)."""
 
     def __init__(self) -> None:
         self._sigio = threading.Lock()
 
     @contextlib.contextmanager
     def held(self, fd: int) -> Iterator[Callable[[], bool] | None]:
-        """A read lease on ``fd`` for the block: yields a check that it is held unbroken
-        (False from the start if a writer has the file open), or None where none can be had
-        here (then the caller watches the file's size)."""
+        """A read lease on ``fd`` for the block: yields a check that it is held unbroken,
+        or None where none can be had here."""
         main = threading.current_thread() is threading.main_thread()
         if not main and signal.getsignal(signal.SIGIO) != signal.SIG_IGN:
             yield None

@@ -1,14 +1,8 @@
-"""Where a memory file really is, and the one way gc opens its own files beside it (lock,
-``--skip-unchanged`` record, archive intent, archive, temp files): never through a link
-(``O_NOFOLLOW``, or created exclusively), never one another user owns (refused in one line
-naming it), so that whoever else can write the directory can neither aim gc's writes nor
-feed it files of theirs.
-
-A directory is *shared* when group or others may write to it, or a user other than gc's and
-root owns it: there gc trusts only regular files its user owns with one name, and follows no
-link, the memory file's own included. Elsewhere links are followed, and files of the memory
-file's owner (who gets the files gc makes) are trusted too. Where permissions are access
-lists (Windows) nothing is shared and no owner checked.
+"""Where a memory file really is, and the one way gc opens its own files beside it: never
+through a link, never one another user owns. In a *shared* directory (group or others may
+write it, or it is neither gc's user's nor root's) gc trusts only regular files its user owns
+with one name, and follows no link; elsewhere links are followed, and the memory file owner's
+files (gc gives them those it makes) trusted. Windows has access lists: nothing is shared.
 """
 
 from __future__ import annotations
@@ -39,8 +33,7 @@ class Shared(NamedTuple):
 
 @frozen
 class Place:
-    """A memory file's resolved path, whether its directory is shared, and whose files gc
-    trusts beside it (``owners``; None where files have no owners)."""
+    """A memory file's resolved path, its directory's sharing, whose files gc trusts there."""
 
     real: Path
     shared: Shared | None
@@ -73,7 +66,7 @@ class Place:
 
 
 class HandledFile(Protocol):
-    """What the replace protocols and the archive need of a :class:`~.file.MemoryFile`."""
+    """What the replace protocols and the archive need of a :class:`~.store.MemoryFile`."""
 
     path: Path
     platform: FilePlatform
@@ -83,8 +76,7 @@ class HandledFile(Protocol):
 
 
 def shared(directory: Path, platform: FilePlatform) -> Shared | None:
-    """Whether others may add, replace or remove files in ``directory`` (one that cannot be
-    looked at is not: nothing opens in it either)."""
+    """Whether others may add, replace or remove files in ``directory``."""
     try:
         status = os.stat(directory)
     except OSError:

@@ -1,10 +1,7 @@
-"""Memory logs as files (``<data dir>/memory/<name>.md`` or the agent's ``memory.path``) and
-all a gc does to one: lock and settle, read, archive and trim, in the sentences a user reads
-when one fails (the steps are in :mod:`.lock`, :mod:`.durable`, :mod:`.archive`). And the
-record ``--skip-unchanged`` reads, one line of JSON in ``.<name>.axe-gc.analysed`` beside the
-resolved file: only ever a reason to skip, so any doubt reads as none (in a shared directory,
-not whole, not trusted, or beside an archive to settle). It is renamed over the old one under
-the lock, not flushed: a skip also needs the file's digest to match.
+"""Memory logs as files (``<data dir>/memory/<name>.md`` or ``memory.path``): all a gc does to
+one, in the sentences a user reads when it fails; and the record ``--skip-unchanged`` reads
+(``.<name>.axe-gc.analysed``), only ever a reason to skip, so any doubt reads as none. It is
+renamed into place under the lock, not flushed: a skip also needs the file's digest to match.
 """
 
 from __future__ import annotations
@@ -16,6 +13,8 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
+
+import attrs
 
 from axe.adapters.memory import durable, paths
 from axe.adapters.memory.archive import archiving, settle_archive
@@ -36,12 +35,12 @@ from axe.domain.model import AgentConfig, ModelRef, quoted, validate_agent_name
 _CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim to go ahead
 _LARGEST = 4096  # a record is about 150 bytes; anything much larger is not one
 _LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z
-_FIELDS = {"size": int, "sha256": str, "model": str, "at": float}
+_FIELDS = {"size": (int,), "sha256": (str,), "model": (str,), "at": (float, int)}
 
 
 class MemoryFile:
-    """The memory file at ``path`` as the agent names it (a symlink outside a shared
-    directory stays a link; its target is replaced), by the rules of ``platform``."""
+    """The memory file at ``path`` (a link outside a shared directory stays: its target is
+    trimmed), by the rules of ``platform``."""
 
     def __init__(
         self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
@@ -57,9 +56,8 @@ class MemoryFile:
     def locked(
         self, locks: MemoryFileLocks, *, agent: str, waiting: Callable[[int | None], None]
     ) -> Iterator[None]:
-        """Hold the file's lock for the block, having first settled the archiving a stopped
-        gc left. Raises AgentError (nothing changed) for a file refused, a lock not had in
-        time, or an archive that cannot be settled."""
+        """Hold the file's lock for the block, having settled what a stopped archiving left;
+        AgentError (nothing changed) if the file, lock or settling fails."""
         with locks.hold(self.path, agent=agent, waiting=waiting, place=self.place()):
             try:
                 settle_archive(self)
@@ -74,8 +72,7 @@ class MemoryFile:
             yield
 
     def read(self) -> MemorySnapshot:
-        """The whole file; missing reads as empty (stamp None). Raises AgentError for a file
-        refused, unreadable, or not a regular file."""
+        """The whole file, missing read as empty; AgentError if it is refused or unreadable."""
         place = self.place()
         try:
             content, stamp = reading.read_regular(
@@ -94,11 +91,8 @@ class MemoryFile:
         return MemorySnapshot(content=content, stamp=stamp)
 
     def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> str | None:
-        """Apply ``plan`` to the file ``snapshot`` was read from: the removed bytes archived
-        first if ``archive``, then the file replaced by its tail; Ctrl-C and SIGTERM wait.
-        Returns a warning's clause when a program still holds the old file open for writing.
-        Raises AgentError: nothing was changed (or, after the rename, late appends were lost).
-        """
+        """Apply ``plan`` (archived first if ``archive``; Ctrl-C waits); a warning's clause
+        if a program still holds the old file open for writing. AgentError: nothing changed."""
         with durable.signals_deferred():
             source = self._open_to_trim(self.place())
             try:
@@ -151,14 +145,20 @@ class MemoryFile:
         durable.remove_abandoned_temps(self)
         with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
             if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
-                self._archive(archived, snapshot.content[: plan.keep_from], source.status)
+                removed = snapshot.content[: plan.keep_from]
+                try:
+                    archived.enter_context(archiving(self, removed, source.status))
+                except OSError as error:
+                    raise AgentError(
+                        f"cannot archive removed entries to {archive_path(self.path)}: "
+                        f"{describe_os_error(error)}; the memory file was not changed"
+                    ) from None
             if self.platform.windows:
                 return durable.replace_closed(source, plan.keep_from)
             return durable.replace_open(source, plan.keep_from)
 
     def _check_unchanged(self, source: SourceFile, snapshot: MemorySnapshot, cut: int) -> None:
-        """Refuse a file that is no longer the one read plus appends (replaced, shorter, or
-        rewritten around the cut): a trim at a stale offset would cut through someone's text."""
+        """Refuse a file no longer the one read plus appends: a stale cut cuts through text."""
         stamp, status = snapshot.stamp, source.status
         if not isinstance(stamp, reading.FileStamp):
             return
@@ -170,19 +170,6 @@ class MemoryFile:
         if durable.pread(source.fd, end - start, start) != snapshot.content[start:end]:
             raise self._changed("was rewritten")
 
-    def _archive(
-        self, stack: contextlib.ExitStack[bool | None], removed: bytes, status: os.stat_result
-    ) -> None:
-        """Append ``removed`` to the archive for the rest of ``stack``. Raises AgentError if
-        it cannot be appended or gc does not trust it (nothing was changed)."""
-        try:
-            stack.enter_context(archiving(self, removed, status))
-        except OSError as error:
-            raise AgentError(
-                f"cannot archive removed entries to {archive_path(self.path)}: "
-                f"{describe_os_error(error)}; the memory file was not changed"
-            ) from None
-
     def _changed(self, how: str) -> AgentError:
         return AgentError(
             f"memory file {self.path} {how} while gc was running; not trimmed (run gc again)"
@@ -190,8 +177,7 @@ class MemoryFile:
 
 
 class FileMemoryStore:
-    """The :class:`~axe.application.ports.MemoryStore` over files: each agent's
-    :class:`MemoryFile`, one gc per file at a time across the run's threads and processes."""
+    """The :class:`~axe.application.ports.MemoryStore` over each agent's :class:`MemoryFile`."""
 
     def __init__(
         self,
@@ -210,9 +196,8 @@ class FileMemoryStore:
         self._trims = threading.Condition()
 
     def settle_interrupted(self, timeout: float = 10.0) -> None:
-        """Before an interrupted run ends without waiting for its workers: start no more
-        trims, let those under way finish (at most ``timeout`` seconds), and remove the lock
-        sidecars still held."""
+        """For an interrupted run: start no more trims, let those under way finish (at most
+        ``timeout`` seconds), remove the lock sidecars still held."""
         with self._trims:
             self._interrupted = True
             self._trims.wait_for(lambda: self._trimming == 0, timeout)
@@ -255,10 +240,8 @@ class FileMemoryStore:
         return MemoryFile(self.path_for(agent), clock=self._clock)
 
     def path_for(self, agent: AgentConfig) -> Path:
-        """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does,
-        except that a variable not set is refused, not dropped (``$AXE_MEM/x.md`` would trim
-        ``/x.md``). Raises ConfigError for a path not absolute once expanded or using an
-        unset variable, a hostile agent name, no data directory, or a name too long."""
+        """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does, but an
+        unset variable refused (``$AXE_MEM/x.md`` would trim ``/x.md``); else ConfigError."""
         path = self._expanded(agent)
         if (size := len(os.fsencode(path.name))) > paths.LONGEST_MEMORY_NAME:
             longest, more = paths.LONGEST_MEMORY_NAME, paths.OWN_NAMES_LONGER_BY
@@ -294,10 +277,8 @@ class FileMemoryStore:
 
 
 def trim_entries(path: Path, keep: int) -> int:
-    """Keep only the last ``keep`` entries of the memory file at ``path`` (Go's TrimEntries),
-    under its lock as ``axe gc`` does (a stopped ``--archive`` settled first); how many were
-    removed (0: no file, ``keep`` 0, or within it: then untouched). Raises AgentError for a
-    negative ``keep``, or a file that cannot be read, locked or replaced (left as it was)."""
+    """Go's TrimEntries: keep the last ``keep`` entries of the file at ``path``, under its lock
+    as ``axe gc`` does; how many were removed (AgentError: the file is as it was)."""
     check_keep(keep)  # refused before anything is touched
     file = MemoryFile(path)
     with file.locked(MemoryFileLocks(), agent=path.stem, waiting=lambda _: None):
@@ -315,8 +296,7 @@ def record_path(real: Path) -> Path:
 
 
 def read_record(file: HandledFile) -> AnalysedMemory | None:
-    """The record beside ``file``, or None: none, unreadable, not whole, not one gc may
-    trust, in a shared directory, or an archive left to settle."""
+    """The record beside ``file``, or None on any doubt."""
     try:
         place = file.place()
     except AgentError:  # the memory file is refused: the read that follows says why
@@ -334,23 +314,20 @@ def read_record(file: HandledFile) -> AnalysedMemory | None:
 
 
 def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
-    """Replace the record beside ``file`` with ``record`` (the caller holds the file's
-    lock), or leave none where it cannot be written safely and say why: a failure only
-    costs a later run an analysis, and is not raised."""
+    """Replace the record beside ``file`` (under its lock), or say why none is kept: that
+    only costs a later run an analysis, so nothing is raised."""
     try:
         place = file.place()
     except AgentError as error:
         return str(error)
     if (where := place.shared) is not None:
         return f"{where.directory} {where.why}, who could forge a record there"
-    data = json.dumps(
-        {"size": record.size, "sha256": record.sha256, "model": record.model, "at": record.at}
-    )
+    data = json.dumps(attrs.asdict(record)) + "\n"
     durable.remove_abandoned_temps(file)
     try:
         with durable.signals_deferred():  # else Ctrl-C could leave the record in its temp file
             with durable.temp_file(place.real) as (temp, fd):
-                durable.write_all(fd, (data + "\n").encode(), write=file.platform.write)
+                durable.write_all(fd, data.encode(), write=file.platform.write)
             try:
                 file.platform.replace(temp, record_path(place.real))
             except BaseException:
@@ -369,10 +346,8 @@ def _parse(text: bytes) -> AnalysedMemory | None:
         return None
     if not isinstance(fields, dict) or fields.keys() != _FIELDS.keys():
         return None
-    for name, kind in _FIELDS.items():
-        value = fields[name]
-        if type(value) is not kind and not (kind is float and type(value) is int):
-            return None
+    if any(type(fields[name]) not in kinds for name, kinds in _FIELDS.items()):
+        return None
     if fields["size"] < 0 or not 0 <= fields["at"] <= _LATEST:  # NaN too: a time to print
         return None
     return AnalysedMemory(**fields)
