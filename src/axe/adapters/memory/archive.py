@@ -89,7 +89,7 @@ def _open_archive(file: HandledFile, archive: Path, place: Place) -> tuple[int, 
         fd, status = open_side(archive, place, os.O_WRONLY | os.O_APPEND)
         return fd, status.st_size, False
     except OSError as error:
-        if archive == archive_path(file.path):
+        if not os.path.islink(archive_path(file.path)):
             raise
         why = f"it is a dangling link to {archive}, which cannot be created"
         raise OSError(error.errno, f"{why} ({describe_os_error(error)})") from None
