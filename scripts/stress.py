@@ -40,7 +40,7 @@ from tests.e2e.racing import appended_numbers, appender_command, environment, ki
 from tests.platform_substitutes import WindowsRules
 from tests.support import AxeHome, entries
 
-from axe.adapters.memory.file import MemoryFile
+from axe.adapters.memory.store import MemoryFile
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 
@@ -132,7 +132,7 @@ def kills(home: AxeHome, url: str, *, size: int, count: int, seed: int) -> None:
     print(f" of {size:,} entries")
     print("  file afterwards: " + ", ".join(f"{k} {v}" for k, v in outcome.items()))
     print(f"  files left beside it by killed runs (temp, lock; most at once): {leftovers};", end="")
-    print(f" after one more gc: {remaining}")
+    print(f" after one more gc: {remaining} (its --skip-unchanged record)")
 
 
 def archive_kills(home: AxeHome, url: str, *, size: int, count: int, seed: int) -> None:
@@ -140,6 +140,7 @@ def archive_kills(home: AxeHome, url: str, *, size: int, count: int, seed: int) 
     home.add_agent("fragile", model="ollama/m", last_n=keep)
     path = home.memory_path("fragile")
     archive = path.with_name(path.name + ".archive")
+    record = f".{path.name}.axe-gc.analysed"  # what every analysis leaves (--skip-unchanged)
     original = entries(size)
     removed = plan_trim(original, keep).keep_from
     env = environment({**home.env, "AXE_OLLAMA_BASE_URL": url})
@@ -166,7 +167,7 @@ def archive_kills(home: AxeHome, url: str, *, size: int, count: int, seed: int) 
         identical += (
             archive.read_bytes() == original[:removed]
             and path.read_bytes() == original[removed:]
-            and sorted(os.listdir(path.parent)) == [path.name, archive.name]
+            and sorted(os.listdir(path.parent)) == [record, path.name, archive.name]
         )
     print(f"archive kills: {count} SIGKILLs of a {full * 1000:.0f} ms gc --archive of", end="")
     print(f" {size:,} entries ({removed / 1e6:.1f} MB to archive), each followed by a rerun")

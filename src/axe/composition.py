@@ -83,7 +83,6 @@ def production_ports(
         clock=clock,
         lock_timeout=lock_timeout,
         environ=environ,
-        while_reading=functools.partial(llm.preparing, model=model),
     )
     try:
         yield GcPorts(

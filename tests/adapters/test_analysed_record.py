@@ -12,13 +12,19 @@ from pathlib import Path
 import attrs
 import pytest
 
-from axe.adapters.memory.analysed import read_record, record_path, write_record
-from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.paths import intent_path
 from axe.adapters.memory.platforms import current_platform
-from axe.adapters.memory.releases import LaterReleases
+from axe.adapters.memory.store import (
+    FileMemoryStore,
+    MemoryFile,
+    read_record,
+    record_path,
+    write_record,
+)
 from axe.domain.analysed import AnalysedMemory
 from axe.domain.model import ModelRef
+from axe.testing import make_agent
+from tests.platform_substitutes import WindowsRules
 from tests.support import entries
 
 RECORD = AnalysedMemory.of(entries(3), model=ModelRef("ollama", "m"), at=1_795_608_000.0)
@@ -203,23 +209,41 @@ def test_temps_a_killed_run_left_are_removed(memory: MemoryFile) -> None:
     assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
 
 
-@pytest.mark.parametrize("releases", [None, LaterReleases()], ids=["no releases", "releases"])
-def test_a_record_that_cannot_be_renamed_into_place_leaves_no_record_and_no_temp(
-    memory: MemoryFile, releases: LaterReleases | None
+def test_a_record_that_cannot_be_renamed_into_place_keeps_the_old_one_and_leaves_no_temp(
+    memory: MemoryFile,
 ) -> None:
-    """The old record is moved aside before the new one is renamed into its place; when that
-    rename fails, the new temp and the old record set aside are both removed: no record (an
-    analysis next time), no stray file, and the reason said."""
+    """The new record is renamed over the old one; when that rename fails, the new temp is
+    removed, the old record stays whole (it no longer matches a trimmed file, so the next run
+    analyses), and the reason is said."""
     write_record(memory, RECORD)
 
     def refused(source: Path, target: Path) -> None:
         raise OSError(errno.EIO, "Input/output error")
 
-    failing = MemoryFile(
-        memory.path, platform=attrs.evolve(current_platform(), replace=refused), releases=releases
-    )
-    said = write_record(failing, RECORD)
-    if releases is not None:
-        releases.wait()
+    failing = MemoryFile(memory.path, platform=attrs.evolve(current_platform(), replace=refused))
+    other = AnalysedMemory.of(b"other", model=ModelRef("ollama", "m"), at=2.0)
+    said = write_record(failing, other)
     assert said == f"cannot write {record_path(memory.path)}: Input/output error"
-    assert names(memory.path.parent) == ["helper.md"]
+    assert read_record(memory) == RECORD
+    assert names(memory.path.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
+
+
+def test_where_permissions_are_access_lists_the_record_is_kept(memory: MemoryFile) -> None:
+    """Windows has no mode bits or owners to read (its access lists decide), so no
+    directory counts as one others can write: `--skip-unchanged` writes and reads its
+    record there, here in a directory whose mode bits would say otherwise on POSIX."""
+    memory.path.parent.chmod(0o777)
+    windows = MemoryFile(memory.path, platform=WindowsRules().platform())
+    assert write_record(windows, RECORD) is None
+    assert read_record(windows) == RECORD
+    assert read_record(memory) is None  # the same directory, by POSIX rules
+
+
+@pytest.mark.parametrize("directory", [True, False], ids=["no file", "no directory"])
+def test_no_memory_file_yet_is_no_record_and_no_error(tmp_path: Path, directory: bool) -> None:
+    """An agent whose memory file does not exist yet (nor, maybe, its directory) has no
+    record: `--skip-unchanged` goes on to say there are no entries."""
+    store = FileMemoryStore(lambda: tmp_path)
+    if directory:
+        (tmp_path / "memory").mkdir()
+    assert store.analysed(make_agent("new", last_n=2)) is None

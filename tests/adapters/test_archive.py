@@ -7,6 +7,7 @@ import itertools
 import os
 import signal
 import stat
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,9 @@ import pytest
 
 from axe.adapters.memory.archive import settle_archive
 from axe.adapters.memory.durable import signals_deferred
-from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.memory.platforms import FilePlatform, current_platform
-from axe.adapters.memory.store import FileMemoryStore, trim_entries
+from axe.adapters.memory.store import FileMemoryStore, MemoryFile, trim_entries
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 from axe.domain.model import AgentConfig, MemoryConfig
@@ -325,10 +325,50 @@ def test_a_record_that_cannot_be_settled_fails_that_gc_with_one_line(
         pass
     assert str(caught.value) == (
         f"cannot settle the archive {archive_path(path)} that an interrupted gc left: "
-        "Is a directory; the memory file was not changed"
+        f"{intent_path(path)} is a directory; the memory file was not changed (fix that, or "
+        f"delete {intent_path(path)} to go on without settling)"
     )
     assert path.read_bytes() == entries(5)
     assert sorted(os.listdir(path.parent)) == [intent_path(path).name, "helper.md"]  # no lock
+
+
+def freeze(path: Path) -> None:
+    """Make ``path`` immutable (chattr +i), as an administrator may an archive."""
+    if os.geteuid() != 0:
+        pytest.skip("making a file immutable needs root")
+    done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False)
+    if done.returncode:
+        pytest.skip(f"no immutable files here: {done.stderr.decode().strip()}")
+
+
+def test_an_append_that_failed_before_writing_settles_without_a_write(tmp_path: Path) -> None:
+    """An append that fails having written nothing, into an archive that then cannot be
+    written at all (immutable): it never grew, so it needs no write to be back, and the
+    intent record goes at once; the next gc, with or without --archive, goes on."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    archive = archive_path(path)
+    archive.write_bytes(entries(1, start=100))
+    base = current_platform()
+
+    def write(fd: int, data: memoryview) -> int:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(archive):
+            freeze(archive)
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return base.write(fd, data)
+
+    try:
+        with pytest.raises(AgentError) as caught:
+            trim_with_archive(path, 2, attrs.evolve(base, write=write))
+        assert str(caught.value) == (
+            f"cannot archive removed entries to {archive}: Input/output error; the memory file "
+            "was not changed"
+        )
+        assert names(tmp_path) == ["m.md", "m.md.archive"]
+        assert trim_entries(path, 2) == 3
+    finally:
+        subprocess.run(["chattr", "-i", str(archive)], capture_output=True, check=False)
+    assert archive.read_bytes() == entries(1, start=100)
 
 
 def test_a_rename_that_fails_takes_the_append_back(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.platforms import platform_for
+from axe.adapters.memory.store import MemoryFile
 from axe.domain.entries import plan_trim
 from axe.testing import FakeClock
 from tests.platform_substitutes import RecordingFcntl, RecordingFsync

@@ -8,12 +8,12 @@ file replaced or shrunk behind gc's back.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,13 +21,13 @@ from pathlib import Path
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
-from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.platforms import current_platform
-from axe.adapters.memory.releases import LaterReleases
-from axe.adapters.memory.store import FileMemoryStore, trim_entries
-from axe.domain.entries import plan_trim
+from axe.adapters.memory.store import FileMemoryStore, MemoryFile, trim_entries
+from axe.domain.entries import count_entries, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, MemoryConfig, ModelRef
 from axe.testing import FakeClock, make_agent
@@ -372,7 +372,7 @@ def test_relative_memory_path_is_a_config_error(tmp_path: Path) -> None:
 # the late-append carry-over (read lease), on and off the main thread
 
 
-def trim_with_a_late_writer(path: Path, *, write_at: float, in_thread: bool) -> None:
+def trim_with_a_late_writer(path: Path, *, write_at: float, in_thread: bool) -> list[str | None]:
     """Trim to 2 entries while a writer holds an O_APPEND descriptor opened before the
     rename and writes through it ``write_at`` seconds (of simulated time) later."""
     path.write_bytes(entries(5))
@@ -387,10 +387,11 @@ def trim_with_a_late_writer(path: Path, *, write_at: float, in_thread: bool) -> 
     memory = MemoryFile(path, clock=FakeClock(on_sleep=late_write))
     plan = plan_trim(snapshot.content, 2)
     failures: list[BaseException] = []
+    warnings: list[str | None] = []
 
     def work() -> None:
         try:
-            memory.trim(snapshot, plan, archive=False)
+            warnings.append(memory.trim(snapshot, plan, archive=False))
         except BaseException as error:  # noqa: BLE001  (re-raised in the test's thread)
             failures.append(error)
 
@@ -406,6 +407,7 @@ def trim_with_a_late_writer(path: Path, *, write_at: float, in_thread: bool) -> 
             os.close(fd)
     if failures:
         raise failures[0]
+    return warnings
 
 
 @pytest.fixture
@@ -424,7 +426,7 @@ def test_a_writer_still_holding_the_old_file_is_waited_for(tmp_path: Path) -> No
     """An `axe run` that opened the file before the rename and writes 0.5 s later still has
     its entry kept: the lease is refused until that writer closes (fails without the lease)."""
     path = tmp_path / "m.md"
-    trim_with_a_late_writer(path, write_at=0.5, in_thread=False)
+    assert trim_with_a_late_writer(path, write_at=0.5, in_thread=False) == [None]
     assert path.read_bytes() == entries(2, start=3) + entry(77)
 
 
@@ -448,9 +450,123 @@ def test_off_the_main_thread_without_sigio_ignored_gc_waits_only_for_quiet(
     sigio(signal.SIG_DFL)
     soon, late = tmp_path / "soon.md", tmp_path / "late.md"
     trim_with_a_late_writer(soon, write_at=0.005, in_thread=True)
-    trim_with_a_late_writer(late, write_at=0.5, in_thread=True)
+    assert trim_with_a_late_writer(late, write_at=0.5, in_thread=True) == [None]  # cannot tell
     assert soon.read_bytes() == entries(2, start=3) + entry(77)
     assert late.read_bytes() == entries(2, start=3)
+
+
+_HOLDER = """
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+print("open", flush=True)
+for line in sys.stdin:
+    os.write(fd, bytes.fromhex(line))
+    print("written", flush=True)
+"""
+
+
+class HeldWriter:
+    """Another process holding the memory file open for appending (`long_job >> log`,
+    `tee -a`, a logger), writing when told to, until it is closed."""
+
+    def __init__(self, path: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        assert self.process.stdin is not None
+        self.replies, self.commands = self.process.stdout, self.process.stdin
+        assert self.replies.readline() == "open\n"
+
+    def write(self, data: bytes) -> None:
+        self.commands.write(data.hex() + "\n")
+        self.commands.flush()
+        assert self.replies.readline() == "written\n"
+
+    def close(self) -> None:
+        self.commands.close()
+        self.process.wait(10)
+        self.replies.close()
+
+
+def test_a_writer_that_outlives_the_wait_is_named_in_a_warning(tmp_path: Path) -> None:
+    """A program holding the file open across a gc: what it writes during gc's 2-second
+    wait is carried over; once the wait ends with it still there, the trim is done and
+    returns a warning naming the file (what it writes later goes to the replaced file)."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = MemoryFile(path).read()
+    writer = HeldWriter(path)
+    try:
+        clock = FakeClock(on_sleep=lambda _: None if clock.slept[1:] else writer.write(entry(77)))
+        warning = MemoryFile(path, clock=clock).trim(
+            snapshot, plan_trim(snapshot.content, 2), archive=False
+        )
+        writer.write(entry(88))
+    finally:
+        writer.close()
+    assert warning == (
+        f"a program still had {path} open for writing after gc waited 2s for it; what it "
+        "writes there from now on goes to the replaced file, not to the trimmed one"
+    )
+    assert path.read_bytes() == entries(2, start=3) + entry(77)
+    assert 2.0 <= clock.monotonic() < 2.1
+
+
+_SOUP = st.binary(max_size=30).map(lambda soup: soup.replace(b"\n", b" "))
+
+
+@st.composite
+def odd_logs(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """A log of at least two entries (a BOM first, text of any bytes before the first
+    heading, CRLF only, a last heading without its line end) and bytes an `axe run`
+    appends meanwhile. Three headings at least: a BOM, or text that does not end its
+    line, turns the first into text."""
+    kind = draw(st.sampled_from(["byte soup", "crlf only", "unended heading", "bom first"]))
+    eol = b"\r\n" if kind == "crlf only" else b"\n"
+    pre = draw(st.binary(max_size=40)) if kind == "byte soup" else b""
+    heads = draw(st.lists(_SOUP, min_size=3, max_size=12))
+    log = pre + b"".join(b"## " + head + eol + draw(_SOUP) + eol for head in heads)
+    if kind == "unended heading":
+        log += b"## " + draw(_SOUP)
+    if kind == "bom first":
+        log = b"\xef\xbb\xbf" + log
+    return log, draw(st.sampled_from([b"", entry(99), b"\xff half an entry"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(odd_logs(), st.data())
+def test_a_trim_leaves_the_kept_tail_and_every_byte_appended_meanwhile(
+    log_and_appended: tuple[bytes, bytes], data: st.DataObject
+) -> None:
+    """For any log and any keep short of all its entries, the file afterwards is exactly
+    the read bytes from the planned cut on, then what was appended between the read and
+    the trim, then what a writer put into the old file after the rename (carried over)."""
+    log, appended = log_and_appended
+    total = count_entries(log)
+    plan = plan_trim(log, data.draw(st.integers(1, total - 1), label="keep"))
+    assert plan.changes_file  # by construction: every example trims
+    late = data.draw(st.sampled_from([b"", entry(77)]), label="late")
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "m.md"
+        path.write_bytes(log)
+        snapshot = MemoryFile(path).read()
+        with path.open("ab") as writer:
+            writer.write(appended)
+            writer.flush()
+
+            def replace_then_write(source: Path, target: Path) -> None:
+                os.replace(source, target)
+                writer.write(late)  # into the old file, which the writer still holds
+                writer.flush()
+
+            platform = attrs.evolve(current_platform(), replace=replace_then_write)
+            clock = FakeClock(on_sleep=lambda _: writer.close())
+            MemoryFile(path, platform=platform, clock=clock).trim(snapshot, plan, archive=False)
+        assert path.read_bytes() == log[plan.keep_from :] + appended + late
 
 
 def test_a_version_saved_by_an_editor_during_the_trim_is_not_overwritten(
@@ -478,7 +594,7 @@ def test_a_version_saved_by_an_editor_during_the_trim_is_not_overwritten(
     assert files_in(tmp_path) == ["m.md"]
 
 
-# what a run frees off its path, and the directory it lists once
+# a run holds nothing open once a trim returns
 
 
 def gc_once(store: FileMemoryStore, agent: AgentConfig) -> None:
@@ -499,149 +615,10 @@ def open_deleted_files() -> list[str]:
     return held
 
 
-def wait_returns(releases: LaterReleases) -> bool:
-    """Whether ``releases.wait()`` returns within ten seconds: a wait that hangs fails the
-    test instead of hanging the suite."""
-    waiting = threading.Thread(target=releases.wait, daemon=True)
-    waiting.start()
-    waiting.join(10)
-    return not waiting.is_alive()
-
-
-def test_later_releases_free_in_turn_hold_few_and_a_wait_waits_for_all() -> None:
-    """Releases run in order on one thread; a release waits only once four are queued behind
-    the one being freed; wait() returns only when every one is done."""
-    releases = LaterReleases()
-    first_started, first_may_end, done = threading.Event(), threading.Event(), []
-
-    def first() -> None:
-        first_started.set()
-        first_may_end.wait(10)
-        done.append(0)
-
-    releases.release(first)
-    assert first_started.wait(10)
-    for number in range(1, 5):
-        releases.release(functools.partial(done.append, number))  # queued: not waited for
-    sixth = threading.Thread(target=releases.release, args=(functools.partial(done.append, 5),))
-    waiting = threading.Thread(target=releases.wait)
-    sixth.start()
-    waiting.start()
-    sixth.join(0.2)
-    waiting.join(0.01)
-    assert sixth.is_alive()  # four are queued behind the first
-    assert waiting.is_alive()
-    assert done == []
-    first_may_end.set()
-    sixth.join(10)
-    releases.wait()
-    assert done == [0, 1, 2, 3, 4, 5]
-
-
-def test_small_files_are_freed_at_once_until_one_is_slow_to_free() -> None:
-    """A small file is freed on the caller's thread, where that is quicker than handing it
-    over; a large one, or any once a small one took longer than a handover, on the thread,
-    and a failure to free is still not raised."""
-    now = [0.0]
-    releases, freed_on = LaterReleases(clock=lambda: now[0]), list[tuple[str, bool]]()
-
-    def free(name: str, seconds: float = 0.0, fails: bool = False) -> None:
-        now[0] += seconds
-        freed_on.append((name, threading.current_thread() is threading.main_thread()))
-        if fails:
-            raise OSError("already gone")
-
-    releases.release(functools.partial(free, "record"), 145)
-    releases.release(functools.partial(free, "old log", fails=True), 10_000)
-    releases.release(functools.partial(free, "large log"), 10 << 20)
-    releases.wait()
-    releases.release(functools.partial(free, "slow record", 0.001), 145)
-    releases.release(functools.partial(free, "next record"), 145)
-    releases.release(functools.partial(free, "unknown size"))
-    assert wait_returns(releases)
-    assert freed_on == [
-        ("record", True),
-        ("old log", True),
-        ("large log", False),
-        ("slow record", True),
-        ("next record", False),
-        ("unknown size", False),
-    ]
-
-
-def test_a_wait_waits_for_a_free_under_way() -> None:
-    """What is being freed counts as pending until it is done: the end of a run waits for it."""
-    releases = LaterReleases()
-    started, may_end = threading.Event(), threading.Event()
-
-    def slow() -> None:
-        started.set()
-        may_end.wait(10)
-
-    releases.release(slow)
-    assert started.wait(10)
-    waiting = threading.Thread(target=releases.wait, daemon=True)
-    waiting.start()
-    waiting.join(0.05)
-    assert waiting.is_alive()
-    may_end.set()
-    waiting.join(10)
-    assert not waiting.is_alive()
-
-
-def test_what_a_stopped_release_left_is_freed_by_the_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ctrl-C between queuing a release and starting its thread leaves no thread to free it:
-    the wait at the end of the run frees it on its own thread instead of waiting forever."""
-
-    def interrupted(_thread: threading.Thread) -> None:
-        raise KeyboardInterrupt
-
-    releases, done = LaterReleases(), list[str]()
-    with monkeypatch.context() as patched:
-        patched.setattr(threading.Thread, "start", interrupted)
-        with pytest.raises(KeyboardInterrupt):
-            releases.release(functools.partial(done.append, "freed"))
-    assert wait_returns(releases)
-    assert done == ["freed"]
-
-
-def test_a_release_that_fails_fails_quietly_and_the_next_still_runs() -> None:
-    """Freeing holds nothing a user needs: its failure (a descriptor already closed, or any
-    other error) is neither raised nor reported as a thread's uncaught exception (pytest
-    would fail on it), and neither stops what is released after it nor the wait."""
-    releases, done = LaterReleases(), list[str]()
-
-    def broken() -> None:
-        raise ValueError("not an OSError")
-
-    releases.release(functools.partial(os.close, -1))
-    releases.release(broken)
-    releases.release(functools.partial(done.append, "after"))
-    assert wait_returns(releases)
-    assert done == ["after"]
-
-
-def test_where_no_thread_can_be_started_a_release_frees_at_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A process at its thread limit still trims: what is released is freed at once, on the
-    caller's thread, and the wait does not hang."""
-
-    def refuse(_thread: threading.Thread) -> None:
-        raise RuntimeError("can't start new thread")
-
-    monkeypatch.setattr(threading.Thread, "start", refuse)
-    releases, done = LaterReleases(), list[threading.Thread]()
-    releases.release(functools.partial(done.append, threading.current_thread()))
-    assert done == [threading.current_thread()]
-    releases.wait()
-
-
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads /proc/self/fd")
 def test_a_run_ends_holding_no_replaced_file_open(tmp_path: Path) -> None:
-    """The old file a trim replaced is closed off the run's path, and by the store's close
-    at the latest, with the record it replaced; nothing but the memory file and its record
-    is left."""
+    """The old file a trim replaced, and the record it replaced, are freed before the trim
+    returns; nothing but the memory file and its record is left."""
     store = FileMemoryStore(lambda: tmp_path)
     helper = make_agent("helper", last_n=2)
     memory = tmp_path / "memory" / "helper.md"
@@ -650,74 +627,6 @@ def test_a_run_ends_holding_no_replaced_file_open(tmp_path: Path) -> None:
     gc_once(store, helper)
     memory.write_bytes(memory.read_bytes() + entries(3, start=5))
     gc_once(store, helper)  # replaces the memory file and the record again
-    store.close()
     assert memory.read_bytes() == entries(2, start=6)
     assert [held for held in open_deleted_files() if str(tmp_path) in held] == []
     assert files_in(memory.parent) == [".helper.md.axe-gc.analysed", "helper.md"]
-
-
-def test_a_directory_is_listed_once_a_minute_so_a_temp_left_later_waits_for_it(
-    tmp_path: Path,
-) -> None:
-    """A fleet's memory files share a directory, listed at most once a minute: a temp a
-    killed gc left after a listing is removed by the first look a minute later (the next
-    run's, or the same store's in a program that keeps it)."""
-    clock = FakeClock(start=1000.0)
-    store = FileMemoryStore(lambda: tmp_path, clock=clock)
-    first, second = make_agent("first", last_n=1), make_agent("second", last_n=1)
-    memory = tmp_path / "memory"
-    memory.mkdir()
-    for name in ("first", "second"):
-        (memory / f"{name}.md").write_bytes(entries(3))
-    gc_once(store, first)
-    abandoned = memory / f"{temp_prefix(memory / 'second.md')}999999999-abcd.tmp"
-    abandoned.write_bytes(b"partial")
-    gc_once(store, second)
-    assert abandoned.exists()
-    clock.time += 60
-    (memory / "second.md").write_bytes(entries(3))
-    gc_once(store, second)
-    store.close()
-    assert not abandoned.exists()
-
-
-class _Meanwhile:
-    """What a run does while a memory file is read: for which agents it began, and whether
-    it ended."""
-
-    def __init__(self) -> None:
-        self.agents: list[str] = []
-        self.ended = False
-
-    @contextlib.contextmanager
-    def __call__(self, agent: AgentConfig) -> Iterator[None]:
-        self.agents.append(agent.name)
-        yield
-        self.ended = True
-
-
-def test_a_large_memory_file_is_read_while_the_run_does_something_else(tmp_path: Path) -> None:
-    """Around the read of a large file (16 MiB and more), the store lets the run do other
-    work (the composition root's builds the agent's HTTP client); it is over, once, by the
-    time the file's bytes come back, exactly as read alone."""
-    content = entries(200_000)
-    assert len(content) >= 16 << 20
-    meanwhile = _Meanwhile()
-    store = FileMemoryStore(lambda: tmp_path, while_reading=meanwhile)
-    (tmp_path / "memory").mkdir()
-    store.path_for(agent(enabled=True)).write_bytes(content)
-    assert store.read(agent(enabled=True)).content == content
-    assert (meanwhile.agents, meanwhile.ended) == (["helper"], True)
-
-
-@pytest.mark.parametrize("size", [0, (16 << 20) - 1])
-def test_a_small_or_missing_memory_file_is_read_alone(tmp_path: Path, size: int) -> None:
-    """A small file is read in a moment: nothing else is started around it; nor around a
-    file that is not there."""
-    meanwhile = _Meanwhile()
-    store = FileMemoryStore(lambda: tmp_path, while_reading=meanwhile)
-    (tmp_path / "memory").mkdir()
-    if size:
-        store.path_for(agent(enabled=True)).write_bytes(b"x" * size)
-    assert len(store.read(agent(enabled=True)).content) == size
-    assert meanwhile.agents == []

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
-from axe.adapters.memory.file import MemoryFile
 from axe.adapters.memory.platforms import FilePlatform, platform_for
+from axe.adapters.memory.store import MemoryFile
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 from axe.testing import FakeClock

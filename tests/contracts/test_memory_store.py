@@ -13,8 +13,7 @@ from typing import Protocol
 
 import pytest
 
-from axe.adapters.memory.analysed import record_path
-from axe.adapters.memory.store import FileMemoryStore
+from axe.adapters.memory.store import FileMemoryStore, record_path
 from axe.adapters.shared.clock import SystemClock
 from axe.application.ports import Clock, MemoryStore
 from axe.domain.analysed import AnalysedMemory

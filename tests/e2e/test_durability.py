@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -85,3 +87,46 @@ def test_sigkill_at_any_moment_leaves_the_file_whole(home: AxeHome, server: Loop
     assert finished.returncode == 0, finished.stderr
     assert path.read_bytes() == trimmed
     assert sorted(os.listdir(path.parent)) == [".fragile.md.axe-gc.analysed", "fragile.md"]
+
+
+_HOLDER = """
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+print("open", flush=True)
+sys.stdin.readline()  # until the test lets go
+"""
+
+
+@pytest.mark.parametrize("json_output", [False, True], ids=["text", "--json"])
+def test_a_writer_holding_the_file_past_the_wait_is_named_on_stderr(
+    home: AxeHome, server: LoopbackLLM, json_output: bool
+) -> None:
+    """A program holding the memory file open for appending (`long_job >> memory.md`) past
+    gc's 2-second wait: the trim is done, exit 0, and one warning line names the file and
+    what becomes of its later writes (in --json, the object's `warnings` too)."""
+    home.add_agent("held", model="ollama/m", last_n=2)
+    path = home.write_memory("held", entries(5))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "open\n"
+        env = environment({**home.env, "AXE_OLLAMA_BASE_URL": server.url})
+        command = [AXE, "gc", "held", *(["--json"] if json_output else [])]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    finally:
+        holder.communicate("go\n", timeout=10)
+    clause = (
+        f"a program still had {path} open for writing after gc waited 2s for it; what it "
+        "writes there from now on goes to the replaced file, not to the trimmed one"
+    )
+    assert (done.returncode, done.stderr) == (0, f'Warning: agent "held": {clause}\n')
+    assert path.read_bytes() == entries(2, start=3)
+    if json_output:
+        assert json.loads(done.stdout)["warnings"] == [clause]
+    else:
+        assert done.stdout.splitlines()[-1] == "Trimmed: 3 entries removed, 2 entries kept."

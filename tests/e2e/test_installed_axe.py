@@ -202,3 +202,15 @@ def test_a_reader_that_stops_early_ends_a_run_that_changes_nothing_quietly(
         )
     assert (done.returncode, done.stderr) == (0, "")
     assert home.memory_path("a").read_bytes() == entries(3)
+
+
+def test_a_trim_settles_what_a_stopped_archiving_left(home: AxeHome) -> None:
+    """Without ``--archive``, a trim settles a record a stopped archiving left (one not
+    whole: the append never began), which it then removes."""
+    home.add_agent("a", last_n=1, model="builtin/heuristic")
+    home.write_memory("a", entries(3))
+    record = intent_path(home.memory_path("a"))
+    record.write_bytes(b"not a record")
+    assert axe(home, "gc", "a").returncode == 0
+    assert home.memory_path("a").read_bytes() == entry(2)
+    assert not record.exists()

@@ -1,61 +1,32 @@
-"""Keep what a trim removes: append it to ``<memory file>.archive``, exactly once.
-
-Whatever stops gc (SIGKILL, power loss, ENOSPC, EIO), the archive afterwards holds each
-trim's removed prefix exactly once: archive + memory file == the log. Before the append an
-intent record (``.<memory file>.archive.axe-gc-intent``) is written and flushed: the
-archive's size before the append, and the removed prefix's length and SHA-256 with the
-memory file's device and inode. It is removed once the trim is done, and otherwise settled
-by the run's own failure or by the next gc of that file (under its lock, which every gc
-holds while it archives and trims). Settling asks whether the memory file still holds the
-prefix (same inode, same first bytes):
-
-- gc stopped before the record was whole: the append had not started; the record (if
-  any, unreadable) is removed and the archive is left as it is.
-- after the record, before, during or after the append, before the rename: the memory
-  file still holds the prefix, so the trim did not happen: the append, whole or cut, is
-  undone (the archive truncated to its recorded size, or removed if this run created it),
-  and the next trim archives its own prefix.
-- after the rename, before the record was removed: the memory file no longer holds the
-  prefix, and the rename follows only a flushed whole append: the archive is kept.
-
-An append that is not whole (length and hash) is undone even when the memory file no
-longer holds the prefix (a gc without ``--archive`` trimmed it since): a cut entry is never
-kept. Nothing is guessed from the archive's tail: entries with the same bytes occur.
-
-The archive holds the memory file's own bytes, so a new archive (and the record, which
-holds their hash) gets the memory file's permissions (and owner, where allowed); an
-existing archive keeps whatever mode it was given.
+"""``--archive``: what a trim removes goes to ``<memory file>.archive``, exactly once whatever
+stops gc. An intent record (the archive's size, the prefix's length, SHA-256 and inode) is
+flushed before the append and removed after the trim; one left behind is settled under the
+lock: the append is undone if the memory file still holds the prefix (no trim), else kept if
+whole. A new archive gets the memory file's permissions and owner.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from attrs import asdict, frozen
+import attrs
 
-from axe.adapters.memory.durable import (
-    append_durably,
-    copy_ownership,
-    pread,
-    remove_quietly,
-    write_all,
-)
+from axe.adapters.memory import durable
 from axe.adapters.memory.paths import archive_path, intent_path
-from axe.adapters.shared.reading import open_regular
+from axe.adapters.memory.side_files import HandledFile, Place, create_new, follow, open_side, shared
+from axe.adapters.shared.reading import describe_os_error, open_regular
+from axe.domain.errors import AgentError
 
-if TYPE_CHECKING:
-    from axe.adapters.memory.platforms import HandledFile
-
-_HASH_CHUNK = 1 << 20
+_LARGEST_RECORD = 4096  # a record is about 200 bytes
 
 
-@frozen
+@attrs.frozen
 class Intent:
     """What one append is about to do, recorded before it starts."""
 
@@ -69,91 +40,106 @@ class Intent:
 
 @contextlib.contextmanager
 def archiving(file: HandledFile, removed: bytes, memory_status: os.stat_result) -> Iterator[None]:
-    """Append ``removed`` (the memory file's first bytes; ``memory_status`` is the file as
-    gc holds it open) to its archive, flushed, for a block that trims the memory file; if the
-    append or the block fails, the archive is settled at once (undone unless the trim
-    happened), or if even that fails, by the next gc.
-
-    Raises:
-        OSError: the archive or its record cannot be read or written; the memory file is
-            untouched, and what was appended is taken back (as above).
-    """
+    """Append ``removed`` to the archive, flushed, for a block that trims the memory file
+    (``memory_status``), settled at once if either fails (OSError, AgentError)."""
     settle_archive(file)
-    record = _record_intent(file, removed, memory_status)
-    try:
-        append_durably(
-            archive_path(file.path), removed, platform=file.platform, new_file_like=memory_status
-        )
-        if not record.archive_existed:
-            file.platform.fsync_directory(file.path.parent)
-        yield
-    except BaseException:
-        with contextlib.suppress(OSError):
-            settle_archive(file)
-        raise
-    remove_quietly(intent_path(file.path))  # if it stays, the next gc keeps the archive
-
-
-def settle_archive(file: HandledFile) -> None:
-    """Finish what an archiving that did not end left behind (see the module docstring).
-
-    Raises:
-        OSError: the record, the memory file or the archive cannot be read, or the archive
-            cannot be truncated; the record stays for the next gc.
-    """
-    record = intent_path(file.path)
-    try:
-        text = record.read_bytes()
-    except FileNotFoundError:
-        return
-    intent = _parse(text)
-    if intent is not None:
-        archive = archive_path(file.path)
-        memory_holds = _holds(file.path, intent, 0, same_file=True)
-        if memory_holds or not _holds(archive, intent, intent.archive_size):
-            _undo(file, intent)
-    os.unlink(record)
-
-
-def _record_intent(file: HandledFile, removed: bytes, memory_status: os.stat_result) -> Intent:
-    try:
-        fd, status = open_regular(archive_path(file.path))
-    except FileNotFoundError:
-        size, existed = 0, False
-    else:
-        os.close(fd)
-        size, existed = status.st_size, True
-    intent = Intent(
-        archive_size=size,
-        archive_existed=existed,
-        length=len(removed),
-        sha256=hashlib.sha256(removed).hexdigest(),
-        device=memory_status.st_dev,
-        inode=memory_status.st_ino,
-    )
-    record = intent_path(file.path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(record, flags | getattr(os, "O_BINARY", 0), 0o600)
+    archive, place = archive_at(file)
+    fd, size, made = _open_archive(file, archive, place)
+    digest, recorded = hashlib.sha256(removed).hexdigest(), False
     try:
         try:
-            copy_ownership(fd, memory_status)
-            write_all(fd, json.dumps(asdict(intent)).encode() + b"\n", write=file.platform.write)
+            if made:
+                durable.copy_ownership(fd, memory_status)
+            intent = Intent(
+                size, not made, len(removed), digest, memory_status.st_dev, memory_status.st_ino
+            )
+            _record(file, intent, memory_status)
+            recorded = True
+            durable.write_all(fd, removed, write=file.platform.write)
+            file.platform.fsync(fd)
+            if made:
+                file.platform.fsync_directory(archive.parent)
+        finally:
+            os.close(fd)
+        yield
+    except BaseException:
+        if recorded:
+            with contextlib.suppress(OSError, AgentError):
+                settle_archive(file)
+        elif made:
+            durable.remove_quietly(archive)  # nothing was appended to it
+        raise
+    durable.remove_quietly(intent_path(file.path))  # if it stays, the next gc keeps the archive
+
+
+def archive_at(file: HandledFile) -> tuple[Path, Place]:
+    """Where the archive really is (a link followed only outside a shared directory, else
+    AgentError), with the rules it is opened by."""
+    found, _ = follow(archive_path(file.path), file.platform, "archive")
+    real = Path(os.path.realpath(found.parent)) / found.name
+    return real, attrs.evolve(file.place(), shared=shared(real.parent, file.platform))
+
+
+def _open_archive(file: HandledFile, archive: Path, place: Place) -> tuple[int, int, bool]:
+    """The archive open for appending, its size, and whether this made it (through a
+    dangling link: its target, the link kept)."""
+    try:
+        fd = create_new(archive, os.O_WRONLY | os.O_APPEND)
+    except FileExistsError:
+        fd, status = open_side(archive, place, os.O_WRONLY | os.O_APPEND)
+        return fd, status.st_size, False
+    except OSError as error:
+        if not os.path.islink(archive_path(file.path)):
+            raise
+        why = f"it is a dangling link to {archive}, which cannot be created"
+        raise OSError(error.errno, f"{why} ({describe_os_error(error)})") from None
+    return fd, 0, True
+
+
+def _record(file: HandledFile, intent: Intent, memory_status: os.stat_result) -> None:
+    """Create the intent record, as private as the memory file, flushed (OSError: none)."""
+    record = intent_path(file.path)
+    try:
+        fd = create_new(record)
+    except FileExistsError:
+        made = f"{record} was made by another program while gc ran"
+        raise FileExistsError(errno.EEXIST, made) from None
+    try:
+        try:
+            durable.copy_ownership(fd, memory_status)
+            text = json.dumps(attrs.asdict(intent)) + "\n"
+            durable.write_all(fd, text.encode(), write=file.platform.write)
             file.platform.fsync(fd)
         finally:
             os.close(fd)
         file.platform.fsync_directory(record.parent)
     except BaseException:
-        remove_quietly(record)
+        durable.remove_quietly(record)
         raise
-    return intent
+
+
+def settle_archive(file: HandledFile) -> None:
+    """Settle what an archiving that did not end left (see the module docstring). Raises
+    OSError (the record stays), or AgentError for a record or archive gc does not trust."""
+    record, place = intent_path(file.path), file.place()
+    try:
+        fd, _ = open_side(record, place)
+    except FileNotFoundError:
+        return
+    with os.fdopen(fd, "rb") as opened:
+        intent = _parse(opened.read(_LARGEST_RECORD))
+    if intent is not None:
+        archive, archive_place = archive_at(file)
+        untrimmed = _holds(place.real, None, intent, 0)
+        if untrimmed or not _holds(archive, archive_place, intent, intent.archive_size):
+            _undo(file, archive, archive_place, intent)
+    os.unlink(record)
 
 
 def _parse(text: bytes) -> Intent | None:
-    """The record, or None if it is not whole: then it was cut while being written, before
-    the append started (it is flushed before), so there is nothing to undo."""
+    """The record, or None if it is not whole (cut before the append began)."""
     try:
-        fields = json.loads(text)
-        intent = Intent(**fields)
+        intent = Intent(**json.loads(text))
     except (ValueError, TypeError):
         return None
     numbers = (intent.archive_size, intent.length, intent.device, intent.inode)
@@ -162,21 +148,20 @@ def _parse(text: bytes) -> Intent | None:
     return intent
 
 
-def _holds(path: Path, intent: Intent, offset: int, *, same_file: bool = False) -> bool:
-    """Whether the file at ``path`` holds the recorded bytes at ``offset`` (and, with
-    ``same_file``, is still the file the record names)."""
+def _holds(path: Path, place: Place | None, intent: Intent, offset: int) -> bool:
+    """Whether the file at ``path`` holds the recorded bytes at ``offset``: gc's own (by
+    ``place``), or, with ``place`` None, the memory file the record names."""
     try:
-        fd, status = open_regular(path)
+        fd, status = open_regular(path) if place is None else open_side(path, place)
     except FileNotFoundError:
         return False
     try:
-        if same_file and (status.st_dev, status.st_ino) != (intent.device, intent.inode):
+        if place is None and (status.st_dev, status.st_ino) != (intent.device, intent.inode):
             return False
-        if status.st_size < offset + intent.length:
+        digest, end = hashlib.sha256(), offset + intent.length
+        if status.st_size < end:
             return False
-        digest = hashlib.sha256()
-        end = offset + intent.length
-        while offset < end and (chunk := pread(fd, min(_HASH_CHUNK, end - offset), offset)):
+        while offset < end and (chunk := durable.pread(fd, min(1 << 20, end - offset), offset)):
             digest.update(chunk)
             offset += len(chunk)
         return digest.hexdigest() == intent.sha256
@@ -184,21 +169,21 @@ def _holds(path: Path, intent: Intent, offset: int, *, same_file: bool = False) 
         os.close(fd)
 
 
-def _undo(file: HandledFile, intent: Intent) -> None:
-    """Give the archive back its size before the append (and its space on a full disk)."""
-    archive = archive_path(file.path)
-    if not intent.archive_existed:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(archive)
-        file.platform.fsync_directory(archive.parent)
-        return
+def _undo(file: HandledFile, archive: Path, place: Place, intent: Intent) -> None:
+    """Give the archive back its size: one that never grew needs no write (so a read-only
+    or immutable one settles too)."""
     try:
-        fd = os.open(archive, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+        fd, status = open_side(archive, place)
     except FileNotFoundError:
         return
-    try:
-        if os.fstat(fd).st_size > intent.archive_size:
+    os.close(fd)
+    if not intent.archive_existed:
+        os.unlink(archive)
+        file.platform.fsync_directory(archive.parent)
+    elif status.st_size > intent.archive_size:
+        fd, _ = open_side(archive, place, os.O_WRONLY)
+        try:
             os.ftruncate(fd, intent.archive_size)
             file.platform.fsync(fd)
-    finally:
-        os.close(fd)
+        finally:
+            os.close(fd)

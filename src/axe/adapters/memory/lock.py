@@ -1,25 +1,7 @@
-"""One gc at a time per memory file, across processes, machines sharing a home, and threads.
-
-Two gc runs on one file must come out as if one ran after the other: otherwise both read the
-same entries, both trim, and the second either refuses ("replaced while gc was running") or
-carries racing appends over twice. So gc holds an exclusive lock for its whole flow (read,
-analyse, archive, trim); ``--dry-run`` changes nothing and takes none.
-
-- It is keyed by the file's resolved path, so two agents sharing a ``memory.path``, and a
-  symlink and its target, are one file.
-- It lives in a sidecar, ``.<name>.axe-gc.lock``: a lock on the memory file itself would
-  stay behind on the old inode when the trim renames the new one into place. The sidecar
-  holds the holder's pid, for the waiter's message. On POSIX the holder removes it before
-  letting go, and a waiter that then gets the lock on the removed file sees the name no
-  longer leads to it and starts again: two processes never hold "the" lock through two
-  different files, and no sidecar stays behind. On Windows, where an open file cannot be
-  removed, it stays.
-- A crashed holder releases the lock by dying: ``flock`` on POSIX, ``msvcrt.locking`` on
-  Windows (on a byte far past the pid, which stays readable there).
-- Threads of one process (``--jobs`` with agents sharing a file) first queue on an
-  in-process lock, without a time limit: the holder is a sibling that will finish.
-- In a directory gc cannot write to, no gc can trim either (no temp file could be made),
-  so there gc goes on without the sidecar.
+"""One gc at a time per memory file, across processes and threads: a lock from the read to
+the trim on a sidecar beside the resolved file, holding the holder's pid for the waiter's
+message, removed by its holder on POSIX (a waiter then starts again on the new one). Where gc
+cannot write the directory no gc can trim either, so it goes on without one.
 """
 
 from __future__ import annotations
@@ -34,36 +16,37 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from axe.adapters.memory.paths import sidecar
+from axe.adapters.memory.platforms import current_platform
+from axe.adapters.memory.side_files import Place, locate, open_side
 from axe.adapters.shared.clock import SystemClock
+from axe.adapters.shared.reading import describe_os_error
 from axe.application.ports import Clock
 from axe.domain.errors import AgentError
 from axe.domain.model import quoted
 
-# Imported with this module, not when a lock is taken: loading an extension module needs a
-# file descriptor, which may be the very thing that has run out at that moment.
+# Imported now, not when a lock is taken: loading a module needs a descriptor, which may be
+# the very thing that has run out then.
 if sys.platform != "win32":
     import fcntl
 _MSVCRT: object | None = importlib.import_module("msvcrt") if sys.platform == "win32" else None
 
 DEFAULT_LOCK_TIMEOUT = 300.0
 _FIRST_POLL, _LONGEST_POLL = 0.02, 0.25
-_UNLOCKABLE = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS})
+_NOT_WRITABLE = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS})
 _WINDOWS_LOCK_OFFSET = 1 << 30  # far past the pid at offset 0, which waiters must read
+Waiting = Callable[[int | None], None]
 
 
 def lock_path(memory_path: Path) -> Path:
-    """The sidecar for ``memory_path``, beside its resolved real path."""
     return sidecar(Path(os.path.realpath(memory_path)), ".lock")
 
 
 class FlockLocker:
-    """POSIX ``flock``: per open file, so two opens in one process exclude each other too.
-    ``removes_sidecar``: a holder may delete the sidecar before unlocking."""
+    """POSIX ``flock``, per open file; a holder may remove the sidecar before unlocking."""
 
     removes_sidecar = True
 
     def try_lock(self, fd: int) -> bool:
-        """Lock ``fd`` exclusively, without waiting; False if another holder has it."""
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -75,8 +58,7 @@ class FlockLocker:
 
 
 class MsvcrtLocker:
-    """Windows ``msvcrt.locking`` on one byte far past the pid (Windows locks are
-    mandatory: a locked byte 0 could not be read by the waiter wanting the pid)."""
+    """Windows ``msvcrt.locking``, mandatory: on a byte far past the pid waiters read."""
 
     removes_sidecar = False
 
@@ -114,8 +96,7 @@ class MemoryFileLocks:
         self._guard = threading.Lock()
 
     def remove_held_sidecars(self) -> None:
-        """For a run ending without unwinding (Ctrl-C under ``--jobs``): remove the sidecars
-        of the locks still held (their holders never will); the locks go with the process."""
+        """Remove the sidecars still held, for a run ending without unwinding (Ctrl-C)."""
         with self._guard:
             held, self._held = self._held, set()
         for path in held:
@@ -124,136 +105,117 @@ class MemoryFileLocks:
 
     @contextlib.contextmanager
     def hold(
-        self,
-        memory_path: Path,
-        *,
-        agent: str,
-        waiting: Callable[[int | None], None],
-        real: Path | None = None,
+        self, memory_path: Path, *, agent: str, waiting: Waiting, place: Place | None = None
     ) -> Iterator[None]:
-        """Hold ``memory_path``'s lock for the block, telling ``waiting`` as the port's
-        ``MemoryStore.lock`` says; ``real``, its resolved path when the caller has it.
-
-        Raises:
-            AgentError: the lock was not free within the time limit, or the sidecar is
-                unusable (a directory, say); nothing was read or changed.
-        """
-        path = lock_path(memory_path) if real is None else sidecar(real, ".lock")
-        wait = _Wait(self, waiting)
-        with self._thread_lock(path, wait), self._process_lock(path, agent, wait):
-            yield
-
-    @contextlib.contextmanager
-    def _thread_lock(self, path: Path, wait: _Wait) -> Iterator[None]:
+        """Hold ``memory_path``'s lock (``place``: where it is) for the block, telling
+        ``waiting`` as ``MemoryStore.lock`` says. Raises AgentError (nothing changed) when it
+        is not free in time, or the sidecar is unusable (a directory, a link, another's)."""
+        place = place or locate(memory_path, current_platform())
+        path, tell = sidecar(place.real, ".lock"), _once(waiting)
         with self._guard:
-            lock = self._in_process.setdefault(path, threading.Lock())
-        if not lock.acquire(blocking=False):
-            wait.tell(os.getpid())  # a sibling thread of this very process holds it
-            lock.acquire()
+            in_process = self._in_process.setdefault(path, threading.Lock())
+        if not in_process.acquire(blocking=False):
+            tell(os.getpid())  # a sibling thread of this very process holds it
+            in_process.acquire()
         try:
-            yield
+            fd, writable = self._lock_sidecar(path, place, agent, tell)
+            removable = writable and self.locker.removes_sidecar
+            if removable:
+                with self._guard:
+                    self._held.add(path)
+            try:
+                if writable and fd is not None:
+                    _write_pid(fd)
+                yield  # without a sidecar where none can be made: no gc can trim there
+            finally:
+                if removable and self._forget(path):
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)  # while still locked: see the module docstring
+                if fd is not None:
+                    self.locker.unlock(fd)
+                    os.close(fd)
         finally:
-            lock.release()
+            in_process.release()
 
-    @contextlib.contextmanager
-    def _process_lock(self, path: Path, agent: str, wait: _Wait) -> Iterator[None]:
-        fd, writable = self._lock_sidecar(path, agent, wait)
-        if fd is None:
-            yield  # a directory gc cannot write to: no gc can trim this file
-            return
-        removable = writable and self.locker.removes_sidecar
-        if removable:
-            with self._guard:
-                self._held.add(path)
-        try:
-            if writable:
-                _write_pid(fd)
-            yield
-        finally:
-            if removable and self._forget(path):
-                with contextlib.suppress(OSError):
-                    os.unlink(path)  # while still locked: see the module docstring
-            self.locker.unlock(fd)
-            os.close(fd)
-
-    def _lock_sidecar(self, path: Path, agent: str, wait: _Wait) -> tuple[int | None, bool]:
-        """The sidecar, open and locked (None where it cannot be made), and whether it is
+    def _lock_sidecar(
+        self, path: Path, place: Place, agent: str, tell: Waiting
+    ) -> tuple[int | None, bool]:
+        """The sidecar, open and locked (None where none can be made), and whether it is
         writable; started again on a new one when its holder removed it meanwhile."""
+        deadline = self.clock.monotonic() + self.timeout
         while True:
-            fd, writable = _open(path, agent)
+            fd, writable = _open(path, place, agent)
             if fd is None:
                 return None, False
             try:
-                locked = wait.until_locked(fd)
+                locked = self._wait_for(fd, deadline, tell)
             except BaseException:
                 os.close(fd)
                 raise
             if not locked:
                 holder = _holder(fd)
                 os.close(fd)
-                raise _busy(path, agent, holder, self.timeout)
+                who = f"another gc (pid {holder})" if holder else "another gc"
+                raise AgentError(
+                    f"memory file of agent {quoted(agent)} is locked by {who} ({path}); gave "
+                    f"up after {self.timeout:g}s (raise it with --lock-timeout or AXE_LOCK_TIMEOUT)"
+                )
             if _still_named(fd, path):
                 return fd, writable
             self.locker.unlock(fd)
             os.close(fd)
 
+    def _wait_for(self, fd: int, deadline: float, tell: Waiting) -> bool:
+        """True once ``fd`` is locked; False when ``deadline`` passed first."""
+        pause = _FIRST_POLL
+        while not self.locker.try_lock(fd):
+            tell(_holder(fd))
+            if self.clock.monotonic() >= deadline:
+                return False
+            self.clock.sleep(pause)
+            pause = min(pause * 2, _LONGEST_POLL)
+        return True
+
     def _forget(self, path: Path) -> bool:
-        """False if :meth:`remove_held_sidecars` already took (and removed) it: by now
-        another gc may have made a new sidecar by that name, not to be deleted."""
+        """False if :meth:`remove_held_sidecars` took it: the name may be another gc's now."""
         with self._guard:
             held = path in self._held
             self._held.discard(path)
             return held
 
 
-class _Wait:
-    """One gc's wait for a lock: the waiter is told at most once, and one deadline bounds
-    the wait even when it starts again on a new sidecar."""
+def _once(waiting: Waiting) -> Waiting:
+    """``waiting``, called at most once: a gc is told once that it waits."""
+    told: list[int | None] = []
 
-    def __init__(self, locks: MemoryFileLocks, waiting: Callable[[int | None], None]) -> None:
-        self._locks = locks
-        self._waiting: Callable[[int | None], None] | None = waiting
-        self._deadline: float | None = None
-
-    def tell(self, holder: int | None) -> None:
-        waiting, self._waiting = self._waiting, None
-        if waiting is not None:
+    def tell(holder: int | None) -> None:
+        if not told:
+            told.append(holder)
             waiting(holder)
 
-    def until_locked(self, fd: int) -> bool:
-        """True once ``fd`` is locked; False when the deadline passed first."""
-        clock, pause = self._locks.clock, _FIRST_POLL
-        while not self._locks.locker.try_lock(fd):
-            self.tell(_holder(fd))
-            if self._deadline is None:
-                self._deadline = clock.monotonic() + self._locks.timeout
-            if clock.monotonic() >= self._deadline:
-                return False
-            clock.sleep(pause)
-            pause = min(pause * 2, _LONGEST_POLL)
-        return True
+    return tell
 
 
-def _open(path: Path, agent: str) -> tuple[int | None, bool]:
-    """The sidecar, opened never through a symlink: in a directory others can write, one
-    planted at its name would otherwise have gc write its pid into the link's target."""
-    flags = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+def _open(path: Path, place: Place, agent: str) -> tuple[int | None, bool]:
+    """The sidecar (reused, made, read-only where gc may not write; None: none) and whether
+    it is writable."""
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o644), True
+        return open_side(path, place, os.O_RDWR | os.O_CREAT, 0o644)[0], True
     except OSError as error:
-        if error.errno not in _UNLOCKABLE:
+        if error.errno not in _NOT_WRITABLE:
             raise _unusable(path, agent, error) from None
-    try:  # someone else's sidecar we may not write: a read-only descriptor locks as well
-        return os.open(path, os.O_RDONLY | flags), False
-    except OSError as error:
-        if error.errno in _UNLOCKABLE:
+        if not os.path.lexists(path):
             return None, False
+    try:
+        return open_side(path, place)[0], False
+    except OSError as error:
+        with contextlib.suppress(OSError):  # one gc may not even read: whose is it?
+            place.check(path, os.lstat(path))
         raise _unusable(path, agent, error) from None
 
 
 def _still_named(fd: int, path: Path) -> bool:
-    """Whether ``path`` still names the file open as ``fd`` (its holder may have
-    removed it while this process waited)."""
+    """Whether ``path`` still names ``fd`` (its holder may have removed it meanwhile)."""
     try:
         named = os.stat(path)
     except OSError:
@@ -277,15 +239,6 @@ def _holder(fd: int) -> int | None:
     return int(text) if text.isdecimal() else None
 
 
-def _busy(path: Path, agent: str, holder: int | None, timeout: float) -> AgentError:
-    who = f"another gc (pid {holder})" if holder else "another gc"
-    return AgentError(
-        f"memory file of agent {quoted(agent)} is locked by {who} ({path}); gave up "
-        f"after {timeout:g}s (raise it with --lock-timeout or AXE_LOCK_TIMEOUT)"
-    )
-
-
 def _unusable(path: Path, agent: str, error: OSError) -> AgentError:
-    reasons = {errno.EISDIR: "a directory", errno.ELOOP: "a symbolic link, not followed"}
-    reason = reasons.get(error.errno or 0) or error.strerror or str(error)
+    reason = "a directory" if error.errno == errno.EISDIR else describe_os_error(error)
     return AgentError(f"cannot lock the memory file of agent {quoted(agent)}: {path}: {reason}")

@@ -10,17 +10,13 @@ from pathlib import Path
 
 
 def sidecar(real: Path, suffix: str) -> Path:
-    """gc's own file for the memory file whose resolved path is ``real``:
-    ``.<name>.axe-gc<suffix>`` beside it, never through a symlink. Hidden and never ending in
-    ``.md``, so neither the Go axe nor gc reads it as memory. The lock is ``.lock``, temp
-    files are ``-<pid>-<random>[-old].tmp`` (which a later gc may remove as abandoned)."""
+    """gc's own file beside the memory file whose resolved path is ``real``: hidden and
+    never ending in ``.md``, so neither the Go axe nor gc reads it as memory."""
     return real.with_name(f".{real.name}.axe-gc{suffix}")
 
 
-# How much longer than the memory file's name gc's own longest file name is: a temp file
-# ``.<name>.axe-gc-<pid, up to 7 digits>-<8 hex digits>-old.tmp``. File names end at 255
-# bytes (NAME_MAX on Linux and macOS), so a memory file name longer than the difference
-# could be read and analysed but never locked or trimmed.
+# gc's longest own name, ``.<name>.axe-gc-<pid>-<8 hex>-old.tmp``, must fit in 255 bytes
+# (NAME_MAX): a longer memory file name could be analysed but never locked or trimmed.
 OWN_NAMES_LONGER_BY = len(".") + len(".axe-gc") + len("-4194304-0123abcd-old.tmp")
 LONGEST_MEMORY_NAME = 255 - OWN_NAMES_LONGER_BY
 
@@ -43,13 +39,8 @@ def expand_path(
     unset: list[str] | None = None,
 ) -> str:
     """``text`` as the Go axe expands ``memory.path``: a leading ``~`` (alone or before a
-    separator) becomes the home directory (``HOME``; ``USERPROFILE`` on Windows, as Go's
-    ``os.UserHomeDir``), then ``$VAR`` and ``${VAR}`` are replaced with Go's
-    ``os.ExpandEnv`` rules, so gc trims the very file ``axe run`` appends to.
-
-    ``~user`` is left as it is, and so is ``~`` when there is no home directory. The names
-    of variables that are not set are appended to ``unset``.
-    """
+    separator) is Go's ``os.UserHomeDir``, then variables as Go's ``os.ExpandEnv`` (the
+    names of those not set go to ``unset``)."""
     home = environ.get("USERPROFILE" if windows else "HOME", "")
     separators = ("/", "\\") if windows else ("/",)
     if home and (text == "~" or (text[:1] == "~" and text[1:2] in separators)):
@@ -62,14 +53,10 @@ _NAME = re.compile(r"[A-Za-z0-9_]*")
 
 
 def expand_variables(text: str, environ: Mapping[str, str], unset: list[str] | None = None) -> str:
-    """Go's ``os.Expand(text, getenv)``, byte for byte in its choices.
-
-    ``$NAME`` takes the longest run of ASCII letters, digits and ``_``; ``${...}`` anything
-    up to the first ``}``; ``$`` before one of ``*#$@!?-`` or a digit names that one
-    character (so ``$$`` is the variable ``$``, normally unset). An unset variable becomes
-    the empty string (and its name is appended to ``unset``); ``${}`` and an unclosed
-    ``${`` are dropped; a ``$`` followed by anything else (or by nothing) stays.
-    """
+    """Go's ``os.Expand(text, getenv)``, byte for byte in its choices: ``$NAME`` takes the
+    longest run of ASCII letters, digits and ``_``, ``${...}`` anything up to ``}``, ``$``
+    before ``*#$@!?-`` or a digit that character; an unset variable becomes "" (its name
+    appended to ``unset``); ``${}`` and an unclosed ``${`` go; any other ``$`` stays."""
     parts: list[str] = []
     start = 0
     dollar = text.find("$")

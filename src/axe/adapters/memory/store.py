@@ -1,33 +1,183 @@
-"""Memory logs as files: ``<data dir>/memory/<name>.md`` or the agent's ``memory.path``."""
+"""Memory logs as files (``<data dir>/memory/<name>.md`` or ``memory.path``): all a gc does to
+one, in the sentences a user reads when it fails; and the record ``--skip-unchanged`` reads
+(``.<name>.axe-gc.analysed``), only ever a reason to skip, so any doubt reads as none. It is
+renamed into place under the lock, not flushed: a skip also needs the file's digest to match.
+"""
 
 from __future__ import annotations
 
-import functools
+import contextlib
+import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from axe.adapters.memory.durable import DirectoryNames
-from axe.adapters.memory.file import MemoryFile
+import attrs
+
+from axe.adapters.memory import durable, paths
+from axe.adapters.memory.archive import archiving, settle_archive
+from axe.adapters.memory.durable import LateAppendError, ReplacedDuringTrimError, SourceFile
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
-from axe.adapters.memory.paths import LONGEST_MEMORY_NAME, OWN_NAMES_LONGER_BY, expand_path
-from axe.adapters.memory.releases import LaterReleases
+from axe.adapters.memory.paths import archive_path, intent_path
+from axe.adapters.memory.platforms import FilePlatform, current_platform
+from axe.adapters.memory.side_files import HandledFile, Place, locate
+from axe.adapters.shared import reading
 from axe.adapters.shared.clock import SystemClock
+from axe.adapters.shared.reading import describe_os_error
 from axe.application.ports import Clock
+from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, ModelRef, quoted, validate_agent_name
 
-if TYPE_CHECKING:
-    from axe.domain.analysed import AnalysedMemory
+_CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim to go ahead
+_LARGEST = 4096  # a record is about 150 bytes; anything much larger is not one
+_LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z
+_FIELDS = {"size": (int,), "sha256": (str,), "model": (str,), "at": (float, int)}
+
+
+class MemoryFile:
+    """The memory file at ``path`` (a link outside a shared directory stays: its target is
+    trimmed), by the rules of ``platform``."""
+
+    def __init__(
+        self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
+    ) -> None:
+        self.path = path
+        self.platform = platform or current_platform()
+        self.clock = clock or SystemClock()
+
+    def place(self) -> Place:
+        return locate(self.path, self.platform)
+
+    @contextlib.contextmanager
+    def locked(
+        self, locks: MemoryFileLocks, *, agent: str, waiting: Callable[[int | None], None]
+    ) -> Iterator[None]:
+        """Hold the file's lock for the block, having settled what a stopped archiving left;
+        AgentError (nothing changed) if the file, lock or settling fails."""
+        with locks.hold(self.path, agent=agent, waiting=waiting, place=self.place()):
+            try:
+                settle_archive(self)
+            except OSError as error:
+                reason = str(error) if isinstance(error, reading.NotRegularFileError) else None
+                raise AgentError(
+                    f"cannot settle the archive {archive_path(self.path)} that an interrupted "
+                    f"gc left: {reason or describe_os_error(error)}; the memory file was not "
+                    f"changed (fix that, or delete {intent_path(self.path)} to go on without "
+                    "settling)"
+                ) from None
+            yield
+
+    def read(self) -> MemorySnapshot:
+        """The whole file, missing read as empty; AgentError if it is refused or unreadable."""
+        place = self.place()
+        try:
+            content, stamp = reading.read_regular(
+                place.real,
+                check=lambda status: place.mine(self.path, status),
+                nofollow=place.shared is not None,
+            )
+        except FileNotFoundError:
+            return MemorySnapshot(content=b"", stamp=None)
+        except OSError as error:
+            raise AgentError(
+                f"cannot read memory file {self.path}: {describe_os_error(error)}"
+            ) from None
+        except MemoryError:
+            raise AgentError(f"cannot read memory file {self.path}: not enough memory") from None
+        return MemorySnapshot(content=content, stamp=stamp)
+
+    def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> str | None:
+        """Apply ``plan`` (archived first if ``archive``; Ctrl-C waits); a warning's clause
+        if a program still holds the old file open for writing. AgentError: nothing changed."""
+        with durable.signals_deferred():
+            source = self._open_to_trim(self.place())
+            try:
+                held = self._trim(source, snapshot, plan, archive=archive)
+            except LateAppendError as error:
+                raise AgentError(
+                    f"trimmed memory file {self.path}, but {error.size} bytes appended during "
+                    f"the trim could not be added back: {describe_os_error(error)}"
+                ) from None
+            except ReplacedDuringTrimError:
+                raise self._changed("was replaced") from None
+            except OSError as error:
+                raise AgentError(
+                    f"cannot trim memory file {self.path}: {describe_os_error(error)}; "
+                    "the file was not changed"
+                ) from None
+            finally:
+                source.close()
+        if not held:
+            return None
+        return (
+            f"a program still had {self.path} open for writing after gc waited "
+            f"{durable.DRAIN_SECONDS:g}s for it; what it writes there from now on goes to the "
+            "replaced file, not to the trimmed one"
+        )
+
+    def _open_to_trim(self, place: Place) -> SourceFile:
+        try:
+            fd, status = reading.open_regular(place.real, nofollow=place.shared is not None)
+        except FileNotFoundError:
+            raise AgentError(
+                f"memory file {self.path} disappeared before it could be trimmed; "
+                "nothing was changed"
+            ) from None
+        except OSError as error:
+            raise AgentError(
+                f"cannot open memory file {self.path} to trim it: {describe_os_error(error)}"
+            ) from None
+        try:
+            place.mine(self.path, status)
+        except AgentError:
+            os.close(fd)
+            raise
+        return SourceFile(self, place, fd, status)
+
+    def _trim(
+        self, source: SourceFile, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
+    ) -> bool:
+        self._check_unchanged(source, snapshot, plan.keep_from)
+        durable.remove_abandoned_temps(self)
+        with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
+            if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
+                removed = snapshot.content[: plan.keep_from]
+                try:
+                    archived.enter_context(archiving(self, removed, source.status))
+                except OSError as error:
+                    raise AgentError(
+                        f"cannot archive removed entries to {archive_path(self.path)}: "
+                        f"{describe_os_error(error)}; the memory file was not changed"
+                    ) from None
+            if self.platform.windows:
+                return durable.replace_closed(source, plan.keep_from)
+            return durable.replace_open(source, plan.keep_from)
+
+    def _check_unchanged(self, source: SourceFile, snapshot: MemorySnapshot, cut: int) -> None:
+        """Refuse a file no longer the one read plus appends: a stale cut cuts through text."""
+        stamp, status = snapshot.stamp, source.status
+        if not isinstance(stamp, reading.FileStamp):
+            return
+        if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
+            raise self._changed("was replaced")
+        if status.st_size < stamp.size:
+            raise self._changed("shrank")
+        start, end = max(cut - _CUT_CONTEXT, 0), min(cut + _CUT_CONTEXT, stamp.size)
+        if durable.pread(source.fd, end - start, start) != snapshot.content[start:end]:
+            raise self._changed("was rewritten")
+
+    def _changed(self, how: str) -> AgentError:
+        return AgentError(
+            f"memory file {self.path} {how} while gc was running; not trimmed (run gc again)"
+        )
 
 
 class FileMemoryStore:
-    """The :class:`~axe.application.ports.MemoryStore` over files: each agent's
-    :class:`MemoryFile`, one gc per file at a time across the run's threads and processes."""
+    """The :class:`~axe.application.ports.MemoryStore` over each agent's :class:`MemoryFile`."""
 
     def __init__(
         self,
@@ -36,37 +186,25 @@ class FileMemoryStore:
         clock: Clock | None = None,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         environ: Mapping[str, str] | None = None,
-        while_reading: Callable[[AgentConfig], AbstractContextManager[object]] | None = None,
     ) -> None:
-        """``while_reading``: entered around the read of an agent's large memory file, for
-        the run to overlap other work with it (the composition root's builds the client the
-        agent's requests will need)."""
         self._data_dir = data_dir
-        self._while_reading = while_reading
         self._environ = os.environ if environ is None else environ  # for memory.path
         self._clock = clock or SystemClock()
         self._locks = MemoryFileLocks(timeout=lock_timeout, clock=self._clock)
-        self._files: dict[tuple[str, str], MemoryFile] = {}
-        self._releases, self._names = LaterReleases(), DirectoryNames()
         self._trimming = 0  # trims under way, so an interrupted run lets them finish
         self._interrupted = False
         self._trims = threading.Condition()
 
     def settle_interrupted(self, timeout: float = 10.0) -> None:
-        """Before a run that was interrupted ends without waiting for its worker threads:
-        start no more trims, let those under way finish (at most ``timeout`` seconds; they
-        take milliseconds) so none is cut short, and remove the lock sidecars still held."""
+        """For an interrupted run: start no more trims, let those under way finish (at most
+        ``timeout`` seconds), remove the lock sidecars still held."""
         with self._trims:
             self._interrupted = True
             self._trims.wait_for(lambda: self._trimming == 0, timeout)
         self._locks.remove_held_sidecars()
 
     def close(self) -> None:
-        """Wait for what the trims replaced to be freed (see
-        :class:`~.releases.LaterReleases`), so a run leaves no descriptor or set-aside
-        record behind it. A program that keeps a store should close it (``axe gc`` and
-        ``production_ports`` do)."""
-        self._releases.wait()
+        """Nothing to release: a trim closes and frees what it replaced before it returns."""
 
     def lock(
         self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
@@ -74,10 +212,7 @@ class FileMemoryStore:
         return self.file_for(agent).locked(self._locks, agent=agent.name, waiting=waiting)
 
     def read(self, agent: AgentConfig) -> MemorySnapshot:
-        meanwhile = self._while_reading
-        if meanwhile is None:
-            return self.file_for(agent).read()
-        return self.file_for(agent).read(functools.partial(meanwhile, agent))
+        return self.file_for(agent).read()
 
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
@@ -93,48 +228,27 @@ class FileMemoryStore:
                 self._trimming -= 1
                 self._trims.notify_all()
 
-    # The record's module (and the digest's hashlib) load only in runs that skip unchanged.
     def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
-        from axe.adapters.memory.analysed import read_record  # noqa: PLC0415
-
         return read_record(self.file_for(agent))
 
     def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> str | None:
-        from axe.adapters.memory.analysed import write_record  # noqa: PLC0415
-        from axe.domain.analysed import AnalysedMemory  # noqa: PLC0415
-
         record = AnalysedMemory.of(left, model=model, at=self._clock.now())
         return write_record(self.file_for(agent), record)
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:
-        """``agent``'s memory file, with this run's platform and clock (a ``ConfigError`` as
-        :meth:`path_for` says); made once per agent name and ``memory.path``, the only
-        inputs of its path, as each gc asks for it several times."""
-        key = (agent.name, agent.memory.path)
-        if (file := self._files.get(key)) is None:
-            path = self.path_for(agent)
-            file = self._files[key] = MemoryFile(
-                path, clock=self._clock, releases=self._releases, names=self._names
-            )
-        return file
+        """``agent``'s memory file (a ``ConfigError`` as :meth:`path_for` says)."""
+        return MemoryFile(self.path_for(agent), clock=self._clock)
 
     def path_for(self, agent: AgentConfig) -> Path:
-        """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does
-        (:func:`.paths.expand_path`, with the store's environment), except that a variable
-        that is not set is refused rather than dropped: ``$AXE_MEM/x.md`` would trim ``/x.md``.
-
-        Raises:
-            ConfigError: a ``memory.path`` that is not absolute once expanded or uses a
-                variable that is not set, a hostile agent name, no data directory, or a
-                file name too long for gc's own files beside it.
-        """
+        """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does, but an
+        unset variable refused (``$AXE_MEM/x.md`` would trim ``/x.md``); else ConfigError."""
         path = self._expanded(agent)
-        if (size := len(os.fsencode(path.name))) > LONGEST_MEMORY_NAME:
+        if (size := len(os.fsencode(path.name))) > paths.LONGEST_MEMORY_NAME:
+            longest, more = paths.LONGEST_MEMORY_NAME, paths.OWN_NAMES_LONGER_BY
             raise ConfigError(
                 f"the memory file name of agent {quoted(agent.name)} is {size} bytes long; "
-                f"gc's own files beside it (lock, temp files) need {OWN_NAMES_LONGER_BY} bytes "
-                f"more, so it can be at most {LONGEST_MEMORY_NAME}: use a shorter agent name "
-                "or memory.path"
+                f"gc's own files beside it (lock, temp files) need {more} bytes more, so it "
+                f"can be at most {longest}: use a shorter agent name or memory.path"
             )
         return path
 
@@ -144,7 +258,7 @@ class FileMemoryStore:
             validate_agent_name(agent.name)
             return self._data_dir() / "memory" / f"{agent.name}.md"
         unset: list[str] = []
-        expanded = expand_path(custom, self._environ, unset=unset)
+        expanded = paths.expand_path(custom, self._environ, unset=unset)
         where = f"memory.path {quoted(custom)} of agent {quoted(agent.name)}"
         if "\0" in expanded or not os.path.isabs(expanded):
             became = f" (it expands to {quoted(expanded)})" if expanded != custom else ""
@@ -163,18 +277,8 @@ class FileMemoryStore:
 
 
 def trim_entries(path: Path, keep: int) -> int:
-    """Keep only the last ``keep`` entries of the memory file at ``path`` (Go's TrimEntries).
-
-    Returns how many entries were removed: 0 when the file is missing, ``keep`` is 0, or
-    the file holds ``keep`` entries or fewer (then it is not touched at all).
-
-    Like ``axe gc``, it holds the file's lock while it works, so it never overlaps a gc,
-    and first settles an ``--archive`` a stopped gc left, so no entry is archived twice.
-
-    Raises:
-        AgentError: ``keep`` is negative, the file cannot be read or replaced, or another
-            gc held it past the default time limit; on failure the file is as it was.
-    """
+    """Go's TrimEntries: keep the last ``keep`` entries of the file at ``path``, under its lock
+    as ``axe gc`` does; how many were removed (AgentError: the file is as it was)."""
     check_keep(keep)  # refused before anything is touched
     file = MemoryFile(path)
     with file.locked(MemoryFileLocks(), agent=path.stem, waiting=lambda _: None):
@@ -184,3 +288,66 @@ def trim_entries(path: Path, keep: int) -> int:
             return 0
         file.trim(snapshot, plan, archive=False)
         return plan.removed
+
+
+def record_path(real: Path) -> Path:
+    """The record of the memory file whose resolved path is ``real``."""
+    return paths.sidecar(real, ".analysed")
+
+
+def read_record(file: HandledFile) -> AnalysedMemory | None:
+    """The record beside ``file``, or None on any doubt."""
+    try:
+        place = file.place()
+    except AgentError:  # the memory file is refused: the read that follows says why
+        return None
+    if place.shared or os.path.lexists(intent_path(file.path)):
+        return None
+    record = record_path(place.real)
+    try:
+        text, _ = reading.read_regular(
+            record, limit=_LARGEST, check=lambda status: place.check(record, status), nofollow=True
+        )
+    except (OSError, ValueError, AgentError):
+        return None
+    return _parse(text)
+
+
+def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
+    """Replace the record beside ``file`` (under its lock), or say why none is kept: that
+    only costs a later run an analysis, so nothing is raised."""
+    try:
+        place = file.place()
+    except AgentError as error:
+        return str(error)
+    if (where := place.shared) is not None:
+        return f"{where.directory} {where.why}, who could forge a record there"
+    data = json.dumps(attrs.asdict(record)) + "\n"
+    durable.remove_abandoned_temps(file)
+    try:
+        with durable.signals_deferred():  # else Ctrl-C could leave the record in its temp file
+            with durable.temp_file(place.real) as (temp, fd):
+                durable.write_all(fd, data.encode(), write=file.platform.write)
+            try:
+                file.platform.replace(temp, record_path(place.real))
+            except BaseException:
+                durable.remove_quietly(temp)
+                raise
+    except OSError as error:
+        return f"cannot write {record_path(place.real)}: {describe_os_error(error)}"
+    return None
+
+
+def _parse(text: bytes) -> AnalysedMemory | None:
+    """The record in ``text``, or None unless it is exactly one, every field of its type."""
+    try:
+        fields = json.loads(text)
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
+        return None
+    if not isinstance(fields, dict) or fields.keys() != _FIELDS.keys():
+        return None
+    if any(type(fields[name]) not in kinds for name, kinds in _FIELDS.items()):
+        return None
+    if fields["size"] < 0 or not 0 <= fields["at"] <= _LATEST:  # NaN too: a time to print
+        return None
+    return AnalysedMemory(**fields)

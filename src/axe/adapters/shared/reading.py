@@ -6,6 +6,7 @@ is opened non-blocking, checked to be a regular file, and only then read.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -31,23 +32,31 @@ class NotRegularFileError(OSError):
         self.kind = kind
 
 
-def open_regular(path: Path | str, *, nofollow: bool = False) -> tuple[int, os.stat_result]:
+def open_regular(
+    path: Path | str, *, nofollow: bool = False, flags: int = os.O_RDONLY, mode: int = 0o600
+) -> tuple[int, os.stat_result]:
     """Open ``path`` without blocking (nor through a final symlink, with ``nofollow``:
-    gc's own files beside a memory file) and return the descriptor and its status.
+    gc's own files beside a memory file), with ``flags`` (``mode`` for a file they create),
+    and return the descriptor and its status.
 
     Raises:
         FileNotFoundError: nothing at ``path``.
-        NotRegularFileError: something other than a regular file is there.
-        OSError: any other reason it cannot be opened (a symlink, with ``nofollow``).
+        NotRegularFileError: something other than a regular file is there (a symlink, with
+            ``nofollow``).
+        OSError: any other reason it cannot be opened.
     """
     nonblock = getattr(os, "O_NONBLOCK", 0)
-    flags = os.O_RDONLY | nonblock | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    flags |= nonblock | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     if nofollow:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, flags, mode)
     except IsADirectoryError:  # where opening a directory is refused outright (Windows)
         raise NotRegularFileError(path, "a directory") from None
+    except OSError as error:
+        if nofollow and error.errno == errno.ELOOP:
+            raise NotRegularFileError(path, "a symbolic link, not followed") from None
+        raise
     try:
         status = os.fstat(fd)
         _require_regular(path, status)

@@ -1,0 +1,144 @@
+"""Where a memory file really is, and the one way gc opens its own files beside it: never
+through a link, never one another user owns. In a *shared* directory (group or others may
+write it, or it is neither gc's user's nor root's) gc trusts only regular files its user owns
+with one name, and follows no link; elsewhere links are followed, and the memory file owner's
+files (gc gives them those it makes) trusted. Windows has access lists: nothing is shared.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import NamedTuple, Protocol
+
+from attrs import frozen
+
+from axe.adapters.memory.platforms import FilePlatform
+from axe.adapters.shared.reading import open_regular
+from axe.application.ports import Clock
+from axe.domain.errors import AgentError
+
+_OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
+_MOST_LINKS = 40  # the kernel's own limit on the links in a path
+
+
+class Shared(NamedTuple):
+    """Why users other than gc's can change ``directory``, and what makes it private."""
+
+    directory: Path
+    why: str
+    fix: str
+
+
+@frozen
+class Place:
+    """A memory file's resolved path, its directory's sharing, whose files gc trusts there."""
+
+    real: Path
+    shared: Shared | None
+    owners: frozenset[int] | None
+
+    def check(self, path: Path, status: os.stat_result) -> None:
+        """Raises AgentError unless gc may trust its own file at ``path`` (``status``)."""
+        if self.owners is None:
+            return
+        if status.st_uid not in self.owners:
+            why = f"belongs to another user (uid {status.st_uid})"
+        elif self.shared and status.st_nlink > 1:
+            why = f"has {status.st_nlink} names (hard links) in a directory others can write"
+        else:
+            return
+        raise AgentError(
+            f"{path} {why}, so gc does not trust it: remove it and run gc again; "
+            "nothing was changed"
+        )
+
+    def mine(self, path: Path, status: os.stat_result) -> None:
+        """Raises AgentError if the memory file ``path`` is in a shared directory and not
+        gc's user's own."""
+        if (where := self.shared) is not None and status.st_uid != os.geteuid():
+            raise AgentError(
+                f"memory file {path} belongs to another user (uid {status.st_uid}), and "
+                f"{where.directory} {where.why}: gc trims only its own files there "
+                f"({where.fix}); nothing was changed"
+            )
+
+
+class HandledFile(Protocol):
+    """What the replace protocols and the archive need of a :class:`~.store.MemoryFile`."""
+
+    path: Path
+    platform: FilePlatform
+    clock: Clock
+
+    def place(self) -> Place: ...
+
+
+def shared(directory: Path, platform: FilePlatform) -> Shared | None:
+    """Whether others may add, replace or remove files in ``directory``."""
+    try:
+        status = os.stat(directory)
+    except OSError:
+        return None
+    if platform.windows:
+        return None
+    if status.st_mode & _OTHERS_WRITE:
+        return Shared(directory, "is writable by others", f"run chmod go-w {directory}")
+    if status.st_uid not in {os.geteuid(), 0}:
+        why = f"belongs to another user (uid {status.st_uid})"
+        return Shared(directory, why, "run gc as that user")
+    return None
+
+
+def follow(path: Path, platform: FilePlatform, what: str) -> tuple[Path, os.stat_result | None]:
+    """``path`` with its links followed (AgentError for one in a shared directory), and the
+    status of what it names (None: nothing)."""
+    for _ in range(_MOST_LINKS):
+        try:
+            status = os.lstat(path)
+        except OSError:
+            return path, None
+        if not stat.S_ISLNK(status.st_mode):
+            return path, status
+        if (where := shared(path.parent, platform)) is not None:
+            raise AgentError(
+                f"{what} {path} is a symbolic link, and {where.directory} {where.why}: gc "
+                f"follows no link there ({where.fix}); nothing was changed"
+            )
+        path = Path(os.path.join(path.parent, os.readlink(path)))
+    return path, status
+
+
+def locate(path: Path, platform: FilePlatform) -> Place:
+    """Where the memory file ``path`` really is, and the rules beside it. Raises AgentError
+    for a link, or another user's file, in a shared directory."""
+    found, status = follow(path, platform, "memory file")
+    real = Path(os.path.realpath(found.parent)) / found.name
+    owners = None  # os.geteuid does not exist where files have no owners
+    if not platform.windows:
+        owners = frozenset({os.geteuid(), *([status.st_uid] if status else [])})
+    place = Place(real, shared(real.parent, platform), owners)
+    if status is not None:
+        place.mine(path, status)
+    return place
+
+
+def open_side(
+    path: Path, place: Place, flags: int = os.O_RDONLY, mode: int = 0o600
+) -> tuple[int, os.stat_result]:
+    """Open gc's own file at ``path`` beside ``place``: never through a link, only a regular
+    file (else OSError), only one gc may trust (else AgentError)."""
+    fd, status = open_regular(path, nofollow=True, flags=flags, mode=mode)
+    try:
+        place.check(path, status)
+    except AgentError:
+        os.close(fd)
+        raise
+    return fd, status
+
+
+def create_new(path: Path, flags: int = os.O_WRONLY) -> int:
+    """A new file at ``path``, private to gc's user, never one already there (nor a link)."""
+    flags |= os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
