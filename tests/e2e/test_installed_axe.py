@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from axe.adapters.memory.paths import intent_path
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
-from tests.support import CANNED_ANALYSIS, INSTALLED_AXE, AxeHome, entries
+from tests.support import CANNED_ANALYSIS, INSTALLED_AXE, AxeHome, entries, entry
 from tests.support import run_installed as axe
 
 KEY = "sk-ant-subprocess-0123456789"
