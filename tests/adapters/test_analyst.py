@@ -369,6 +369,8 @@ ATOMS = [
     b"2026-01-01T00:00:00Z",
     b"2026-01-01T00:00:00+05:00",
     b"2026-175-24T19:30:00Z",
+    b"0001-01-01T00:00:00+01:00",
+    b"9999-12-31T23:59:59-01:00",
     b"'",
     b'"',
     b"4411",
@@ -703,3 +705,13 @@ def test_counts_of_a_thousand_or_more_have_thousands_separators() -> None:
         "- memory.last_n is 0, so every run loads all 2,000 entries into its prompt: set last_n "
         "(for example 20) to keep runs fast and cheap."
     )
+
+
+@pytest.mark.parametrize("stamp", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
+def test_a_time_that_falls_off_the_calendar_in_utc_is_no_readable_time(stamp: str) -> None:
+    """A header time that lies before year 1 or after year 9999 once told in UTC is left out
+    of the rhythm like any unreadable one, never an internal error."""
+    memory = log((stamp, None, "x"), ("2026-01-01T00:00:00Z", None, "y"))
+    assert section(analyse(memory), "Patterns Found") == [
+        "- 2 of 2 entries have no **Task:** line."
+    ]

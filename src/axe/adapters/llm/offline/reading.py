@@ -52,15 +52,15 @@ def pieces(memory: bytes, start: int, end: int) -> Pieces:
 
 
 def moment(header: bytes) -> tuple[int, int] | None:
-    """When the entry ran, if its header starts with a readable ISO 8601 time (UTC without an
-    offset): µs since the epoch, and the day since the epoch on its writer's clock."""
+    """When the entry ran, if its header starts with an ISO 8601 time on the calendar in UTC
+    (UTC without an offset): µs since the epoch, and the day since then on its writer's clock."""
     try:
         when = datetime.fromisoformat(header.split(maxsplit=1)[0].decode("ascii"))
-    except (IndexError, UnicodeDecodeError, ValueError):
+        wall = when.replace(tzinfo=UTC)  # the writer's clock, read as UTC
+        instant = when.astimezone(UTC) if when.tzinfo else wall
+    except (IndexError, UnicodeDecodeError, ValueError, OverflowError):
         return None
-    wall = when.replace(tzinfo=UTC)  # the writer's clock, read as UTC
-    instant = (when if when.tzinfo else wall) - _EPOCH
-    return instant // timedelta(microseconds=1), (wall - _EPOCH).days
+    return (instant - _EPOCH) // timedelta(microseconds=1), (wall - _EPOCH).days
 
 
 def is_truncated(result: bytes) -> bool:
