@@ -17,8 +17,7 @@ from axe.domain.entries import entry_starts
 from axe.domain.model import MemoryConfig
 
 _KIND_SHARE, _SHOWN_KINDS, _CITED_RUNS = 10, 4, 4  # kinds from one task in ten; 4 at most
-_BURST_WINDOW = 5 * 60 * 1_000_000  # µs
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH, _BURST_WINDOW = datetime(1970, 1, 1, tzinfo=UTC), 5 * 60 * 1_000_000  # µs
 _VOLATILE = re.compile(r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b|\b0x[0-9a-f]+\b|\d+", re.I)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import NamedTuple
 
 from axe.domain.entries import HEADER
@@ -69,6 +70,7 @@ def is_truncated(result: bytes) -> bool:
     return text.endswith(b"...") and len(text_of(text).replace("\r\n", "\n")) >= RESULT_LIMIT
 
 
+@lru_cache(maxsize=1 << 10)  # logs repeat their results: "Done.", the same error
 def failure_line(result: bytes) -> str | None:
     """The first line of ``result`` that says something failed, clipped for quoting. A
     failure word counts unless its clause denies it, in the three words before it ("no

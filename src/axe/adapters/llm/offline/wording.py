@@ -35,8 +35,7 @@ _STOP_WORDS = frozenset(
     | {"into", "about", "please", "this", "that", "these", "those", "my", "our", "your", "its"}
     | {"it", "is", "are", "be", "me", "us"}
 )
-SLOT_NAMES = {"number": "numbers", "id": "ids", "date": "dates", "link": "links"}
-SLOT_NAMES["name"] = "quoted names"
+SLOT_NAMES = dict(number="numbers", id="ids", date="dates", link="links", name="quoted names")
 
 
 class Task(NamedTuple):  # what a Task line asks
