@@ -7,13 +7,14 @@ import subprocess
 import sys
 from bisect import bisect_right
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from axe.adapters.llm.offline import Tuning, analyse
+from axe.adapters.llm.offline import analyse
 from axe.domain.model import MemoryConfig
 
 QUIET = MemoryConfig(enabled=True, last_n=10)  # no last_n advice in the way
@@ -325,15 +326,6 @@ RICH = (
 )
 
 
-@pytest.mark.parametrize(
-    "tuning",
-    [Tuning(slots_per_value=1, word_memo=0, line_memo=1), Tuning(slots_per_value=1000)],
-)
-def test_memory_strategy_never_changes_the_report(tuning: Tuning) -> None:
-    """Smaller or larger filters and memos change what the analyst holds, not what it says."""
-    assert analyse(RICH, QUIET, tuning) == analyse(RICH, QUIET)
-
-
 def test_report_is_the_same_in_every_process(tmp_path: Path) -> None:
     """Two processes with different string-hash seeds write the same report, byte for byte."""
     (tmp_path / "memory.md").write_bytes(RICH)
@@ -358,40 +350,109 @@ def test_report_is_the_same_in_every_process(tmp_path: Path) -> None:
     assert '"Review PR 4411" (with 2 different numbers)' in first
 
 
-@given(
-    st.binary(max_size=400)
-    | st.lists(
-        st.sampled_from(
-            [
-                b"## ",
-                b"**Task:** ",
-                b"**Result:** ",
-                b"\n",
-                b"\r\n",
-                b"x",
-                b"error",
-                b"2026-01-01T00:00:00Z",
-                b"2026-01-01T00:00:00+05:00",
-                b"'",
-                b'"',
-                b"4411",
-                b"\xff",
-                b"\xe9",
-            ]
-        ),
-        max_size=60,
-    ).map(b"".join)
-)
+FALLBACKS = {
+    "## Patterns Found": "No clear patterns detected.",
+    "## Repeated Work": "No repeated work detected.",
+    "## Recommendations": "No specific recommendations.",
+}
+ATOMS = [
+    b"## ",
+    b"**Task:** ",
+    b"**Result:** ",
+    b"\n",
+    b"\r\n",
+    b"x",
+    b"error",
+    b"no errors",
+    b"0 failed",
+    b"Error: x",
+    b"2026-01-01T00:00:00Z",
+    b"2026-01-01T00:00:00+05:00",
+    b"2026-175-24T19:30:00Z",
+    b"0001-01-01T00:00:00+01:00",
+    b"9999-12-31T23:59:59-01:00",
+    b"'",
+    b'"',
+    b"4411",
+    b"\xff",
+    b"\xe9",
+]
+
+
+@given(st.binary(max_size=400) | st.lists(st.sampled_from(ATOMS), max_size=60).map(b"".join))
 def test_any_bytes_give_a_well_formed_report(memory: bytes) -> None:
-    """Whatever the bytes, the report has the three headings and says the same thing twice."""
+    """Whatever the bytes, the report is the three sections in the prompt's order, each a
+    heading then bullets or the prompt's fallback sentence, and it says the same thing twice."""
     report = analyse(memory)
-    headings = [
-        line
-        for line in report.split("\n")
-        if line in {"## Patterns Found", "## Repeated Work", "## Recommendations"}
-    ]
-    assert headings == ["## Patterns Found", "## Repeated Work", "## Recommendations"]
-    assert analyse(memory, tuning=Tuning(slots_per_value=1, word_memo=1, line_memo=1)) == report
+    sections = [section.split("\n") for section in report.split("\n\n")]
+    assert [lines[0] for lines in sections] == list(FALLBACKS)
+    for heading, *body in sections:
+        assert body == [FALLBACKS[heading]] or (body and all(line[:2] == "- " for line in body))
+    assert analyse(memory) == report
+
+
+TASKS = [
+    "Review PR 4411",
+    "Review PR #4415",
+    "Summarise the daily sales report",
+    "summarize daily sales report",
+    "Check CI status for main",
+    "Plan the offsite agenda",
+    "Plan the offsite agenda and venue",
+    '"What is the time?"',
+    "4411",
+    "",
+    None,
+]
+RESULTS = [
+    "Done.",
+    "done!",
+    CI_FAILURE,
+    "Error: connection refused to ci.internal:444",
+    "All 120 tests passed, no errors found.",
+    "x" * 997 + "...",
+]
+MINUTES = st.integers(0, 60 * 24 * 60)  # when an entry ran, in the first two months of 2026
+ENTRIES = st.lists(
+    st.tuples(MINUTES, st.sampled_from(TASKS), st.sampled_from(RESULTS)),
+    min_size=1,
+    max_size=30,
+    unique_by=lambda entry: entry[0],
+)
+
+
+def timed(entries: list[tuple[int, str | None, str]]) -> bytes:
+    """The log of ``entries``, each written at its minute of 2026."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    return log(
+        *(
+            ((start + timedelta(minutes=minute)).strftime("%Y-%m-%dT%H:%M:%SZ"), task, result)
+            for minute, task, result in entries
+        )
+    )
+
+
+@given(ENTRIES.flatmap(lambda entries: st.tuples(st.just(entries), st.permutations(entries))))
+def test_the_report_follows_the_clock_not_where_entries_sit_in_the_file(
+    entries_and_shuffled: tuple[
+        list[tuple[int, str | None, str]], list[tuple[int, str | None, str]]
+    ],
+) -> None:
+    """Entries at different times give the same report in any order in the file: which runs
+    come first and last, which wording and failure line are quoted, and every tie are
+    decided by time and content."""
+    entries, shuffled = entries_and_shuffled
+    assert analyse(timed(shuffled), QUIET) == analyse(timed(entries), QUIET)
+
+
+@given(ENTRIES, ENTRIES)
+def test_the_same_bytes_give_the_same_report_whatever_was_analysed_before(
+    entries: list[tuple[int, str | None, str]], others: list[tuple[int, str | None, str]]
+) -> None:
+    """A log's report does not depend on what the analyst read before it."""
+    first = analyse(timed(entries))
+    analyse(timed(others))
+    assert analyse(timed(entries)) == first
 
 
 def test_when_every_day_ties_no_day_is_called_the_busiest() -> None:
@@ -490,11 +551,167 @@ def test_a_job_that_dominates_a_big_log_gets_a_recommendation() -> None:
     (issue 28: 80,000 entries, one job run 20,164 times, "No specific recommendations.")."""
     report = analyse(dominated_log(), QUIET)
     assert section(report, "Patterns Found")[0] == (
-        '- Main kinds of task (80000 tasks): "review" 20164, "check" 18836, "summarize" 18000, '
-        '"triage" 15000, others 8000.'
+        '- Main kinds of task (80,000 tasks): "review" 20,164, "check" 18,836, "summarize" 18,000, '
+        '"triage" 15,000, others 8,000.'
     )
     assert section(report, "Recommendations")[0] == (
-        '- "Review PR #4000" ran 20164 times with 4929 different numbers: it is one recurring '
+        '- "Review PR #4000" ran 20,164 times with 4,929 different numbers: it is one recurring '
         "job, so give the agent a skill or a fixed prompt for it (or batch the inputs into one "
         "run) instead of asking afresh each time."
     )
+
+
+HEALTHY = [
+    "All 120 tests passed, no errors found.",
+    "0 errors, 2 warnings.",
+    "Finished without error.",
+    "I have not found any errors.",
+    "Lint: errors: 0",
+    "Tests: 12 passed, 0 failed",
+    "No failures.",
+]
+
+
+def test_a_result_that_says_nothing_failed_is_no_failure() -> None:
+    """ "All 120 tests passed, no errors found." and its kin ("0 errors", "without error", "not
+    found any errors", "errors: 0", "0 failed", "no failures") report no failure: no recurring
+    failure, no advice to check credentials."""
+    report = analyse(
+        daily(*(("Run the checks", result) for result in HEALTHY for _ in "ab")), QUIET
+    )
+    assert report == (
+        "## Patterns Found\n"
+        '- Main kinds of task (14 tasks): "run" 14.\n'
+        "- Rhythm: 14 runs over 14 days, 1.0 a day on average; longest gap 1d 0h "
+        "(after 2026-01-01T00:00:00Z).\n"
+        "\n## Repeated Work\n"
+        '- "Run the checks": 14 times (2026-01-01T00:00:00Z, 2026-01-02T00:00:00Z, '
+        "2026-01-03T00:00:00Z, 2026-01-04T00:00:00Z and 10 more); results differ.\n"
+        "\n## Recommendations\n"
+        '- "Run the checks" ran 14 times with different results: if it tracks something that '
+        "changes, schedule it; otherwise make the task more specific so runs agree."
+    )
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        "Error: connection refused",
+        "failed to fetch https://example.com/feed",
+        "3 tests failed",
+        "Request timed out after 30s",
+        "open /etc/shadow: permission denied",
+        "Traceback (most recent call last):",
+    ],
+)
+def test_a_result_that_says_something_failed_is_quoted_as_the_failure(failure: str) -> None:
+    """The line that says something failed is the recurring failure quoted and advised on,
+    never a line beside it that says nothing did ("No errors in lint.")."""
+    result = f"No errors in lint.\n{failure}"
+    report = analyse(daily(("Run the checks", result), ("Run the checks", result)), QUIET)
+    assert section(report, "Patterns Found")[1] == (
+        f'- Recurring failure (2 times): "{failure}" at 2026-01-01T00:00:00Z, 2026-01-02T00:00:00Z.'
+    )
+    assert section(report, "Recommendations") == [
+        f'- The same failure came back 2 times ("{failure}", last at 2026-01-02T00:00:00Z): '
+        "fix its cause (credentials, network access, paths or the tool it names) before the "
+        "next run."
+    ]
+
+
+def test_entries_without_a_readable_time_are_left_out_of_the_rhythm_and_never_the_latest() -> None:
+    """An entry whose header has no readable time ("2026-175-24T19:30:00Z") is said to be left
+    out of the rhythm, is cited after the runs with one, and is never quoted as the last run:
+    that is the latest by a readable time (issue 42)."""
+    task = "Translate README to French"
+    memory = log(
+        ("2026-03-01T09:00:00Z", task, "Done."),
+        ("2026-175-24T19:30:00Z", task, "Done."),
+        ("2026-03-02T09:00:00Z", task, "Done."),
+        ("2026-03-03T09:00:00Z", task, "Done."),
+        ("2026-13-01T00:00:00Z", task, "Done."),
+    )
+    report = analyse(memory, QUIET)
+    assert section(report, "Patterns Found")[1] == (
+        "- Rhythm: 3 runs over 3 days (not counting 2 entries whose headers have no readable "
+        "time), 1.0 a day on average; longest gap 1d 0h (after 2026-03-01T09:00:00Z)."
+    )
+    assert section(report, "Repeated Work") == [
+        f'- "{task}": 5 times (2026-03-01T09:00:00Z, 2026-03-02T09:00:00Z, 2026-03-03T09:00:00Z, '
+        "2026-175-24T19:30:00Z and 1 more); same result each time."
+    ]
+    assert section(report, "Recommendations") == [
+        f'- "{task}" ran 5 times with the same result (last at 2026-03-03T09:00:00Z): cache the '
+        "answer or run it less often."
+    ]
+
+
+def test_a_recurring_failure_is_last_at_its_latest_readable_time() -> None:
+    """A failure that came back is last at its latest run by a readable time, and the one
+    entry without a readable time is said to be left out of the rhythm."""
+    memory = log(
+        ("2026-03-01T09:00:00Z", "Check CI status for main", CI_FAILURE),
+        ("2026-03-02T09:00:00Z", "Check CI status for main", CI_FAILURE),
+        ("last Tuesday", "Check CI status for main", CI_FAILURE),
+    )
+    report = analyse(memory, QUIET)
+    assert section(report, "Patterns Found")[1:] == [
+        f'- Recurring failure (3 times): "{CI_FAILURE}" at 2026-03-01T09:00:00Z, '
+        "2026-03-02T09:00:00Z, last Tuesday.",
+        "- Rhythm: 2 runs over 2 days (not counting 1 entry whose header has no readable time), "
+        "1.0 a day on average; longest gap 1d 0h (after 2026-03-01T09:00:00Z).",
+    ]
+    assert section(report, "Recommendations")[-1] == (
+        f'- The same failure came back 3 times ("{CI_FAILURE}", last at 2026-03-02T09:00:00Z): '
+        "fix its cause (credentials, network access, paths or the tool it names) before the "
+        "next run."
+    )
+
+
+def test_when_no_run_has_a_readable_time_the_last_is_the_last_in_the_file() -> None:
+    """Without any readable time, the file's order is all there is: the last run cited is the
+    last one written."""
+    memory = log(("yesterday", "Ping the server", "pong"), ("today", "Ping the server", "pong"))
+    memory += log(("(no time)", "Ping the server", "pong"))
+    assert section(analyse(memory, QUIET), "Recommendations") == [
+        '- "Ping the server" ran 3 times with the same result (last at (no time)): cache the '
+        "answer or run it less often."
+    ]
+
+
+def test_counts_of_a_thousand_or_more_have_thousands_separators() -> None:
+    """Counts of 1,000 or more print as the rest of gc prints numbers ("2,000 tasks",
+    "1,440 runs"); smaller ones as they always did."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    memory = log(
+        *(
+            ((start + timedelta(minutes=minute)).strftime("%Y-%m-%dT%H:%M:%SZ"), "Ping", "pong")
+            for minute in range(2000)
+        )
+    )
+    report = analyse(memory, MemoryConfig(enabled=True, last_n=0))
+    assert report == (
+        "## Patterns Found\n"
+        '- Main kinds of task (2,000 tasks): "ping" 2,000.\n'
+        "- Rhythm: 2,000 runs over 2 days, 1,000.0 a day on average; busiest day 2026-01-01 "
+        "(1,440 runs); longest gap 1m (after 2026-01-01T00:00:00Z); 1 burst of 5+ runs within "
+        "5 minutes.\n"
+        "\n## Repeated Work\n"
+        '- "Ping": 2,000 times (2026-01-01T00:00:00Z, 2026-01-01T00:01:00Z, '
+        "2026-01-01T00:02:00Z, 2026-01-01T00:03:00Z and 1,996 more); same result each time.\n"
+        "\n## Recommendations\n"
+        '- "Ping" ran 2,000 times with the same result (last at 2026-01-02T09:19:00Z): cache '
+        "the answer or run it less often.\n"
+        "- memory.last_n is 0, so every run loads all 2,000 entries into its prompt: set last_n "
+        "(for example 20) to keep runs fast and cheap."
+    )
+
+
+@pytest.mark.parametrize("stamp", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
+def test_a_time_that_falls_off_the_calendar_in_utc_is_no_readable_time(stamp: str) -> None:
+    """A header time that lies before year 1 or after year 9999 once told in UTC is left out
+    of the rhythm like any unreadable one, never an internal error."""
+    memory = log((stamp, None, "x"), ("2026-01-01T00:00:00Z", None, "y"))
+    assert section(analyse(memory), "Patterns Found") == [
+        "- 2 of 2 entries have no **Task:** line."
+    ]

@@ -1,6 +1,5 @@
-"""The offline analyst, the client of the catalogue's ``builtin`` row, which serves
-``heuristic`` alone; no key, no network, no request, no window (a log of any size is read
-whole, never split)."""
+"""The client of the catalogue's ``builtin`` row (``heuristic``): the offline analyst, which
+needs no key and no network, sends no request and has no window."""
 
 from __future__ import annotations
 
@@ -16,5 +15,4 @@ class HeuristicAnalyst:
         return Completion(analyse(request.content, request.memory_config), sent=0)  # no request
 
     def input_limit(self, request: AnalysisRequest) -> int | None:
-        """No window: the offline analyst reads a log of any size, so it is never split."""
-        return None
+        return None  # no window: a log of any size is read whole, never split
