@@ -363,16 +363,22 @@ def planned(index: LogIndex, sizing: Sizing, pieces: tuple[Piece, ...]) -> Plan 
     reports = [piece for piece in pieces if isinstance(piece, Report)]
     if len(reports) == len(pieces):
         return merge_round(index, sizing, reports)
-    spans = _coalesced(pieces) if sizing.window else pieces  # halves stay halves
-    replanned = tuple(
-        piece
-        for span in spans
-        for piece in (_split(index, span, sizing) if isinstance(span, Part) else [span])
-    )
+    replanned = _replanned(index, sizing, pieces)
     if len(replanned) > 1 and not _can_merge(sizing):
         raise sizing.too_small()
     todo = tuple(piece for piece in replanned if isinstance(piece, Part))
     return Parts(index, sizing, replanned, todo[:1] if sizing.probing else todo)
+
+
+def _replanned(index: LogIndex, sizing: Sizing, pieces: Sequence[Piece]) -> tuple[Piece, ...]:
+    """The parts not yet analysed planned afresh; with a window known, each run of them is
+    joined first (halves, planned without one, stay halves)."""
+    spans = _coalesced(pieces) if sizing.window else pieces
+    return tuple(
+        piece
+        for span in spans
+        for piece in (_split(index, span, sizing) if isinstance(span, Part) else [span])
+    )
 
 
 def _coalesced(pieces: Sequence[Piece]) -> list[Piece]:
