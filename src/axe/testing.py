@@ -25,8 +25,8 @@ from axe.application.ports import (
 from axe.application.workers import RecordingOutput
 from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan
-from axe.domain.errors import AgentError, AxeError, ConfigError
-from axe.domain.model import AgentConfig, MemoryConfig, ModelRef, quoted
+from axe.domain.errors import AgentError, AxeError, ConfigError, NoTokenCountError
+from axe.domain.model import AgentConfig, MemoryConfig, ModelRef, Window, WindowSource, quoted
 from axe.domain.results import Completion
 
 __all__ = [
@@ -188,8 +188,10 @@ class ScriptedLLM:
     ``reply`` is what every request gets, a text, a :class:`Completion` (to report usage) or
     an error to raise; ``script`` instead decides per request (one agent's analysis fails in
     ``--all``, a request too long is refused with ``PromptTooLargeError``); ``window`` is
-    what :meth:`input_limit` reports, as a configured cap or an Ollama server would;
-    ``free``, that requests spend no tokens, as the offline analyst's do not.
+    what :meth:`input_limit` reports (a number: the model's window, as a provider tells it);
+    ``counts``, how the provider counts a request before it is sent (None: it cannot, as
+    most gateways cannot), every count recorded in ``counted``; ``free``, that requests
+    spend no tokens, as the offline analyst's do not.
     """
 
     def __init__(
@@ -197,18 +199,28 @@ class ScriptedLLM:
         reply: Reply = "## Patterns Found\nNone.",
         *,
         script: Callable[[AnalysisRequest], Reply] | None = None,
-        window: int | None = None,
+        window: int | Window | None = None,
+        counts: Callable[[AnalysisRequest], int] | None = None,
         free: bool = False,
     ) -> None:
         self.reply = reply
         self.script = script
-        self.window = window
+        self.window = Window(window, WindowSource.MODEL) if isinstance(window, int) else window
+        self.counts = counts
         self.free = free
         self.requests: list[AnalysisRequest] = []
+        self.counted: list[AnalysisRequest] = []
         self._lock = threading.Lock()
 
-    def input_limit(self, request: AnalysisRequest) -> int | None:
+    def input_limit(self, request: AnalysisRequest) -> Window | None:
         return self.window
+
+    def count_tokens(self, request: AnalysisRequest) -> int:
+        if self.counts is None:
+            raise NoTokenCountError("it offers no count")
+        with self._lock:
+            self.counted.append(request)
+        return self.counts(request)
 
     def charges_tokens(self, model: ModelRef) -> bool:
         return not self.free

@@ -8,15 +8,22 @@ from __future__ import annotations
 
 import itertools
 
+import attrs
 from attrs import Factory, define, field
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.workers import StopSignal, ordered_map
 from axe.domain.budget import Budget, Estimate
-from axe.domain.errors import AxeError
-from axe.domain.events import AnalysisNarrowed, AnalysisSplit, MergeStarted, PartAnalysed
+from axe.domain.errors import AxeError, NoTokenCountError
+from axe.domain.events import (
+    AnalysisNarrowed,
+    AnalysisSplit,
+    CountingUnavailable,
+    MergeStarted,
+    PartAnalysed,
+)
 from axe.domain.log_index import LogIndex
-from axe.domain.model import MemoryConfig, ModelRef
+from axe.domain.model import MemoryConfig, ModelRef, Window
 from axe.domain.planning import Ask, Batch, Failed, Finished, Outcome, Plan, Stage, start
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN_DETECTION_PROMPT
 from axe.domain.results import Analysis, Completion, Spent
@@ -90,7 +97,11 @@ class LogAnalysis:
         if not self.llm.charges_tokens(self.model):
             return Estimate(offline=True, analysed=entries)
         window = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
-        return estimated(start(memory, window, LogIndex(memory)), self.budget, window)
+        tokens = None if window is None else window.tokens
+        counts = _Counts(self)
+        found = estimated(start(memory, tokens, LogIndex(memory)), self.budget, tokens, counts)
+        source = None if window is None else window.source
+        return attrs.evolve(found, window_source=source, counted=counts.used)
 
     def _first_plan(self, memory: bytes) -> Plan | Budgeted | Finished:
         """The plan, within the budget when there is one and the model spends tokens (the
@@ -99,11 +110,14 @@ class LogAnalysis:
         Raises:
             BudgetTooSmallError: not even the newest entry's analysis fits the budget.
         """
-        window = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
+        window: Window | None = self.llm.input_limit(
+            self._request(PATTERN_DETECTION_PROMPT, memory)
+        )
+        tokens = None if window is None else window.tokens
         if self.budget is None or not self.llm.charges_tokens(self.model):
-            return start(memory, window)
+            return start(memory, tokens)
         self._index = LogIndex(memory)
-        return within(start(memory, window, self._index), self.budget)
+        return within(start(memory, tokens, self._index), self.budget, count=_Counts(self))
 
     def _tell_narrowing(self, plan: Plan | Budgeted | Finished, told: int) -> int:
         """Where the analysis begins now; the frontend is told when the budget moved it."""
@@ -161,6 +175,34 @@ class LogAnalysis:
             memory_config=self.memory_config,
             retry_unanswered=self.budget is None,  # a budget pays for one bill a request
         )
+
+
+class _Counts:
+    """The provider's count of the requests a budget or an estimate weighs, each asked once;
+    once the provider says it cannot count, gc's own estimate stands (and that is said)."""
+
+    def __init__(self, analysis: LogAnalysis) -> None:
+        self._analysis = analysis
+        self._known: dict[tuple[str, object, int], int] = {}
+        self._refused = False
+        self.used = False  # some request was counted by the provider
+
+    def __call__(self, ask: Ask) -> int | None:
+        if self._refused:
+            return None
+        key = (ask.system_prompt, ask.part, len(ask.text))
+        if key not in self._known:
+            analysis = self._analysis
+            request = analysis._request(ask.system_prompt, ask.content())
+            try:
+                self._known[key] = analysis.llm.count_tokens(request)
+            except NoTokenCountError as error:
+                self._refused = True
+                said = CountingUnavailable(analysis.agent, analysis.model.provider, error.reason)
+                analysis.output.emit(said)
+                return None
+            self.used = True
+        return self._known[key]
 
 
 def _in_context(failed: Failed) -> AxeError:

@@ -11,7 +11,7 @@ from attrs import field, frozen
 
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.events import Event
-from axe.domain.model import AgentConfig, MemoryConfig, ModelRef
+from axe.domain.model import AgentConfig, MemoryConfig, ModelRef, Window
 from axe.domain.results import Completion
 
 if TYPE_CHECKING:
@@ -115,14 +115,26 @@ class AnalysisRequest:
 class LLMClient(Protocol):
     """Something that answers one :class:`AnalysisRequest` with a report."""
 
-    def input_limit(self, request: AnalysisRequest) -> int | None:
+    def input_limit(self, request: AnalysisRequest) -> Window | None:
         """The most input tokens one request to ``request.model`` may carry, when known
-        before sending (a configured cap, a window the server reports); None: unknown, so the
-        request is sent whole and a too-long refusal says so.
+        before sending (a configured cap, the model's window as the provider tells it, the
+        largest of any model of the provider), and where that was learnt; None: unknown,
+        so the request is sent whole and a too-long refusal says so.
 
         Raises:
             AgentError: the provider is unknown.
             ApiError: asking the server failed.
+        """
+
+    def count_tokens(self, request: AnalysisRequest) -> int:
+        """The input tokens the provider counts for ``request``, asked of it for free
+        before anything is sent (only with a budget or ``--estimate``, never on the spec's
+        path).
+
+        Raises:
+            NoTokenCountError: the provider does not count (no endpoint, or one that answered
+                that it has none or failed): gc plans on its own estimate.
+            AgentError: the provider is unknown.
         """
 
     def charges_tokens(self, model: ModelRef) -> bool:

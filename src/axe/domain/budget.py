@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from attrs import frozen
 
+from axe.domain.model import WindowSource
+
 
 @frozen
 class Budget:
@@ -27,19 +29,19 @@ class Estimate:
     with assumed answers, nothing sent (docs/cost.md).
 
     ``window``: the input tokens one request may carry, as known before sending (None:
-    unknown until a provider refuses); ``requests``, of which ``merges`` merge part
-    reports: what a run that is refused nothing makes, or a few more (replies teach a run
-    to fill its parts fuller), and ``most_requests``, as many as the budget makes room for
-    (its plan before any reply); ``input_tokens`` at most, gc's conservative estimate, the
-    one a budget counts, and ``likely_input_tokens``, about what a provider would count;
-    ``output_tokens``, the replies a budget makes room for; ``analysed``, the entries the
-    analysis would cover (None: none, the budget being too small); ``all_entries``, the
-    smallest budget that analyses every entry; ``one_entry``, when the budget is too small
-    for any, the smallest that analyses the newest; ``offline``: the model answers here,
-    for no token.
+    unknown until a provider refuses), and ``window_source``, where that was learnt;
+    ``requests``, of which ``merges`` merge part reports, what a run that is refused nothing
+    makes, and ``most_requests``, as many as the budget makes room for; ``input_tokens`` at
+    most (the figure a budget counts) and ``likely_input_tokens``, about what a provider
+    counts (both the provider's own count where ``counted``); ``output_tokens``, the replies
+    a budget makes room for; ``analysed``, the entries the analysis would cover (None: none,
+    the budget being too small); ``all_entries``, the smallest budget that analyses every
+    entry; ``one_entry``, when the budget is too small for any, the smallest that analyses
+    the newest; ``offline``: the model answers here, for no token.
     """
 
     window: int | None = None
+    window_source: WindowSource | None = None
     requests: int = 0
     merges: int = 0
     most_requests: int = 0
@@ -50,3 +52,4 @@ class Estimate:
     all_entries: int = 0
     one_entry: int | None = None
     offline: bool = False
+    counted: bool = False

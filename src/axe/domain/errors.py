@@ -48,6 +48,16 @@ class ModelOrigin:
     source: str = ""
 
 
+class NoTokenCountError(AxeError):
+    """The provider cannot count a request before it is sent (``reason``, in the adapter's
+    words): no count endpoint, or one that answered that it has none; gc plans on its own
+    estimate instead. Never a failure of the agent."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class ModelNotFoundError(ApiError):
     """The provider does not know the model, or the endpoint (HTTP 404); ``origin`` is
     filled in by the use case, which alone knows whether the model came from ``--model`` or

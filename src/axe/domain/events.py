@@ -133,6 +133,17 @@ class AnalysisStarted:
 
 
 @frozen
+class CountingUnavailable:
+    """The provider of ``agent``'s model did not count its request before it was sent
+    (``reason``, in the LLM adapter's words), so the budget or the estimate rests on gc's
+    own estimate, which errs high."""
+
+    agent: str
+    provider: str
+    reason: str
+
+
+@frozen
 class AnalysisNarrowed:
     """The agent's ``budget`` cannot pay for analysing every entry, so only the newest
     ``analysed`` of its ``entries`` are analysed; said before anything is sent, and again
@@ -219,6 +230,7 @@ Event = (
     | TrimWarning
     | AnalysisStarted
     | AnalysisNarrowed
+    | CountingUnavailable
     | AnalysisSplit
     | PartAnalysed
     | MergeStarted

@@ -52,10 +52,11 @@ def label(index: LogIndex, first: int, last: int) -> str:
     number = max(first - index.preamble, 0) + 1  # entries are numbered from 1
     count = index.entries_in(first, last)
     span = f"entry {number}" if count <= 1 else f"entries {number}-{number + count - 1}"
-    headers = [_header(index, unit) for unit in (first, last - 1)]
+    opening = first + (index.preamble and first == 0 < last - 1)  # its first entry
+    headers = [_header(index, unit) for unit in (opening, last - 1)]
     if headers[0] and headers[1] and headers[0] != headers[1]:
         return f"{span}, {headers[0]} to {headers[1]}"
-    return f"{span}, {headers[0] or headers[1]}" if headers[0] or headers[1] else span
+    return f"{span}, {headers[0]}" if headers[0] else span
 
 
 def _header(index: LogIndex, unit: int) -> str:
@@ -63,7 +64,7 @@ def _header(index: LogIndex, unit: int) -> str:
     if unit == 0 and index.preamble:
         return ""
     at = index.bounds[unit] + 3
-    line = index.log[at : min(at + 200, index.bounds[unit + 1])].split(b"\n", 1)[0]
+    line = index.log[at : min(at + 197, index.bounds[unit + 1])].split(b"\n", 1)[0]
     return line.decode("utf-8", "replace").strip()
 
 

@@ -197,7 +197,7 @@ def within(
         else:
             affordable, newest, step = at, candidate, step * 2
     if count is not None and isinstance(newest, Whole):
-        newest = _counted(plan, points[:affordable], newest, left, count)
+        newest = _counted(plan, points, affordable, budget, used, count) or newest
     return newest if isinstance(newest, Finished) else Budgeted(newest, budget, used)
 
 
@@ -221,31 +221,44 @@ def _narrowed_within(plan: Plan, first: int, left: int) -> Plan | Finished | Non
         return None
 
 
-def _counted(plan: Plan, earlier: list[int], chosen: Whole, left: int, count: Count) -> Whole:
-    """``chosen``, one request the budget pays for by gc's upper estimate, moved to older
-    entries (``earlier`` narrowing points) while the provider's own count of it, its reply
-    reserved, stays within ``left`` and the window: one count tells how far the estimate
-    errs on this text, a few more settle the furthest point."""
-    room = left - ANALYSIS_MAX_TOKENS
-    best = _with_count(chosen, count)
-    if best.ask.counted is None:
-        return chosen  # the provider does not count: the estimate stands
-    ratio = best.ask.counted / max(best.ask.estimate().most, 1)
-    for _ in range(4):
-        guess = _earliest_expected(
-            plan, [point for point in earlier if point < best.first], room, ratio
-        )
-        candidate = None if guess is None else narrowed(plan, guess)
+def _counted(
+    plan: Plan, points: list[int], at: int, budget: Budget, used: int, count: Count
+) -> Whole | None:
+    """The plan of one request from the earliest narrowing point whose request the provider
+    counts within what is left (its reply reserved) and the window, starting from ``points[at]``,
+    the one gc's upper estimate chose: one count tells how far the estimate errs on this
+    text, a few more settle the point, moving to older entries while they fit and to newer
+    ones when the provider counts above the estimate. None when the provider does not count
+    (the estimate's choice stands).
+
+    Raises:
+        BudgetTooSmallError: the provider counts even the newest entry's request above it.
+    """
+    room = budget.max_tokens - used - ANALYSIS_MAX_TOKENS
+    older, newer = 0, len(points) - 1  # the points still in question
+    best: Whole | None = None
+    ratio, newest_count = 0.0, 0
+    for _ in range(6):
+        candidate = narrowed(plan, points[at])
         if not isinstance(candidate, Whole):
+            older = at + 1  # more than one request: too far back for a count to settle
+        else:
+            candidate = _with_count(candidate, count)
+            counted = candidate.ask.counted
+            if counted is None:
+                return best
+            ratio = max(ratio, counted / max(candidate.ask.estimate().most, 1))
+            window = candidate.sizing.window
+            if counted <= room and (window is None or counted <= window):
+                best, newer = candidate, at - 1
+            else:
+                older, newest_count = at + 1, counted
+        if older > newer:
             break
-        candidate = _with_count(candidate, count)
-        counted = candidate.ask.counted
-        if counted is None:
-            break
-        ratio = max(ratio, counted / max(candidate.ask.estimate().most, 1))
-        window = candidate.sizing.window
-        if counted <= room and (window is None or counted <= window):
-            best = candidate
+        at = older + _earliest_expected(plan, points[older : newer + 1], room, ratio)
+    if best is None:
+        needed = newest_count + ANALYSIS_MAX_TOKENS
+        raise BudgetTooSmallError(budget, needed=needed, spent=used)
     return best
 
 
@@ -256,18 +269,18 @@ def _with_count(plan: Whole, count: Count) -> Whole:
     return attrs.evolve(plan, ask=attrs.evolve(plan.ask, counted=counted))
 
 
-def _earliest_expected(plan: Plan, points: list[int], room: int, ratio: float) -> int | None:
-    """The earliest of ``points`` whose one request, at ``ratio`` of gc's upper estimate,
-    is expected within ``room``; None when none is."""
+def _earliest_expected(plan: Plan, points: list[int], room: int, ratio: float) -> int:
+    """Which of ``points`` is the earliest whose one request, at ``ratio`` of gc's upper
+    estimate, is expected within ``room`` (the newest when none is)."""
     index, beside = plan.index, instructions(PATTERN_DETECTION_PROMPT).most
-    low, high = 0, len(points)
+    low, high = 0, len(points) - 1
     while low < high:
         middle = (low + high) // 2
         if (index.cost(points[middle], index.units).most + beside) * ratio <= room:
             high = middle
         else:
             low = middle + 1
-    return points[low] if low < len(points) else None
+    return low
 
 
 def estimated(

@@ -63,6 +63,8 @@ def _estimate(estimate: Estimate | None) -> dict[str, Any]:
         "estimated_output_tokens": estimate.output_tokens,
         "likely_input_tokens": estimate.likely_input_tokens,
         "input_window_tokens": estimate.window,
+        "input_window_source": estimate.window_source.value if estimate.window_source else None,
+        "input_tokens_counted": estimate.counted,
         "budget_for_every_entry": None if estimate.offline else estimate.all_entries,
         "budget_for_newest_entry": estimate.one_entry,
     }

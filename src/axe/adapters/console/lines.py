@@ -9,10 +9,11 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, assert_never
+from typing import assert_never
 
 from attrs import frozen
 
+from axe.domain.budget import Budget, Estimate
 from axe.domain.errors import (
     AxeError,
     BudgetTooSmallError,
@@ -29,6 +30,7 @@ from axe.domain.events import (
     AnalysisReady,
     AnalysisSplit,
     AnalysisStarted,
+    CountingUnavailable,
     Event,
     Exposure,
     MemoryRead,
@@ -44,11 +46,8 @@ from axe.domain.events import (
     TrimWarning,
     WaitingForLock,
 )
-from axe.domain.model import quoted
+from axe.domain.model import WindowSource, quoted
 from axe.domain.results import AgentResult, AgentStatus, SweepResult
-
-if TYPE_CHECKING:
-    from axe.domain.budget import Budget
 
 
 class Stream(enum.Enum):
@@ -91,6 +90,7 @@ class TextLines:
 
     def __init__(self) -> None:
         self._in_sweep = False
+        self._said: set[tuple[str, str]] = set()  # a provider that cannot count, said once
 
     def render(self, event: Event) -> list[Line]:
         match event:
@@ -105,8 +105,9 @@ class TextLines:
                 | AnalysisNarrowed()
                 | RecordNotKept()
                 | TrimWarning()
+                | CountingUnavailable()
             ):
-                return _err(_left_out(event))
+                return self._warned(event)
             case AgentStarted(agent=agent, in_sweep=in_sweep):
                 return _out(f"=== GC: {agent} ===") if in_sweep else []
             case MemoryRead() | MemoryUnchanged():
@@ -129,6 +130,30 @@ class TextLines:
                 return []  # progress: the status line shows it, the Go axe prints nothing
             case _:
                 assert_never(event)  # mypy: a new event must be given its lines here
+
+    def _warned(
+        self,
+        event: AgentSkipped
+        | AgentsIgnored
+        | NoAgentsDirectory
+        | NoEntryHeadings
+        | AnalysisNarrowed
+        | RecordNotKept
+        | TrimWarning
+        | CountingUnavailable,
+    ) -> list[Line]:
+        """One stderr line; that a provider does not count is said once a run for each
+        provider and reason, however many agents it weighs."""
+        if isinstance(event, CountingUnavailable):
+            if (event.provider, event.reason) in self._said:
+                return []
+            self._said.add((event.provider, event.reason))
+            return _err(
+                f"Warning: {event.provider} did not count the requests before they were sent "
+                f"({event.reason}); the budget and the estimate rest on gc's own estimate, "
+                "which errs high"
+            )
+        return _err(_left_out(event))
 
     def _finished(self, result: AgentResult) -> list[Line]:
         if result.status is AgentStatus.DISABLED:
@@ -153,25 +178,29 @@ def estimate_lines(result: AgentResult) -> list[str]:
     estimate = result.estimate
     assert estimate is not None  # an estimated result carries its estimate
     if estimate.offline:
-        model = f"Model: {result.model}, offline: it reads the log here, for no tokens"
-    elif estimate.window is None:
-        model = f"Model: {result.model}, input window unknown until a request is refused"
-    else:
-        model = f"Model: {result.model}, input window {estimate.window:,} tokens"
+        return [
+            f"Model: {result.model}, offline: it reads the log here, for no tokens",
+            "Requests: none",
+            "Input tokens: none",
+            "Output tokens: none",
+            "Budget: not needed, nothing is spent",
+        ]
+    model = f"Model: {result.model}, {_window(estimate)}"
     requests = str(estimate.requests or "none")
     if estimate.requests > 1:  # parts, and the merges of their reports
         parts, merges = estimate.requests - estimate.merges, estimate.merges
         requests = f"about {requests} ({parts} parts, {merges} merge{'s' * (merges != 1)})"
     if estimate.most_requests > estimate.requests:
         requests += f", at most {estimate.most_requests}"
-    if estimate.requests:
-        likely = f"likely about {estimate.likely_input_tokens:,}"
-        tokens = [
-            f"{estimate.input_tokens:,} at most, {likely}",
-            f"{estimate.output_tokens:,} at most",
-        ]
+    sure, likely = estimate.input_tokens, estimate.likely_input_tokens
+    if estimate.counted and not estimate.merges:
+        tokens = [f"{sure:,}, the provider's own count"]
+    elif estimate.requests:
+        counted = " (the parts as the provider counts them)" if estimate.counted else ""
+        tokens = [f"{sure:,} at most, likely about {likely:,}{counted}"]
     else:
-        tokens = ["0", "0"]
+        tokens = ["0"]
+    tokens.append(f"{estimate.output_tokens:,} at most" if estimate.requests else "0")
     return [
         model,
         f"Requests: {requests}",
@@ -181,15 +210,28 @@ def estimate_lines(result: AgentResult) -> list[str]:
     ]
 
 
+def _window(estimate: Estimate) -> str:
+    """The input window as sure as its source makes it."""
+    if estimate.window is None:
+        return "input window unknown until a request is refused"
+    if estimate.window_source is WindowSource.PROVIDER:
+        return (
+            f"input window at most {estimate.window:,} tokens, the provider's largest; "
+            "the model's may be smaller"
+        )
+    return f"input window {estimate.window:,} tokens"
+
+
 def _allowance(result: AgentResult) -> str:
     """What the budget lets the analysis cover, and what every entry would need."""
     estimate, budget = result.estimate, result.budget
     assert estimate is not None
-    needs = "" if estimate.offline else f" (every entry needs {estimate.all_entries:,} at most)"
+    needs = f" (every entry needs {estimate.all_entries:,} at most)"
     if budget is None:
         return f"unlimited{needs}"
     if estimate.one_entry is not None:
-        return f"{_budget(budget)}: too small, the newest entry alone needs {estimate.one_entry:,}"
+        newest = f"too small, the newest entry alone needs {estimate.one_entry:,}"
+        return f"{_budget(budget)}: {newest}{needs}"
     if estimate.analysed != result.entries:
         newest = f"the newest {estimate.analysed:,} of {result.entries or 0:,} entries"
         return f"{_budget(budget)}: {newest}{needs}"
