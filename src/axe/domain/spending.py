@@ -197,7 +197,7 @@ def within(
         else:
             affordable, newest, step = at, candidate, step * 2
     if count is not None and isinstance(newest, Whole):
-        newest = _counted(plan, points, affordable, budget, used, count) or newest
+        newest = _counted(plan, points, affordable, budget=budget, used=used, count=count) or newest
     return newest if isinstance(newest, Finished) else Budgeted(newest, budget, used)
 
 
@@ -222,7 +222,7 @@ def _narrowed_within(plan: Plan, first: int, left: int) -> Plan | Finished | Non
 
 
 def _counted(
-    plan: Plan, points: list[int], at: int, budget: Budget, used: int, count: Count
+    plan: Plan, points: list[int], at: int, *, budget: Budget, used: int, count: Count
 ) -> Whole | None:
     """The plan of one request from the earliest narrowing point whose request the provider
     counts within what is left (its reply reserved) and the window, starting from ``points[at]``,
