@@ -426,15 +426,28 @@ def test_a_plan_that_could_not_merge_fails_before_any_part_is_sent() -> None:
     assert parts.batch().stage is Stage.PARTS
 
 
-def test_a_known_window_that_holds_parts_but_no_merge_fails_before_sending() -> None:
-    """A window known up front that holds gc's instructions and an entry, but not the
-    smallest merge: too small, said by planning, before any request."""
+@pytest.mark.parametrize("window", [400, None], ids=["400 tokens", "just under a merge"])
+def test_a_window_that_holds_no_merge_fails_before_any_part_whatever_taught_it(
+    window: int | None,
+) -> None:
+    """Issue 39, item 12: a window that holds no merge of two reports (400 tokens, or one
+    token under the smallest merge, where an entry with gc's instructions fits), known up
+    front or stated by a refusal with numbers, on a 60-entry log: too small, said by
+    planning, before any part is sent."""
     floor = merge_floor()
     assert request_tokens(PATTERN_DETECTION_PROMPT, estimate_tokens(entries(2))).most < floor
+    limit = window if window is not None else floor - 1
+    log = entries(60)
     with pytest.raises(WindowTooSmallError) as raised:
-        start(entries(60), floor - 1)
-    assert raised.value.limit == floor - 1
-    assert isinstance(start(entries(60), floor), Parts)
+        start(log, limit)
+    assert raised.value.limit == limit
+    plan = start(log, None)
+    assert isinstance(plan, Whole)
+    counted = int(sent_estimate(plan.ask).most * 0.7)
+    with pytest.raises(WindowTooSmallError) as raised:
+        plan.after([PromptTooLargeError("too long", tokens=counted, limit=limit)])
+    assert raised.value.limit == limit
+    assert isinstance(start(log, floor), Parts)
 
 
 @pytest.mark.parametrize(
