@@ -7,6 +7,7 @@ expected values are computed through it and the forecast.
 
 from __future__ import annotations
 
+import math
 import threading
 
 import pytest
@@ -42,7 +43,7 @@ from axe.domain.planning import (
 )
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS, PATTERN_DETECTION_PROMPT
 from axe.domain.results import AgentStatus, Completion, Usage
-from axe.domain.spending import Budgeted, estimated, forecast, reserved, within
+from axe.domain.spending import Budgeted, Count, estimated, forecast, reserved, within
 from axe.domain.token_estimate import estimate_tokens
 from axe.testing import (
     FakeAgentRepository,
@@ -60,6 +61,7 @@ from tests.unit.test_planning import (
     drive,
     merge_floor,
     numbered_log,
+    sent_estimate,
 )
 
 REPLY = 7  # the tokens of every reply, as the provider of tests/unit/test_planning.py counts
@@ -459,6 +461,60 @@ def test_a_budgeted_run_that_loses_its_older_part_still_trims_and_reports_the_ne
     assert refused == [older]
     assert result.budget_used is not None
     assert result.budget_used <= kept.budget.max_tokens
+
+
+def counting(share: float) -> Count:
+    """A provider that counts a request at ``share`` of gc's upper estimate of it."""
+    return lambda ask: math.ceil(share * sent_estimate(ask).most)
+
+
+def check_counted_within(kept: Budgeted | Finished, count: Count, budget: int) -> None:
+    """The next batch of ``kept`` is within ``budget`` by what the budget reserves, which
+    for a request the provider counted is that count (and within the window)."""
+    assert isinstance(kept, Budgeted)
+    for ask in kept.batch().asks:
+        if ask.counted is not None:
+            assert ask.counted == count(ask)
+            assert kept.plan.sizing.window is None or ask.counted <= kept.plan.sizing.window
+    assert kept.used + batch_cost(kept.plan) <= budget
+
+
+@settings(max_examples=100)
+@given(_LOGS, st.floats(0.3, 1.0), st.sampled_from([None, 2000, 5000]), _BUDGETS)
+def test_a_provider_count_only_widens_what_a_budget_pays_for(
+    log: bytes, share: float, window: int | None, tokens: int
+) -> None:
+    """With the provider's own count of a request of the log's entries (at most gc's
+    upper estimate), a budget pays for at least the newest entries it pays for by the
+    estimate, and the request it sends is within the budget by that count, its whole
+    reply reserved; exit 4 is said for the same budgets either way."""
+    count = counting(share)
+    try:
+        plan = indexed(log, window)
+    except WindowTooSmallError:
+        return
+    try:
+        by_estimate = within(plan, budget_of(tokens))
+    except BudgetTooSmallError:
+        with pytest.raises(BudgetTooSmallError):
+            within(plan, budget_of(tokens), count=count)
+        return
+    by_count = within(plan, budget_of(tokens), count=count)
+    assert isinstance(by_estimate, Budgeted)
+    assert isinstance(by_count, Budgeted)
+    assert by_count.first <= by_estimate.first
+    check_counted_within(by_count, count, tokens)
+
+
+def test_a_provider_counting_above_the_estimate_never_takes_the_budget_past_its_end() -> None:
+    """A provider whose own count of a request is above gc's estimate (it happens: the
+    planner learns the rate): under a budget that pays for the newest half of the log by
+    the estimate, the request gc plans is within the budget by the provider's count, its
+    whole reply reserved, or the analysis is narrowed further."""
+    plan = indexed(entries(30), None)
+    tokens = forecast(narrowed(plan, 15)).total
+    count = counting(1.3)
+    check_counted_within(within(plan, budget_of(tokens), count=count), count, tokens)
 
 
 def test_a_plan_that_fits_is_kept_whole_and_the_first_part_is_whole() -> None:
