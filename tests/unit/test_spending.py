@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 
 import pytest
 from attrs import define, field
@@ -463,7 +464,7 @@ def test_a_budgeted_run_that_loses_its_older_part_still_trims_and_reports_the_ne
     assert result.budget_used <= kept.budget.max_tokens
 
 
-def counting(share: float) -> Count:
+def counting(share: float) -> Callable[[Ask], int]:
     """A provider that counts a request at ``share`` of gc's upper estimate of it."""
     return lambda ask: math.ceil(share * sent_estimate(ask).most)
 
@@ -504,6 +505,26 @@ def test_a_provider_count_only_widens_what_a_budget_pays_for(
     assert isinstance(by_count, Budgeted)
     assert by_count.first <= by_estimate.first
     check_counted_within(by_count, count, tokens)
+
+
+def test_a_provider_counting_below_the_estimate_lets_a_budget_pay_for_older_entries() -> None:
+    """A provider whose own count of a request is half gc's upper estimate: a budget that
+    pays for the newest half of the log by the estimate pays for older entries too by the
+    provider's count (the request carries that count, which is what the budget reserves),
+    and never for more than that count allows."""
+    plan = indexed(entries(30), None)
+    tokens = forecast(narrowed(plan, 15)).total
+    count = counting(0.5)
+    kept = within(plan, budget_of(tokens), count=count)
+    check_counted_within(kept, count, tokens)
+    assert isinstance(kept, Budgeted)
+    assert kept.first < 15
+    (ask,) = kept.batch().asks
+    assert ask.counted == count(ask)
+    if kept.first > 0:
+        older = narrowed(plan, kept.first - 1)
+        assert isinstance(older, Whole)
+        assert count(older.ask) + ANALYSIS_MAX_TOKENS > tokens
 
 
 def test_a_provider_counting_above_the_estimate_never_takes_the_budget_past_its_end() -> None:
