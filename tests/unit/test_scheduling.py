@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 
 import attrs
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -20,9 +21,10 @@ from axe.application.gc import GcOptions, GcPorts, collect_garbage
 from axe.application.ports import AnalysisRequest
 from axe.domain.entries import count_entries
 from axe.domain.errors import ApiError, PromptTooLargeError, WindowTooSmallError
-from axe.domain.planning import prompt_cost
+from axe.domain.planning import request_tokens
 from axe.domain.prompt import MERGE_PROMPT, PATTERN_DETECTION_PROMPT
 from axe.domain.results import AgentResult, AgentStatus, Completion, Spent, Usage
+from axe.domain.token_estimate import estimate_tokens
 from axe.testing import (
     FakeAgentRepository,
     FakeMemoryStore,
@@ -32,6 +34,7 @@ from axe.testing import (
 )
 from tests.support import entries, entry
 from tests.tokenizer import count_tokens
+from tests.unit.test_planning import merge_floor
 
 STYLES = ["numbers", "bare", "bare-then-numbers", "ollama"]
 
@@ -66,7 +69,8 @@ class Provider:
 
     def __call__(self, request: AnalysisRequest) -> Completion | ApiError:
         used = tokens(request)
-        record = Sent(request, used, prompt_cost(request.system_prompt, request.content))
+        estimate = request_tokens(request.system_prompt, estimate_tokens(request.content)).most
+        record = Sent(request, used, estimate)
         with self._lock:
             first_refusal = not any(sent.refused for sent in self.sent)
             self.sent.append(record)
@@ -208,21 +212,30 @@ def test_a_refusal_without_numbers_is_remembered_by_every_later_request() -> Non
     assert len(refused_merges) <= 1
 
 
-def test_replies_that_report_their_size_make_fuller_parts() -> None:
-    """Ollama's window known up front and the prompt size of each reply: after the first
-    part, the rest is planned from the provider's own count, so the parts number close to
-    the ideal, and none is over the window."""
+def test_a_known_window_is_filled_by_the_estimate_whatever_replies_report() -> None:
+    """Ollama's window known up front: every part goes out at once, as few as fit the
+    window by gc's upper estimate, none over the window by the provider's count; replies
+    that report a size below the estimate change nothing (the same requests as replies
+    that report none), as the estimate is what keeps every request within the window."""
     window = 3000
     memory = entries(1200)
     provider = Provider(window, "ollama")
     result = run(memory, provider, jobs=4)
-    ideal = -(-(count_tokens(memory.decode())) // (window - 500))
+    assert result.status is AgentStatus.DRY_RUN, str(result.error)
+    beside = request_tokens(PATTERN_DETECTION_PROMPT, estimate_tokens(b"")).most
+    least = -(-estimate_tokens(memory).most // (window - beside))
     assert result.analysis is not None
-    assert result.analysis.parts <= ideal + 2
+    assert result.analysis.parts is not None
+    assert least <= result.analysis.parts <= least + 1
     assert max(s.tokens for s in provider.sent) <= window
-    uncalibrated = Provider(window, "ollama", usage=False)
-    run(memory, uncalibrated, jobs=4)
-    assert len(uncalibrated.sent) > len(provider.sent)
+    assert max(s.estimate for s in provider.sent) <= window
+    uncounted = Provider(window, "ollama", usage=False)
+    run(memory, uncounted, jobs=4)
+
+    def requests(sent: list[Sent]) -> list[tuple[str, bytes]]:
+        return sorted((s.request.system_prompt, s.request.content) for s in sent)
+
+    assert requests(uncounted.sent) == requests(provider.sent)
 
 
 def test_a_failed_part_keeps_what_the_analysis_sent() -> None:
@@ -273,9 +286,9 @@ def test_a_request_retried_then_given_up_is_counted() -> None:
     assert result.analysis is None
 
 
-def test_an_entry_larger_than_the_window_is_cut_to_fit_a_calibrated_window() -> None:
-    """One huge entry, calibrated by the replies before it: cut with its marker, still
-    within the window."""
+def test_an_entry_larger_than_the_window_is_cut_to_fit_a_known_window() -> None:
+    """One huge entry among small ones, the window known up front: cut with its marker,
+    still within the window."""
     memory = entries(30) + entry(31, result="word " * 30_000) + entries(5, start=32)
     provider = Provider(3000, "ollama")
     result = run(memory, provider)
@@ -294,3 +307,39 @@ def test_a_window_too_small_is_a_fact_with_its_numbers() -> None:
     assert result.error.instructions is not None
     assert result.error.instructions > 200
     assert provider.sent == []
+
+
+def _merge_floor() -> int:
+    from tests.unit.test_planning import merge_floor
+
+    return merge_floor()
+
+
+@pytest.mark.parametrize("taught", ["refusal", "known"])
+@pytest.mark.parametrize("window", [400, None], ids=["400 tokens", "just under a merge"])
+def test_a_window_no_merge_fits_fails_before_any_part_is_sent(
+    taught: str, window: int | None
+) -> None:
+    """Issue 39, item 12: a window that holds no merge of two reports (400 tokens, or one
+    token under the smallest merge gc makes), on a 60-entry log, whether a refusal with
+    numbers taught it or the client knew it: gc says the window is too small (exit 3)
+    before sending any part; only the whole log, refused, was sent."""
+    limit = window if window is not None else merge_floor() - 1
+    memory = entries(60)
+
+    def provider(request: AnalysisRequest) -> Completion | ApiError:
+        return PromptTooLargeError("too long", tokens=tokens(request), limit=limit, sent=1)
+
+    llm = ScriptedLLM(script=provider, window=limit if taught == "known" else None)
+    ports = GcPorts(
+        agents=FakeAgentRepository(make_agent("a", last_n=2)),
+        memory=FakeMemoryStore({"a": memory}),
+        llm=llm,
+        output=RecordingOutput(),
+    )
+    result = collect_garbage("a", GcOptions(), ports)
+    assert (result.status, result.exit_code) == (AgentStatus.FAILED, 3)
+    assert isinstance(result.error, WindowTooSmallError)
+    assert result.error.limit == limit
+    expected = [] if taught == "known" else [memory]
+    assert [request.content for request in llm.requests] == expected
