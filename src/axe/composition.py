@@ -82,7 +82,6 @@ def production_ports(
         clock=clock,
         lock_timeout=lock_timeout,
         environ=environ,
-        while_reading=functools.partial(llm.preparing, model=model),
     )
     try:
         yield GcPorts(agents=agents, memory=memory, llm=llm, output=output, spread=in_two_processes)

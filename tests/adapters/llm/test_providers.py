@@ -11,9 +11,10 @@ import httpx
 import pytest
 import respx
 
+from axe.adapters.llm.redaction import display_url, redact
 from axe.adapters.llm.retry import RetryPolicy
 from axe.adapters.llm.settings import ProviderSettings
-from axe.adapters.llm.transport import HttpTransport, display_url, redact
+from axe.adapters.llm.transport import HttpTransport
 from axe.adapters.llm.wire.ollama_chat import context_size as ollama_context_size
 from axe.adapters.llm.wire.openai_chat import is_reasoning_model
 from axe.application.ports import AnalysisRequest

@@ -5,7 +5,6 @@ they must share one, with its connections and its pauses for a rate limit."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ import pytest
 import respx
 
 from axe.adapters.llm import LLMProviders
+from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
@@ -125,25 +125,26 @@ def test_an_ollama_compatible_server_without_api_show_is_sent_the_log_as_before(
     assert (limit, completion.text, chat.call_count) == (None, "## Patterns Found\nok", 1)
 
 
-def test_first_requests_at_once_share_one_routing_transport() -> None:
-    """Workers whose first requests start together build one routing transport between them,
+def test_first_requests_at_once_share_one_client() -> None:
+    """Workers whose first requests start together make one httpx client between them,
     so none is left unclosed and connections are reused."""
     transport = HttpTransport(clock=FakeClock())
-    built = at_once(transport._shared_routing)
+    built = at_once(transport._shared_client)
     transport.close()
-    assert len({id(routing) for routing in built}) == 1
+    assert len({id(client) for client in built}) == 1
 
 
-def test_a_request_that_reaches_the_transport_after_it_closed_is_not_sent() -> None:
-    """Closing the run while a request is built and signed (a big Bedrock body, Ctrl-C under
-    ``--all``) sends nothing: the closed transport makes no pool again."""
+def test_a_request_after_the_run_closed_the_transport_is_not_sent() -> None:
+    """Once the run is over (Ctrl-C under ``--all``), a worker's next request is not sent:
+    one line says so."""
     transport = HttpTransport(clock=FakeClock())
-    shared = transport._shared_routing()
     transport.close()
     with respx.mock(assert_all_called=False) as mock:
-        route = mock.post("http://127.0.0.1:9/api/chat").respond(200)
+        route = mock.post("http://127.0.0.1:9/api/chat").respond(200, json={})
         with pytest.raises(ApiError, match=r"^request not sent: the run is over$"):
-            shared.handle_request(httpx.Request("POST", "http://127.0.0.1:9/api/chat"))
+            transport.exchange(
+                "http://127.0.0.1:9/api/chat", headers={}, body=JsonBody({}), provider="ollama"
+            )
     assert not route.called
 
 
@@ -173,58 +174,3 @@ def test_a_slow_answer_about_one_model_holds_up_no_other_model() -> None:
             release.set()
             slow.join()
     transport.close()
-
-
-_READ_A_LARGE_LOG = """
-import sys
-from pathlib import Path
-
-from axe.composition import production_ports
-from axe.domain.model import ModelRef
-from axe.testing import RecordingOutput, make_agent
-
-home, model, override, keys = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-environ = {"XDG_CONFIG_HOME": str(home), "XDG_DATA_HOME": str(home)}
-environ.update(dict(key.split("=") for key in keys.split()))
-run_model = ModelRef.parse(override) if override else None
-with production_ports(environ, RecordingOutput(), model=run_model) as ports:
-    agent = make_agent("big", model=model)
-    path = home / "axe" / "memory" / "big.md"
-    path.parent.mkdir(parents=True)
-    path.write_bytes(b"x" * (16 << 20))
-    loaded = ["httpcore" in sys.modules, "axe.adapters.llm.client" in sys.modules]
-    ports.memory.read(agent)
-    loaded += ["httpcore" in sys.modules, "axe.adapters.llm.client" in sys.modules]
-    print(*loaded)
-"""
-
-
-@pytest.mark.parametrize(
-    ("model", "override", "keys", "loaded"),
-    [
-        ("anthropic/claude-3", "", "ANTHROPIC_API_KEY=k", "False False True True"),
-        ("ollama/llama3", "", "", "False False True True"),
-        ("anthropic/claude-3", "", "", "False False False False"),
-        ("builtin/heuristic", "", "", "False False False False"),
-        (
-            "anthropic/claude-3",
-            "builtin/heuristic",
-            "ANTHROPIC_API_KEY=k",
-            "False False False False",
-        ),
-    ],
-)
-def test_the_agents_http_client_is_built_while_its_large_log_is_read(
-    tmp_path: Path, model: str, override: str, keys: str, loaded: str
-) -> None:
-    """A run reading a large memory log builds the HTTP client its agent's requests will
-    need meanwhile (overlapping the imports and the read); a run whose agent has no key
-    (it will fail before any request), or uses the offline analyst by its model or by
-    ``--model``, imports none of it."""
-    done = subprocess.run(
-        [sys.executable, "-c", _READ_A_LARGE_LOG, str(tmp_path), model, override, keys],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert (done.stdout.strip(), done.stderr) == (loaded, "")

@@ -18,8 +18,9 @@ import httpx
 from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.catalogue import Auth, Provider, Route
 from axe.adapters.llm.settings import ProviderSettings
-from axe.adapters.llm.transport import HttpStatusError, HttpTransport, Reply
-from axe.adapters.llm.wire.base import Sent, ShapeError
+from axe.adapters.llm.sigv4 import SigV4Auth
+from axe.adapters.llm.transport import HttpTransport, Reply
+from axe.adapters.llm.wire.base import HttpStatusError, Sent, ShapeError
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, PromptTooLargeError
 from axe.domain.results import Completion
@@ -191,8 +192,6 @@ class HeaderAuth(httpx.Auth):
 def authentication(provider: Provider, settings: ProviderSettings) -> httpx.Auth:
     """The row's kind of authentication, holding the settings' key or credentials."""
     if provider.auth is Auth.SIGV4:
-        from axe.adapters.llm.sigv4 import SigV4Auth  # noqa: PLC0415  (Bedrock's alone)
-
         assert settings.aws is not None  # provider_settings checked before building
         return SigV4Auth(settings.aws, settings.region)
     header, value = {

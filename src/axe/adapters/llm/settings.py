@@ -1,26 +1,25 @@
 """What one row of the catalogue needs to be reached, from ``config.toml`` and the
-environment: its :class:`ProviderSettings`, checked before any request (and before httpx is
-imported), with every sentence about a setting that is missing or cannot be sent.
-
-Loaded for the HTTP rows only: the offline analyst needs none of it.
+environment: its :class:`ProviderSettings`, checked before any request, with every
+sentence about a setting that is missing or cannot be sent.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import attrs
 from attrs import field, frozen
 
+from axe.adapters.llm.aws_credentials import (
+    AwsCredentials,
+    read_aws_credentials,
+    required_aws_credentials,
+)
 from axe.adapters.llm.catalogue import Auth, Provider
+from axe.adapters.llm.config import TomlGlobalConfig
 from axe.domain.errors import ApiError, ConfigError
 from axe.domain.model import quoted
-
-if TYPE_CHECKING:
-    from axe.adapters.llm.aws_credentials import AwsCredentials
-    from axe.adapters.llm.config import TomlGlobalConfig
 
 # What an HTTP header value can carry: visible ASCII, spaces only inside.
 _SENDABLE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
@@ -86,11 +85,6 @@ def provider_settings(
     )
     if row.auth is not Auth.SIGV4:
         return sendable(row, settings, keyless=keyless)
-    from axe.adapters.llm.aws_credentials import (  # noqa: PLC0415
-        read_aws_credentials,
-        required_aws_credentials,
-    )
-
     region = config.setting(name, "region", row.region_variables)
     if not region:
         raise ConfigError(

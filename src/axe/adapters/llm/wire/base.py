@@ -18,6 +18,7 @@ from attrs import frozen
 
 from axe.adapters.llm.body import JsonBody
 from axe.application.ports import AnalysisRequest
+from axe.domain.errors import ApiError, ModelNotFoundError, PromptTooLargeError
 from axe.domain.results import Usage
 
 _MAX_MESSAGE_CHARS = 300
@@ -64,6 +65,31 @@ class WireError:
     transient: bool | None = None
     rejected_key: bool = False
     retry_delay: float | None = None
+
+
+class HttpStatusError(ApiError):
+    """The server answered, with an HTTP error status: a caller may decide by ``status``
+    (an Ollama-compatible server without ``/api/show`` answers 404 or 405), and say where
+    the key came from when ``rejected_key`` (a 401 or 403, or a body that says so)."""
+
+    def __init__(self, message: str, *, status: int, rejected_key: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.rejected_key = rejected_key
+
+
+class NotFoundError(HttpStatusError, ModelNotFoundError):
+    """A 404: to a provider's chat endpoint, the model (or the endpoint) does not exist."""
+
+
+def http_error(provider: str, status: int, said: WireError) -> ApiError:
+    """The error an HTTP error reply is, in its format's reading (``said``)."""
+    named = said.kind and said.kind != str(status)  # OpenRouter's code is the status again
+    text = f"{provider} API error (HTTP {status}{f' {said.kind}' if named else ''}): {said.message}"
+    if (refusal := said.refusal) is not None:
+        return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit)
+    kind = NotFoundError if status == 404 else HttpStatusError
+    return kind(text, status=status, rejected_key=status in (401, 403) or said.rejected_key)
 
 
 class ShapeError(Exception):
