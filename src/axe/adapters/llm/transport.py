@@ -190,19 +190,23 @@ class HttpTransport:
             httpx.TransportError: no answer, or none in time. _RedirectError: a 3xx.
         """
         client = self._shared_client()
+        url = httpx.URL(call.url)
+        call.origin = (url.scheme, url.host, url.port)
+        # httpx keeps a reply and its request in a cycle, freed only by the cycle collector:
+        # the request refers to the log through nothing that outlives the sending (a used-up
+        # generator holds nothing), or parts analysed earlier would stay in memory.
         request = client.build_request(
             "POST",
-            call.url,
-            content=call.body,
+            url,
+            content=iter(call.body),
             headers={  # a length, not chunks: some proxies refuse a chunked upload
                 **call.headers,
                 "content-type": "application/json",
                 "content-length": str(call.body.length),
             },
             timeout=deadline - self._clock.monotonic(),
-            extensions={"trace": functools.partial(self._trace, call)},
+            extensions={"trace": functools.partial(self._trace, call.origin)},
         )
-        call.origin = (request.url.scheme, request.url.host, request.url.port)
         response = client.send(request, auth=call.auth, stream=True)
         call.sent += 1  # answered: billed, whatever becomes of the reply
         raw = bytearray()
@@ -251,12 +255,12 @@ class HttpTransport:
                     ) from None
             return self._client
 
-    def _trace(self, call: _Call, event: str, info: Mapping[str, Any]) -> None:
+    def _trace(self, origin: object, event: str, info: Mapping[str, Any]) -> None:
         """httpcore's account of a request (its ``trace`` extension): where a new connection
         goes says whether a proxy is in the way, for every request to that origin."""
         if event == "connection.connect_tcp.started":
             at = (info["host"], info["port"])
-            self._hops[call.origin] = next((p for p in self._proxies if p.is_at(*at)), None)
+            self._hops[origin] = next((p for p in self._proxies if p.is_at(*at)), None)
 
     def _where(self, call: _Call) -> str:
         """The provider and URL a message is about, and the proxy in between if any."""
