@@ -109,17 +109,19 @@ def required_aws_credentials(provider: str, environ: Mapping[str, str]) -> AwsCr
     """The credentials ``provider`` signs with, checked before any request.
 
     Raises:
-        ApiError: none in either place (exit 3, as a missing key), saying where gc looked.
+        ApiError: none in either place (exit 3, as a missing key), naming the file gc
+            read when there is one.
         ConfigError: the credentials file exists but cannot be read or parsed.
     """
     found = read_aws_credentials(environ)
     if found is not None:
         return found
-    where = shared_credentials_file(environ) or "~/.aws/credentials"
+    path = shared_credentials_file(environ)
+    profile = f"no profile {quoted(aws_profile(environ))} in {path}"
     raise ApiError(
         f"AWS credentials for provider {quoted(provider)} are not configured: none in the "
-        f"environment and no profile {quoted(aws_profile(environ))} in {where} (set "
-        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and "
+        f"environment and {profile if path and path.exists() else 'no shared credentials file'}"
+        " (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and "
         "AWS_SHARED_CREDENTIALS_FILE)"
     )
 

@@ -73,7 +73,8 @@ class HttpLLMClient:
 
     def complete(self, request: AnalysisRequest) -> Completion:
         route = self._provider.route(request.model.name)
-        sent = Sent(request, self._windows.get(request.model.name))
+        model = request.model.name
+        sent = Sent(request, self._windows.get(model), model in self._settings.reasoning_models)
         reply = self._send(route, sent)
         try:
             text, usage = route.wire.reply(reply.document, sent)

@@ -22,6 +22,7 @@ from axe.domain.errors import ApiError, ModelNotFoundError, PromptTooLargeError
 from axe.domain.results import Usage
 
 _MAX_MESSAGE_CHARS = 300
+_LITELLM_RELAY = re.compile(r"litellm\.\w+: \w+: \w+Exception - ")
 # Hints that a 400 is about the prompt's size, in Anthropic's and OpenAI's words alike.
 TOO_LONG_HINTS = (
     "prompt is too long",
@@ -56,7 +57,8 @@ class WireError:
     when the format knows better (None: the status decides). ``rejected_key``: the body
     says the key was refused where the status does not (401 and 403 say it for every
     format); ``retry_delay``: seconds the body asks to wait before trying again, for a
-    provider that says so there rather than in ``retry-after``.
+    provider that says so there rather than in ``retry-after``; ``relayed``: a gateway
+    passes on its upstream provider's error (a 401 is then about the gateway's key).
     """
 
     message: str
@@ -65,6 +67,7 @@ class WireError:
     transient: bool | None = None
     rejected_key: bool = False
     retry_delay: float | None = None
+    relayed: bool = False
 
 
 class HttpStatusError(ApiError):
@@ -83,13 +86,17 @@ class NotFoundError(HttpStatusError, ModelNotFoundError):
 
 
 def http_error(provider: str, status: int, said: WireError) -> ApiError:
-    """The error an HTTP error reply is, in its format's reading (``said``)."""
+    """The error an HTTP error reply is, in its format's reading (``said``). A key refused
+    by the provider behind a gateway is not blamed on the key gc sent."""
     named = said.kind and said.kind != str(status)  # OpenRouter's code is the status again
     text = f"{provider} API error (HTTP {status}{f' {said.kind}' if named else ''}): {said.message}"
     if (refusal := said.refusal) is not None:
         return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit)
+    rejected_key = status in (401, 403) or said.rejected_key
+    if rejected_key and said.relayed:
+        text += " (the provider behind the gateway refused the gateway's key, not gc's)"
     kind = NotFoundError if status == 404 else HttpStatusError
-    return kind(text, status=status, rejected_key=status in (401, 403) or said.rejected_key)
+    return kind(text, status=status, rejected_key=rejected_key and not said.relayed)
 
 
 class ShapeError(Exception):
@@ -98,11 +105,13 @@ class ShapeError(Exception):
 
 @frozen
 class Sent:
-    """What the client sent, for reading the reply: the request and, for Ollama, the
-    model's window as the server reported it."""
+    """What the client sends, for building the request and reading its reply: the request;
+    for Ollama, the model's window as the server reported it; whether the provider's
+    settings name the model a reasoning model (a gateway's alias)."""
 
     request: AnalysisRequest
     window: int | None = None
+    reasoning: bool = False
 
 
 class WireFormat(Protocol):
@@ -247,14 +256,21 @@ def typed_error(
     status: int, raw: bytes, *, refusal_in: RefusalReader, reply_tokens: int = 0
 ) -> WireError:
     """``{"error": {"type", "code", "message"}}`` (Anthropic's and OpenAI's shape) or
-    ``{"error": "..."}``, with the format's refusal reader applied."""
+    ``{"error": "..."}``, with the format's refusal reader applied. The kind shown is the
+    code where there is one (OpenAI's 429: ``rate_limit_exceeded``, not ``requests``), else
+    the type. A gateway relaying its upstream's error says so: OpenRouter with a
+    ``metadata.provider_name``, LiteLLM's proxy with its exception's name
+    (``litellm.AuthenticationError: AuthenticationError: OpenAIException - ...``)."""
     _, inner = error_object(raw)
+    kind = code = ""
     if isinstance(inner, dict):
         kind, code = text_of(inner.get("type")), text_of(inner.get("code"))
         message = text_of(inner.get("message")) or "no message"
-    elif isinstance(inner, str):
-        kind, code, message = "", "", text_of(inner) or "no message"
     else:
-        kind, code, message = "", "", plain(raw)
+        message = (text_of(inner) or "no message") if isinstance(inner, str) else plain(raw)
     refusal = refusal_in(status, code, message, reply_tokens) or request_too_large(status)
-    return WireError(message, kind=kind or code, refusal=refusal)
+    metadata = inner.get("metadata") if isinstance(inner, dict) else None
+    relayed = isinstance(metadata, dict) and "provider_name" in metadata
+    relayed = relayed or bool(_LITELLM_RELAY.match(message))
+    code = "" if code == str(status) else code  # OpenRouter's and LiteLLM's code is the status
+    return WireError(message, kind=code or kind, refusal=refusal, relayed=relayed)

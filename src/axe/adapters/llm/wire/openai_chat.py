@@ -37,9 +37,13 @@ _MESSAGES = re.compile(r"(\d+) in the messages|resulted in (\d+) tokens")
 _COMPLETION = re.compile(r"(\d+) in the completion")
 
 
-def is_reasoning_model(name: str) -> bool:
-    """OpenAI reasoning models reject ``max_tokens`` and any non-default temperature."""
-    return bool(_REASONING_MODEL.search(name))
+def is_reasoning_model(sent: Sent) -> bool:
+    """OpenAI reasoning models reject ``max_tokens`` and any non-default temperature. A
+    router names them behind its prefixes (``openrouter/openai/gpt-5``), so the name's last
+    part is judged; a gateway's alias, only by the provider's settings."""
+    return sent.reasoning or bool(
+        _REASONING_MODEL.search(sent.request.model.name.rpartition("/")[2])
+    )
 
 
 class OpenAIChat:
@@ -59,7 +63,7 @@ class OpenAIChat:
                 {"role": "user", "content": MEMORY},
             ],
         }
-        if is_reasoning_model(request.model.name):
+        if is_reasoning_model(sent):
             payload["max_completion_tokens"] = request.max_tokens
         else:
             payload["temperature"] = request.temperature

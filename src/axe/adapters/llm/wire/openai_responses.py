@@ -40,7 +40,7 @@ class OpenAIResponses:
             "input": MEMORY,
             "max_output_tokens": request.max_tokens,
         }
-        if not is_reasoning_model(request.model.name):
+        if not is_reasoning_model(sent):
             payload["temperature"] = request.temperature
         return JsonBody(payload, request.content)
 
