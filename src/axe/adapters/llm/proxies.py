@@ -1,13 +1,12 @@
 """The proxies the environment names, for what httpx's client cannot say about them.
 
-httpx's client chooses a request's proxy itself (``trust_env``): ``HTTP_PROXY``,
-``HTTPS_PROXY`` and ``ALL_PROXY`` as ``urllib.request.getproxies`` reads them (lower case
-winning; on macOS and Windows the system settings when the environment names none), a proxy
-without a scheme being ``http://``, and ``NO_PROXY``. This module reads the same settings
-for the messages: a setting httpx could not use, named by its variable (httpx would raise
-a bare ``ValueError`` or ``ImportError``, or read a password's ``#`` as the end of the
-host); a proxy shown without its credentials; the forms of its password that must never
-be printed.
+httpx chooses a request's proxy itself (``trust_env``), reading ``HTTP_PROXY``,
+``HTTPS_PROXY`` and ``ALL_PROXY`` through ``urllib.request.getproxies`` (lower case winning;
+on macOS and Windows the system settings), a proxy without a scheme being ``http://``, and
+``NO_PROXY``. Read the same way here, they give the messages: a setting httpx could not use,
+named by its variable (httpx would raise a bare ``ValueError`` or ``ImportError``, or take a
+password's ``#`` for the end of the host); a proxy shown without its credentials; the forms
+of its password never to print.
 """
 
 from __future__ import annotations
@@ -26,9 +25,8 @@ _SCHEMES = ("http", "https", "socks5", "socks5h")
 
 @frozen
 class EnvironmentProxy:
-    """A proxy the environment names: ``shown`` without credentials, the only form a
-    message may hold; ``host`` and ``port``, where a connection through it goes;
-    ``secrets``, the forms of its password to take out of any text before it is printed."""
+    """A proxy: ``shown`` without credentials, the only form a message may hold; ``host``
+    and ``port``, where a connection through it goes; ``secrets``, its password's forms."""
 
     shown: str
     host: str
@@ -54,8 +52,8 @@ def environment_proxies() -> tuple[EnvironmentProxy, ...]:
 
 
 def no_proxy_problem(error: httpx.InvalidURL) -> ConfigError:
-    """The line for the ``NO_PROXY`` entry httpx's client could not read (with the proxies
-    checked first, the one setting left that it reads as a URL)."""
+    """The ``NO_PROXY`` entry httpx's client could not read (once the proxies are checked,
+    the one setting left that it reads as a URL)."""
     for entry in (entry.strip() for entry in urllib.request.getproxies().get("no", "").split(",")):
         try:
             httpx.URL(entry if "://" in entry else f"http://{entry}")
@@ -65,8 +63,8 @@ def no_proxy_problem(error: httpx.InvalidURL) -> ConfigError:
 
 
 def _usable_proxy(url: str, variable: str) -> EnvironmentProxy:
-    """Raises ConfigError: not a URL, a scheme httpx speaks no proxy protocol for, or SOCKS
-    without ``socksio`` (which axe does not install)."""
+    """Raises ConfigError: not a URL, a scheme httpx has no proxy for, or SOCKS without
+    ``socksio`` (which axe does not install)."""
     written_credentials = "@" in url.partition("://")[2]
     try:
         address = httpx.URL(url)

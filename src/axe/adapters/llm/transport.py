@@ -1,10 +1,9 @@
-"""One POST of a JSON body to a provider, with every failure turned into one line.
+"""One POST of a JSON body to a provider, every failure one line.
 
-Every request of a run goes through one ``httpx.Client``: its connections, pools and
-keep-alive (so ``--all`` reuses them), timeouts, and the proxies and CA certificates the
-environment names (``trust_env``). It follows no redirect (one could carry the key
-elsewhere) and keeps no cookie (one set for one agent's key must never go with another's).
-Added here is what httpx cannot know: the retry policy (``retry.py``, ``pauses.py``), one
+The run's one ``httpx.Client`` owns connections, pools, timeouts and the environment's
+proxies and CA certificates (``trust_env``); it follows no redirect (one could carry the
+key elsewhere) and keeps no cookie (one set for one agent's key must never go with
+another's). Added here is what httpx cannot know: the retry policy (``retry.py``), one
 deadline over a request and its retries, a cap on the reply's size, the budget's rule for
 an attempt that went out unanswered, and messages that name the hop that failed
 (``proxies.py``) and hold no secret (``redaction.py``).
@@ -56,8 +55,7 @@ class Reply(NamedTuple):
 
 class HttpTransport:
     """Posts JSON over the run's one ``httpx.Client``, shared by every worker thread and
-    made on the first request (a run that sends nothing reads no proxy or CA setting).
-    Deadlines and pauses go by the run's one ``clock``."""
+    made on the first request (a run that sends nothing reads no proxy or CA setting)."""
 
     def __init__(
         self,
@@ -106,10 +104,9 @@ class HttpTransport:
         an attempt that went out and got no answer (it may have been billed) is not retried.
 
         Raises:
-            ApiError: any failure, with ``sent``; ``PromptTooLargeError`` when the prompt
-                does not fit; ``HttpStatusError`` for any other HTTP error status.
-            ConfigError: the base URL is no http(s) URL, or the environment names a proxy
-                or CA bundle that cannot be used.
+            ApiError: with ``sent``; ``PromptTooLargeError`` or ``HttpStatusError`` for an
+                HTTP error status.
+            ConfigError: the base URL, or a proxy or CA setting, cannot be used.
         """
         call = _Call(url, headers, body, provider, explain or _unexplained, auth, retry_unanswered)
         try:
@@ -151,10 +148,8 @@ class HttpTransport:
         except _RedirectError as stopped:  # answered; not retried: it would say the same
             call.sent += 1
             status, location = stopped.args
-            failure = (
-                f"{call.provider} answered HTTP {status} (redirect to {location or 'nowhere'})"
-            )
-            return _Failed(ApiError(f"{failure}; redirects are not followed, check the base URL"))
+            redirect = f"{call.provider} answered HTTP {status} (redirect to {location})"
+            return _Failed(ApiError(f"{redirect}; redirects are not followed, check the base URL"))
         except httpx.TransportError as error:  # a timeout too
             # one that broke before an answer may have gone out; one that broke during the
             # answer was counted when the answer began
@@ -186,8 +181,7 @@ class HttpTransport:
         """Send once; the reply and its body, read up to its size cap and the deadline.
 
         Raises:
-            httpx.InvalidURL, httpx.UnsupportedProtocol: the URL is no absolute http(s) URL.
-            httpx.TransportError: no answer, or none in time. _RedirectError: a 3xx.
+            httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.TransportError, _RedirectError
         """
         client = self._shared_client()
         url = httpx.URL(call.url)
@@ -229,7 +223,7 @@ class HttpTransport:
 
         Raises:
             ConfigError: a proxy setting, ``NO_PROXY`` entry or CA bundle it cannot use.
-            ApiError: the run is over (closed while the request was being built).
+            ApiError: the run is over.
         """
         with self._lock:
             if self._closed:
@@ -285,8 +279,7 @@ class _Call:
 
 
 class _Failed(NamedTuple):
-    """An attempt that failed: the error, whether another try may pass, and the wait the
-    provider asked for (however long), if it named one."""
+    """A failed attempt: the error, whether a retry may pass, the wait the provider asked."""
 
     error: ApiError
     retryable: bool = False
@@ -300,7 +293,7 @@ class _RedirectError(Exception):
 
 def _stop_at_redirect(response: httpx.Response) -> None:
     if 300 <= response.status_code < 400:
-        location = display_url(response.headers.get("location", ""))
+        location = display_url(response.headers.get("location", "")) or "nowhere"
         raise _RedirectError(response.status_code, location)
 
 
@@ -334,5 +327,4 @@ def _decoded(raw: bytes, provider: str) -> Any:
 
 
 def _unexplained(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:
-    """An error reply read without a wire format (a small request such as a probe)."""
-    return WireError(plain(raw))
+    return WireError(plain(raw))  # a small request's error, read without a wire format

@@ -115,11 +115,12 @@ class Sent:
 
 
 class WireFormat(Protocol):
-    """One request/reply format (see the module docstring)."""
+    """One request/reply format (see the module docstring). A format subclasses it for its
+    defaults: no extra headers, no way to ask for a model's window."""
 
     name: str
-    headers: Mapping[str, str]
-    window_path: str | None  # a path that reports the model's window (Ollama's /api/show)
+    headers: Mapping[str, str] = {}
+    window_path: str | None = None  # a path that reports the model's window (/api/show)
 
     def path(self, model: str) -> str:
         """Where the request goes, relative to the base URL."""
@@ -146,7 +147,7 @@ class WireFormat(Protocol):
 
     def window(self, document: Any) -> int | None:
         """The window in a ``window_path`` reply; None when it gives none."""
-        ...
+        return None
 
 
 def field_of(document: Any, key: str, kind: type[Any]) -> Any:

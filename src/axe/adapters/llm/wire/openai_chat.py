@@ -21,6 +21,7 @@ from axe.adapters.llm.wire.base import (
     Sent,
     ShapeError,
     WireError,
+    WireFormat,
     field_of,
     first_of,
     is_too_long,
@@ -46,10 +47,8 @@ def is_reasoning_model(sent: Sent) -> bool:
     )
 
 
-class OpenAIChat:
+class OpenAIChat(WireFormat):
     name: str = "openai-chat"
-    headers: Mapping[str, str] = {}
-    window_path: str | None = None
 
     def path(self, model: str) -> str:
         return "/chat/completions"
@@ -92,9 +91,6 @@ class OpenAIChat:
 
     def cut_short(self, document: Any) -> bool:
         return said(first_of(document, "choices"), "finish_reason", "length")
-
-    def window(self, document: Any) -> int | None:
-        return None
 
 
 def priced(block: Any, input_key: str, output_key: str) -> Usage | None:
