@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from axe import __version__
 from axe.adapters.llm.catalogue import CATALOGUE
 from axe.domain.entries import count_entries
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
@@ -34,7 +35,8 @@ def server() -> Iterator[LoopbackLLM]:
 
 
 def test_gemini_end_to_end(home: AxeHome, server: LoopbackLLM) -> None:
-    """google/gemini-2.5-flash: generateContent with x-goog-api-key, the spec's stdout, a trim."""
+    """google/gemini-2.5-flash: generateContent with x-goog-api-key (and axe/<version> as the
+    user agent), the spec's stdout, a trim."""
     home.add_agent("helper", model="google/gemini-2.5-flash", last_n=3)
     home.write_memory("helper", entries(10))
     done = axe(
@@ -44,6 +46,8 @@ def test_gemini_end_to_end(home: AxeHome, server: LoopbackLLM) -> None:
     path, headers, body = server.requests[0]
     assert path == "/v1beta/models/gemini-2.5-flash:generateContent"
     assert headers["x-goog-api-key"] == "g-key-0123456789"
+    sent = {name.lower(): value for name, value in headers.items()}
+    assert sent["user-agent"] == f"axe/{__version__}"
     assert json.loads(body)["generationConfig"] == {"temperature": 0.3, "maxOutputTokens": 4096}
     assert home.memory_path("helper").read_bytes() == entries(3, start=7)
 

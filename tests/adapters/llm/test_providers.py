@@ -897,3 +897,15 @@ def test_a_malformed_port_in_a_base_url_is_a_config_error(transport: HttpTranspo
     assert str(caught.value).startswith(
         "invalid base URL for ollama (http://localhost:abc/api/chat): "
     )
+
+
+def test_a_reply_larger_than_32_mib_is_refused_once(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A reply over 32 MiB (a misrouted download) is one API error line, not read whole
+    and not asked for again."""
+    route = mock.post(ANTHROPIC_URL).respond(200, content=b" " * (32 * 1024 * 1024 + 1))
+    with pytest.raises(ApiError) as caught:
+        http_client("anthropic", transport, settings()).complete(request())
+    assert str(caught.value) == f"reply from {ANTHROPIC_URL} is larger than 33554432 bytes"
+    assert route.call_count == 1
