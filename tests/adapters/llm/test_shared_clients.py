@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -144,6 +144,34 @@ def test_a_request_after_the_run_closed_the_transport_is_not_sent() -> None:
         with pytest.raises(ApiError, match=r"^request not sent: the run is over$"):
             transport.exchange(
                 "http://127.0.0.1:9/api/chat", headers={}, body=JsonBody({}), provider="ollama"
+            )
+    assert not route.called
+
+
+class ClosingAuth(httpx.Auth):
+    """Closes the run while it signs, as Ctrl-C under ``--all`` may while a big body is
+    signed for Bedrock."""
+
+    def __init__(self, transport: HttpTransport) -> None:
+        self.transport = transport
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        self.transport.close()
+        yield request
+
+
+def test_a_request_the_run_closed_while_it_was_signed_is_not_sent() -> None:
+    """A request still being built or signed when the run ends is not sent afterwards."""
+    transport = HttpTransport(clock=FakeClock())
+    with respx.mock(assert_all_called=False) as mock:
+        route = mock.post("http://127.0.0.1:9/api/chat").respond(200, json={})
+        with pytest.raises(ApiError, match=r"^request not sent: the run is over$"):
+            transport.exchange(
+                "http://127.0.0.1:9/api/chat",
+                headers={},
+                body=JsonBody({}),
+                provider="ollama",
+                auth=ClosingAuth(transport),
             )
     assert not route.called
 

@@ -201,7 +201,10 @@ class HttpTransport:
             timeout=deadline - self._clock.monotonic(),
             extensions={"trace": functools.partial(self._trace, call.origin)},
         )
-        response = client.send(request, auth=call.auth, stream=True)
+        try:
+            response = client.send(request, auth=call.auth, stream=True)
+        except RuntimeError:  # httpx's word for a client the run closed meanwhile
+            raise ApiError(RUN_IS_OVER) from None
         call.sent += 1  # answered: billed, whatever becomes of the reply
         raw = bytearray()
         try:
@@ -235,7 +238,10 @@ class HttpTransport:
                         headers={"user-agent": self._user_agent},
                         cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),  # keeps none
                         follow_redirects=False,
-                        event_hooks={"response": [_stop_at_redirect]},
+                        event_hooks={
+                            "request": [self._unless_closed],
+                            "response": [_stop_at_redirect],
+                        },
                         trust_env=True,
                     )
                 except httpx.InvalidURL as error:
@@ -248,6 +254,12 @@ class HttpTransport:
                         f"cannot load the CA certificates {where}: {reason}"
                     ) from None
             return self._client
+
+    def _unless_closed(self, request: httpx.Request) -> None:
+        """Nothing goes out once the run is over, however long it took to build and sign
+        (a big Bedrock body under Ctrl-C): httpx checks only as it starts to send."""
+        if self._closed:
+            raise ApiError(RUN_IS_OVER)
 
     def _trace(self, origin: object, event: str, info: Mapping[str, Any]) -> None:
         """httpcore's account of a request (its ``trace`` extension): where a new connection
