@@ -216,7 +216,7 @@ UNTRUE_REFUSALS = {
         "openai/gpt-4o",
         {"OPENAI_API_KEY": "k"},
         None,
-        "openai API error (HTTP 400 invalid_request_error): This model's maximum context "
+        "openai API error (HTTP 400 context_length_exceeded): This model's maximum context "
         "length is 128000 tokens. However, your messages resulted in 250123 tokens. Please "
         "reduce the length of the messages.",
     ),

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from axe import __version__
 from axe.adapters.llm.catalogue import CATALOGUE
 from axe.domain.entries import count_entries
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
@@ -33,7 +35,8 @@ def server() -> Iterator[LoopbackLLM]:
 
 
 def test_gemini_end_to_end(home: AxeHome, server: LoopbackLLM) -> None:
-    """google/gemini-2.5-flash: generateContent with x-goog-api-key, the spec's stdout, a trim."""
+    """google/gemini-2.5-flash: generateContent with x-goog-api-key (and axe/<version> as the
+    user agent), the spec's stdout, a trim."""
     home.add_agent("helper", model="google/gemini-2.5-flash", last_n=3)
     home.write_memory("helper", entries(10))
     done = axe(
@@ -43,6 +46,8 @@ def test_gemini_end_to_end(home: AxeHome, server: LoopbackLLM) -> None:
     path, headers, body = server.requests[0]
     assert path == "/v1beta/models/gemini-2.5-flash:generateContent"
     assert headers["x-goog-api-key"] == "g-key-0123456789"
+    sent = {name.lower(): value for name, value in headers.items()}
+    assert sent["user-agent"] == f"axe/{__version__}"
     assert json.loads(body)["generationConfig"] == {"temperature": 0.3, "maxOutputTokens": 4096}
     assert home.memory_path("helper").read_bytes() == entries(3, start=7)
 
@@ -120,10 +125,54 @@ def test_bedrock_without_credentials_is_exit_3_before_any_request(
     assert done.returncode == 3
     assert done.stderr == (
         'AWS credentials for provider "bedrock" are not configured: none in the environment '
-        f'and no profile "nosuch" in {missing} (set AWS_ACCESS_KEY_ID and '
+        "and no shared credentials file (set AWS_ACCESS_KEY_ID and "
         "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and AWS_SHARED_CREDENTIALS_FILE)\n"
     )
     assert server.requests == []
+
+
+def test_bedrock_without_the_profile_names_the_credentials_file_it_read(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """A credentials file without the profile asked for is named, with the profile: exit
+    3, nothing sent."""
+    home.add_agent("helper", model=BEDROCK_MODEL, last_n=3)
+    home.write_memory("helper", entries(10))
+    credentials = home.root / "credentials"
+    credentials.write_text("[other]\naws_access_key_id = AKIDEXAMPLE\n")
+    done = axe(
+        home,
+        "gc",
+        "helper",
+        AWS_REGION="us-east-1",
+        AXE_BEDROCK_BASE_URL=server.url,
+        AWS_PROFILE="nosuch",
+        AWS_SHARED_CREDENTIALS_FILE=str(credentials),
+    )
+    assert done.returncode == 3
+    assert done.stderr == (
+        'AWS credentials for provider "bedrock" are not configured: none in the environment '
+        f'and no profile "nosuch" in {credentials} (set AWS_ACCESS_KEY_ID and '
+        "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and AWS_SHARED_CREDENTIALS_FILE)\n"
+    )
+    assert server.requests == []
+
+
+def test_a_bedrock_estimate_needs_no_region_and_no_credentials(home: AxeHome) -> None:
+    """--estimate signs and sends nothing, so a Bedrock agent without a region or AWS
+    credentials (and a credentials file that does not parse) is estimated: exit 0."""
+    home.add_agent("helper", model=BEDROCK_MODEL, last_n=3)
+    home.write_memory("helper", entries(10))
+    broken = home.root / "credentials"
+    broken.write_text("not an ini file\n")
+    done = axe(home, "gc", "helper", "--estimate", AWS_SHARED_CREDENTIALS_FILE=str(broken))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines()[:4] == [
+        "Agent: helper",
+        "Entries: 10",
+        f"Model: {BEDROCK_MODEL}, input window unknown until a request is refused",
+        "Requests: 1",
+    ]
 
 
 def test_bedrock_denial_is_one_line_without_the_secrets(home: AxeHome, server: LoopbackLLM) -> None:
@@ -311,7 +360,7 @@ def test_requesty_and_edenai_end_to_end_with_attribution_and_cost(
 REFUSED_KEY = {  # each wire format's refusal of a wrong key, as the loopback words it
     "anthropic-messages": "HTTP 401 authentication_error): invalid x-api-key",
     "gemini": "HTTP 400 INVALID_ARGUMENT): API key not valid. Please pass a valid API key.",
-    "openai-chat": "HTTP 401 invalid_request_error): Incorrect API key provided: [redacted].",
+    "openai-chat": "HTTP 401 invalid_api_key): Incorrect API key provided: [redacted].",
 }
 REFUSED_KEY["openai-responses"] = REFUSED_KEY["openai-chat"]
 
@@ -344,3 +393,102 @@ def test_every_providers_rejected_key_names_where_it_came_from(
         f"gc completed with errors: {len(expected)} of {len(expected)} agents failed",
     ]
     assert len(server.requests) == len(expected) == 9
+
+
+# A 429 from OpenAI, as its API words it: the code says more than the type.
+OPENAI_RATE_LIMIT = {
+    "error": {
+        "message": "Rate limit reached for gpt-4o in organization org-abc on requests per min "
+        "(RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.",
+        "type": "requests",
+        "param": None,
+        "code": "rate_limit_exceeded",
+    }
+}
+
+
+def test_a_rate_limit_says_the_providers_code_not_its_type(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """OpenAI's 429 names ``rate_limit_exceeded`` (its code), not ``requests`` (its type):
+    exit 3 after the retries, nothing trimmed."""
+    server.status, server.raw_reply = 429, json.dumps(OPENAI_RATE_LIMIT).encode()
+    home.add_agent("helper", model="openai/gpt-4o", last_n=3)
+    home.write_memory("helper", entries(10))
+    done = axe(home, "gc", "helper", OPENAI_API_KEY="sk-o", AXE_OPENAI_BASE_URL=server.url)
+    assert done.returncode == 3
+    assert done.stderr == (
+        "openai API error (HTTP 429 rate_limit_exceeded): Rate limit reached for gpt-4o in "
+        "organization org-abc on requests per min (RPM): Limit 500, Used 500, Requested 1. "
+        "Please try again in 120ms. (after 2 retries)\n"
+    )
+    assert home.memory_path("helper").read_bytes() == entries(10)
+
+
+# A key refused by the provider behind a gateway, as each gateway relays it: LiteLLM's proxy
+# (BerriAI/litellm: its exception's name before the upstream's words, the status as code)
+# and OpenRouter (OpenRouterTeam/ai-sdk-provider#24: metadata naming the provider).
+LITELLM_UPSTREAM_REFUSED = {
+    "error": {
+        "message": "litellm.AuthenticationError: AuthenticationError: OpenAIException - "
+        "Incorrect API key provided: sk-proj-****1234. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.. Received Model Group=gpt-4o\n"
+        "Available Model Group Fallbacks=None",
+        "type": "authentication_error",
+        "param": None,
+        "code": "401",
+    }
+}
+OPENROUTER_UPSTREAM_REFUSED = {
+    "error": {
+        "message": "Provider returned error",
+        "code": 401,
+        "metadata": {
+            "raw": '{"type":"error","error":{"type":"authentication_error",'
+            '"message":"invalid x-api-key"}}',
+            "provider_name": "Anthropic",
+            "isDownstreamPipeClean": True,
+            "isErrorUpstreamFault": True,
+        },
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("provider", "reply", "said"),
+    [
+        (
+            "openai",
+            LITELLM_UPSTREAM_REFUSED,
+            "openai API error (HTTP 401 authentication_error): litellm.AuthenticationError: "
+            "AuthenticationError: OpenAIException - Incorrect API key provided: "
+            "sk-proj-****1234. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.. Received Model Group=gpt-4o "
+            "Available Model Group Fallbacks=None",
+        ),
+        (
+            "openrouter",
+            OPENROUTER_UPSTREAM_REFUSED,
+            "openrouter API error (HTTP 401): Provider returned error",
+        ),
+    ],
+    ids=["litellm", "openrouter"],
+)
+def test_a_key_refused_behind_a_gateway_is_not_blamed_on_ours(
+    home: AxeHome, server: LoopbackLLM, provider: str, reply: dict[str, Any], said: str
+) -> None:
+    """A 401 the gateway passes on from its upstream says the provider behind it refused
+    the gateway's key, and does not name the variable of the key the gateway accepted."""
+    server.status, server.raw_reply = 401, json.dumps(reply).encode()
+    home.add_agent("helper", model=f"{provider}/openai/gpt-4o", last_n=3)
+    home.write_memory("helper", entries(10))
+    environment = {
+        f"{provider.upper()}_API_KEY": "sk-gateway-0123456789",
+        f"AXE_{provider.upper()}_BASE_URL": server.url,
+    }
+    done = axe(home, "gc", "helper", environment=environment)
+    assert done.returncode == 3
+    assert done.stderr == (
+        f"{said} (the provider behind the gateway refused the gateway's key, not gc's)\n"
+    )
+    assert home.memory_path("helper").read_bytes() == entries(10)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -11,11 +12,12 @@ import httpx
 import pytest
 import respx
 
+from axe.adapters.llm import LLMProviders
+from axe.adapters.llm.redaction import display_url, redact
 from axe.adapters.llm.retry import RetryPolicy
 from axe.adapters.llm.settings import ProviderSettings
-from axe.adapters.llm.transport import HttpTransport, display_url, redact
+from axe.adapters.llm.transport import HttpTransport
 from axe.adapters.llm.wire.ollama_chat import context_size as ollama_context_size
-from axe.adapters.llm.wire.openai_chat import is_reasoning_model
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
 from axe.domain.model import ModelRef
@@ -154,12 +156,26 @@ def test_openai_request_shape(mock: respx.MockRouter, transport: HttpTransport) 
 
 
 @pytest.mark.parametrize(
-    "model", ["o1", "o1-mini", "o3", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini"]
+    "model",
+    [
+        "o1",
+        "o1-mini",
+        "o3",
+        "o3-mini",
+        "o4-mini",
+        "gpt-5",
+        "gpt-5-mini",
+        "openai/gpt-5",
+        "openrouter/openai/gpt-5",
+        "requesty/openai/o3-mini",
+    ],
 )
 def test_openai_reasoning_models_get_max_completion_tokens_and_no_temperature(
     mock: respx.MockRouter, transport: HttpTransport, model: str
 ) -> None:
-    """o1, o3, o4 and gpt-5 models get max_completion_tokens and no temperature, as they need."""
+    """o1, o3, o4 and gpt-5 models get max_completion_tokens and no temperature, as they
+    need, also when a gateway names them behind its router's prefixes (the last part of the
+    name is what counts)."""
     route = mock.post(OPENAI_URL).respond(200, json={"choices": [{"message": {"content": "r"}}]})
     http_client("openai", transport, settings()).complete(request(model, "openai"))
     body = sent_json(route)
@@ -168,10 +184,42 @@ def test_openai_reasoning_models_get_max_completion_tokens_and_no_temperature(
     assert "temperature" not in body
 
 
-@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4.1-mini", "o1x", "claude-o3"])
-def test_other_openai_models_are_not_reasoning_models(model: str) -> None:
-    """Only reasoning models are treated so: gpt-4o, o1x or claude-o3 get the usual request."""
-    assert not is_reasoning_model(model)
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4.1-mini", "o1x", "claude-o3", "gpt-5/gpt-4o"])
+def test_other_openai_models_are_not_reasoning_models(
+    mock: respx.MockRouter, transport: HttpTransport, model: str
+) -> None:
+    """Only reasoning models are treated so: gpt-4o, o1x or claude-o3 get temperature 0.3
+    and max_tokens."""
+    route = mock.post(OPENAI_URL).respond(200, json={"choices": [{"message": {"content": "r"}}]})
+    http_client("openai", transport, settings()).complete(request(model, "openai"))
+    body = sent_json(route)
+    assert (body["temperature"], body["max_tokens"]) == (0.3, 4096)
+    assert "max_completion_tokens" not in body
+
+
+@pytest.mark.parametrize(
+    ("environ", "config"),
+    [
+        ({"AXE_OPENAI_REASONING_MODELS": "fast, my-alias"}, ""),
+        ({}, '[providers.openai]\nreasoning_models = "my-alias,other"\n'),
+    ],
+    ids=["variable", "config.toml"],
+)
+def test_a_gateway_alias_is_a_reasoning_model_when_the_settings_say_so(
+    mock: respx.MockRouter, tmp_path: Path, environ: dict[str, str], config: str
+) -> None:
+    """A reasoning model behind an alias the name cannot tell (a gateway's ``my-alias``) is
+    sent as one when AXE_OPENAI_REASONING_MODELS or config.toml's ``reasoning_models``
+    (comma-separated) names it; other models are not."""
+    (tmp_path / "config.toml").write_text(config)
+    route = mock.post(OPENAI_URL).respond(200, json={"choices": [{"message": {"content": "r"}}]})
+    llm = LLMProviders({"OPENAI_API_KEY": KEY, **environ}, config_dir=tmp_path, clock=FakeClock())
+    llm.complete(request("my-alias", "openai"))
+    llm.complete(request("my-alias-2", "openai"))
+    llm.close()
+    aliased, other = sent_json(route, 0), sent_json(route, 1)
+    assert (aliased["max_completion_tokens"], "temperature" in aliased) == (4096, False)
+    assert (other["max_tokens"], other["temperature"]) == (4096, 0.3)
 
 
 def test_openai_null_content_is_an_empty_analysis(
@@ -849,3 +897,15 @@ def test_a_malformed_port_in_a_base_url_is_a_config_error(transport: HttpTranspo
     assert str(caught.value).startswith(
         "invalid base URL for ollama (http://localhost:abc/api/chat): "
     )
+
+
+def test_a_reply_larger_than_32_mib_is_refused_once(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A reply over 32 MiB (a misrouted download) is one API error line, not read whole
+    and not asked for again."""
+    route = mock.post(ANTHROPIC_URL).respond(200, content=b" " * (32 * 1024 * 1024 + 1))
+    with pytest.raises(ApiError) as caught:
+        http_client("anthropic", transport, settings()).complete(request())
+    assert str(caught.value) == f"reply from {ANTHROPIC_URL} is larger than 33554432 bytes"
+    assert route.call_count == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -16,6 +16,7 @@ import pytest
 import respx
 
 from axe.adapters.llm import LLMProviders
+from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
@@ -124,25 +125,54 @@ def test_an_ollama_compatible_server_without_api_show_is_sent_the_log_as_before(
     assert (limit, completion.text, chat.call_count) == (None, "## Patterns Found\nok", 1)
 
 
-def test_first_requests_at_once_share_one_routing_transport() -> None:
-    """Workers whose first requests start together build one routing transport between them,
+def test_first_requests_at_once_share_one_client() -> None:
+    """Workers whose first requests start together make one httpx client between them,
     so none is left unclosed and connections are reused."""
     transport = HttpTransport(clock=FakeClock())
-    built = at_once(transport._shared_routing)
+    built = at_once(transport._shared_client)
     transport.close()
-    assert len({id(routing) for routing in built}) == 1
+    assert len({id(client) for client in built}) == 1
 
 
-def test_a_request_that_reaches_the_transport_after_it_closed_is_not_sent() -> None:
-    """Closing the run while a request is built and signed (a big Bedrock body, Ctrl-C under
-    ``--all``) sends nothing: the closed transport makes no pool again."""
+def test_a_request_after_the_run_closed_the_transport_is_not_sent() -> None:
+    """Once the run is over (Ctrl-C under ``--all``), a worker's next request is not sent:
+    one line says so."""
     transport = HttpTransport(clock=FakeClock())
-    shared = transport._shared_routing()
     transport.close()
     with respx.mock(assert_all_called=False) as mock:
-        route = mock.post("http://127.0.0.1:9/api/chat").respond(200)
+        route = mock.post("http://127.0.0.1:9/api/chat").respond(200, json={})
         with pytest.raises(ApiError, match=r"^request not sent: the run is over$"):
-            shared.handle_request(httpx.Request("POST", "http://127.0.0.1:9/api/chat"))
+            transport.exchange(
+                "http://127.0.0.1:9/api/chat", headers={}, body=JsonBody({}), provider="ollama"
+            )
+    assert not route.called
+
+
+class ClosingAuth(httpx.Auth):
+    """Closes the run while it signs, as Ctrl-C under ``--all`` may while a big body is
+    signed for Bedrock."""
+
+    def __init__(self, transport: HttpTransport) -> None:
+        self.transport = transport
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        self.transport.close()
+        yield request
+
+
+def test_a_request_the_run_closed_while_it_was_signed_is_not_sent() -> None:
+    """A request still being built or signed when the run ends is not sent afterwards."""
+    transport = HttpTransport(clock=FakeClock())
+    with respx.mock(assert_all_called=False) as mock:
+        route = mock.post("http://127.0.0.1:9/api/chat").respond(200, json={})
+        with pytest.raises(ApiError, match=r"^request not sent: the run is over$"):
+            transport.exchange(
+                "http://127.0.0.1:9/api/chat",
+                headers={},
+                body=JsonBody({}),
+                provider="ollama",
+                auth=ClosingAuth(transport),
+            )
     assert not route.called
 
 

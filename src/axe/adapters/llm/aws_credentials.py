@@ -1,17 +1,13 @@
-"""AWS credentials for Bedrock, found where the Go axe looks (axe-formats.md, bedrock row).
-
-First ``AWS_ACCESS_KEY_ID`` + ``AWS_SECRET_ACCESS_KEY`` (+ ``AWS_SESSION_TOKEN``) from the
-environment, else the ``AWS_PROFILE`` profile (``default``) of the shared credentials file
-(``AWS_SHARED_CREDENTIALS_FILE``, ``~/.aws/credentials``). Sources that need the network
-(instance metadata, SSO, ``credential_process``) are never used.
+"""AWS credentials for Bedrock, found where the Go axe looks (axe-formats.md, bedrock row):
+``AWS_ACCESS_KEY_ID`` + ``AWS_SECRET_ACCESS_KEY`` (+ ``AWS_SESSION_TOKEN``), else the
+``AWS_PROFILE`` profile (``default``) of the shared credentials file
+(``AWS_SHARED_CREDENTIALS_FILE``, ``~/.aws/credentials``); never a source that needs the
+network (instance metadata, SSO, ``credential_process``).
 
 A key id without its secret, or a secret without its key id, is no credentials at all, in
-the environment as in a profile: that is the Go axe's rule and the AWS SDK for Go's ("require
-logical grouping of credentials"), so an environment that works for axe works for gc.
-botocore differs only in raising ``PartialCredentialsError`` for a key id without a secret;
-here the caller's "credentials missing" line says what to set instead.
-
-The value holds secrets, so its ``repr`` leaves them out.
+the environment as in a profile: the Go axe's rule and the AWS SDK for Go's, so an
+environment that works for axe works for gc (botocore raises ``PartialCredentialsError``
+instead; here the "credentials missing" line says what to set).
 """
 
 from __future__ import annotations
@@ -77,31 +73,20 @@ def read_aws_credentials(environ: Mapping[str, str]) -> AwsCredentials | None:
         ConfigError: the credentials file exists but cannot be read or parsed (the line
             names the file, never a value in it).
     """
-    key_id = environ.get("AWS_ACCESS_KEY_ID", "")
-    secret = environ.get("AWS_SECRET_ACCESS_KEY", "")
-    if key_id and secret:
-        token = environ.get("AWS_SESSION_TOKEN", "")
-        return AwsCredentials(
-            access_key_id=key_id,
-            secret_access_key=secret,
-            session_token=token,
-            source="AWS_ACCESS_KEY_ID",
-        )
-    path = shared_credentials_file(environ)
-    profiles = _read_profiles(path) if path else None
-    profile = aws_profile(environ)
-    if profiles is None or not profiles.has_section(profile):
-        return None
-    values = profiles[profile]
-    key_id = values.get("aws_access_key_id", "")
-    secret = values.get("aws_secret_access_key", "")
+    names = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token")
+    values: Mapping[str, str] = {name: environ.get(name.upper(), "") for name in names}
+    source = "AWS_ACCESS_KEY_ID"
+    if not (values["aws_access_key_id"] and values["aws_secret_access_key"]):
+        path, profile = shared_credentials_file(environ), aws_profile(environ)
+        profiles = _read_profiles(path) if path else None
+        if profiles is None or not profiles.has_section(profile):
+            return None
+        values, source = profiles[profile], f"profile {quoted(profile)} in {path}"
+    key_id, secret, token = (values.get(name, "") for name in names)
     if not (key_id and secret):
         return None
     return AwsCredentials(
-        access_key_id=key_id,
-        secret_access_key=secret,
-        session_token=values.get("aws_session_token", ""),
-        source=f"profile {quoted(profile)} in {path}",
+        access_key_id=key_id, secret_access_key=secret, session_token=token, source=source
     )
 
 
@@ -109,17 +94,19 @@ def required_aws_credentials(provider: str, environ: Mapping[str, str]) -> AwsCr
     """The credentials ``provider`` signs with, checked before any request.
 
     Raises:
-        ApiError: none in either place (exit 3, as a missing key), saying where gc looked.
+        ApiError: none in either place (exit 3, as a missing key), naming the file gc
+            read when there is one.
         ConfigError: the credentials file exists but cannot be read or parsed.
     """
     found = read_aws_credentials(environ)
     if found is not None:
         return found
-    where = shared_credentials_file(environ) or "~/.aws/credentials"
+    path = shared_credentials_file(environ)
+    profile = f"no profile {quoted(aws_profile(environ))} in {path}"
     raise ApiError(
         f"AWS credentials for provider {quoted(provider)} are not configured: none in the "
-        f"environment and no profile {quoted(aws_profile(environ))} in {where} (set "
-        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and "
+        f"environment and {profile if path and path.exists() else 'no shared credentials file'}"
+        " (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and "
         "AWS_SHARED_CREDENTIALS_FILE)"
     )
 

@@ -4,8 +4,7 @@ analyst's included, and the one check of a model: does a row serve it?
 A row says where the provider lives, which wire format it speaks (or, for a gateway,
 which format each family of model names takes), how a request is authenticated, where
 its key comes from and which extra headers it takes. Adding a provider is one row here,
-plus a module in ``wire/`` if it speaks a format no row speaks yet (its name added to
-``WireModule``: a row names its format, which is imported when a request first needs it).
+plus a module in ``wire/`` if it speaks a format no row speaks yet.
 
 ``largest_window`` is the largest context window any model of the provider accepts, and
 ``max_request_bytes`` the largest request it accepts, where one is published: a request
@@ -25,18 +24,22 @@ estimated above either is split before it is sent, whatever the model. Sources:
 from __future__ import annotations
 
 import enum
-import functools
-import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final, Literal, cast
+from typing import Final
 
 from attrs import frozen
 
+from axe.adapters.llm.wire import (
+    anthropic_messages,
+    bedrock_converse,
+    gemini,
+    ollama_chat,
+    openai_chat,
+    openai_responses,
+)
+from axe.adapters.llm.wire.base import WireFormat
 from axe.domain.errors import AgentError
 from axe.domain.model import quoted
-
-if TYPE_CHECKING:
-    from axe.adapters.llm.wire.base import WireFormat
 
 
 class Auth(enum.Enum):
@@ -54,37 +57,14 @@ class Auth(enum.Enum):
         return self not in (Auth.NONE, Auth.SIGV4)
 
 
-WireModule = Literal[  # the modules of wire/ that hold a format, so a typo fails mypy
-    "anthropic_messages",
-    "bedrock_converse",
-    "gemini",
-    "ollama_chat",
-    "openai_chat",
-    "openai_responses",
-]
-
-
 @frozen
 class Route:
-    """The format that models whose name starts with ``prefix`` take ("" takes any), named
-    by its module in ``wire/``, and its path when the provider puts it elsewhere than the
-    format's own (OpenCode)."""
+    """The format that models whose name starts with ``prefix`` take ("" takes any), and
+    its path when the provider puts it elsewhere than the format's own (OpenCode)."""
 
-    speaks: WireModule
+    wire: WireFormat
     prefix: str = ""
     path: str | None = None
-
-    @property
-    def wire(self) -> WireFormat:
-        """The route's format, imported the first time any route asks for it."""
-        return _wire_format(self.speaks)
-
-
-@functools.cache
-def _wire_format(module: WireModule) -> WireFormat:
-    """The format of ``wire/<module>.py``, imported on first use: a run loads its own
-    agents' formats, not all six (4 M instructions of a start-up, docs/benchmarks.md)."""
-    return cast("WireFormat", importlib.import_module(f"axe.adapters.llm.wire.{module}").FORMAT)
 
 
 @frozen(kw_only=True)
@@ -125,8 +105,8 @@ class Provider:
             raise AgentError(f"unknown {self.name} model {quoted(name)} (available: {available})")
 
 
-def _one(speaks: WireModule) -> tuple[Route, ...]:
-    return (Route(speaks),)
+def _one(wire: WireFormat) -> tuple[Route, ...]:
+    return (Route(wire),)
 
 
 CATALOGUE: Final[Mapping[str, Provider]] = {
@@ -135,7 +115,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="anthropic",
             base_url="https://api.anthropic.com",
-            routes=_one("anthropic_messages"),
+            routes=_one(anthropic_messages.FORMAT),
             auth=Auth.X_API_KEY,
             key_variable="ANTHROPIC_API_KEY",
             largest_window=1_000_000,
@@ -144,7 +124,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="openai",
             base_url="https://api.openai.com/v1",
-            routes=_one("openai_chat"),
+            routes=_one(openai_chat.FORMAT),
             auth=Auth.BEARER,
             key_variable="OPENAI_API_KEY",
             versioned_base=True,
@@ -153,13 +133,13 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="ollama",
             base_url="http://localhost:11434",
-            routes=_one("ollama_chat"),
+            routes=_one(ollama_chat.FORMAT),
             auth=Auth.NONE,
         ),
         Provider(
             name="google",
             base_url="https://generativelanguage.googleapis.com",
-            routes=_one("gemini"),
+            routes=_one(gemini.FORMAT),
             auth=Auth.GOOG_API_KEY,
             key_variable="GEMINI_API_KEY",
             largest_window=2_097_152,
@@ -167,7 +147,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="openrouter",
             base_url="https://openrouter.ai/api/v1",
-            routes=_one("openai_chat"),
+            routes=_one(openai_chat.FORMAT),
             auth=Auth.BEARER,
             key_variable="OPENROUTER_API_KEY",
             optional_headers=(
@@ -180,7 +160,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="atlascloud",
             base_url="https://api.atlascloud.ai/v1",
-            routes=_one("openai_chat"),
+            routes=_one(openai_chat.FORMAT),
             auth=Auth.BEARER,
             key_variable="ATLASCLOUD_API_KEY",
             versioned_base=True,
@@ -188,7 +168,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="requesty",
             base_url="https://router.requesty.ai/v1",
-            routes=_one("openai_chat"),
+            routes=_one(openai_chat.FORMAT),
             auth=Auth.BEARER,
             key_variable="REQUESTY_API_KEY",
             optional_headers=(("HTTP-Referer", "referer"), ("X-Title", "title")),
@@ -196,14 +176,14 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="edenai",
             base_url="https://api.edenai.run/v3",
-            routes=_one("openai_chat"),
+            routes=_one(openai_chat.FORMAT),
             auth=Auth.BEARER,
             key_variable="EDENAI_API_KEY",
         ),
         Provider(
             name="minimax",
             base_url="https://api.minimax.io/anthropic",
-            routes=_one("anthropic_messages"),
+            routes=_one(anthropic_messages.FORMAT),
             auth=Auth.X_API_KEY,
             key_variable="MINIMAX_API_KEY",
         ),
@@ -211,9 +191,9 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             name="opencode",
             base_url="https://opencode.ai/zen",
             routes=(
-                Route("anthropic_messages", "claude-"),
-                Route("openai_responses", "gpt-"),
-                Route("openai_chat", "", "/v1/chat/completions"),
+                Route(anthropic_messages.FORMAT, "claude-"),
+                Route(openai_responses.FORMAT, "gpt-"),
+                Route(openai_chat.FORMAT, "", "/v1/chat/completions"),
             ),
             auth=Auth.BEARER,
             key_variable="OPENCODE_API_KEY",
@@ -221,7 +201,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
         Provider(
             name="bedrock",
             base_url="https://bedrock-runtime.{region}.amazonaws.com",
-            routes=_one("bedrock_converse"),
+            routes=_one(bedrock_converse.FORMAT),
             auth=Auth.SIGV4,
             region_variables=("AWS_REGION", "AWS_DEFAULT_REGION", "AXE_BEDROCK_REGION"),
         ),

@@ -18,8 +18,9 @@ import httpx
 from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.catalogue import Auth, Provider, Route
 from axe.adapters.llm.settings import ProviderSettings
-from axe.adapters.llm.transport import HttpStatusError, HttpTransport, Reply
-from axe.adapters.llm.wire.base import Sent, ShapeError
+from axe.adapters.llm.sigv4 import SigV4Auth
+from axe.adapters.llm.transport import HttpTransport, Reply
+from axe.adapters.llm.wire.base import HttpStatusError, Sent, ShapeError
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, PromptTooLargeError
 from axe.domain.results import Completion
@@ -44,7 +45,7 @@ class HttpLLMClient:
         self._settings = settings
         self._base = base_url(provider, settings)
         self._secrets = _secrets(settings)
-        self._auth: httpx.Auth | None = None
+        self._auth = authentication(provider, settings)
         self._windows: dict[str, int | None] = {}
         self._asking: dict[str, threading.Lock] = {}  # per model: one question, one answer
         self._guard = threading.Lock()
@@ -69,7 +70,8 @@ class HttpLLMClient:
 
     def complete(self, request: AnalysisRequest) -> Completion:
         route = self._provider.route(request.model.name)
-        sent = Sent(request, self._windows.get(request.model.name))
+        model = request.model.name
+        sent = Sent(request, self._windows.get(model), model in self._settings.reasoning_models)
         reply = self._send(route, sent)
         try:
             text, usage = route.wire.reply(reply.document, sent)
@@ -101,25 +103,15 @@ class HttpLLMClient:
                 provider=self._provider.name,
                 secrets=self._secrets,
                 explain=lambda status, headers, raw: route.wire.error(status, headers, raw, sent),
-                auth=self._authentication(),
+                auth=self._auth,
                 retry_unanswered=sent.request.retry_unanswered,
             )
         except HttpStatusError as error:
-            source = self._key_source()
-            if error.rejected_key and source:
+            aws, key_source = self._settings.aws, self._settings.key_source
+            source = f"credentials from {aws.source}" if aws else f"key from {key_source}"
+            if error.rejected_key and (aws or key_source):
                 error.args = (f"{error} ({source})",)
             raise
-
-    def _key_source(self) -> str:
-        if self._settings.aws is not None and self._settings.aws.source:
-            return f"credentials from {self._settings.aws.source}"
-        return f"key from {self._settings.key_source}" if self._settings.key_source else ""
-
-    def _authentication(self) -> httpx.Auth | None:
-        """The row's authentication, built on the first request."""
-        if self._auth is None and self._provider.auth is not Auth.NONE:
-            self._auth = authentication(self._provider, self._settings)
-        return self._auth
 
     def _window(self, model: str) -> int | None:
         """The model's context length from the format's window path, asked once per model
@@ -138,7 +130,7 @@ class HttpLLMClient:
                         body=JsonBody({"model": model}),
                         provider=self._provider.name,
                         secrets=self._secrets,
-                        auth=self._authentication(),
+                        auth=self._auth,
                     ).document
                 except HttpStatusError as error:
                     if error.status not in _NO_SUCH_ENDPOINT:
@@ -185,13 +177,13 @@ class HeaderAuth(httpx.Auth):
         yield request
 
 
-def authentication(provider: Provider, settings: ProviderSettings) -> httpx.Auth:
-    """The row's kind of authentication, holding the settings' key or credentials."""
+def authentication(provider: Provider, settings: ProviderSettings) -> httpx.Auth | None:
+    """The row's kind of authentication, holding the settings' key or credentials; none
+    for a row without (Ollama), or without credentials in a run that signs nothing."""
+    if provider.auth is Auth.NONE:
+        return None
     if provider.auth is Auth.SIGV4:
-        from axe.adapters.llm.sigv4 import SigV4Auth  # noqa: PLC0415  (Bedrock's alone)
-
-        assert settings.aws is not None  # provider_settings checked before building
-        return SigV4Auth(settings.aws, settings.region)
+        return SigV4Auth(settings.aws, settings.region) if settings.aws else None
     header, value = {
         Auth.X_API_KEY: ("x-api-key", settings.api_key),
         Auth.BEARER: ("authorization", f"Bearer {settings.api_key}"),

@@ -1,21 +1,25 @@
-"""When to try a provider request again, and how long to wait first.
+"""When to try a provider request again, how long to wait first, and what to say when gc
+gives up.
 
 Follows what the official Anthropic and OpenAI SDKs do, so axe is neither more nor less
 persistent than the tools people already know: connection errors, timeouts, 408, 409, 429
 and 5xx are retried at most twice with capped exponential backoff and jitter; the server's
 ``retry-after-ms`` / ``retry-after`` (or the wait its error body names, as Gemini's
 ``RetryInfo`` does; up to 60 s) and ``x-should-retry`` are obeyed. Unlike the SDKs, a longer
-wait ends the tries at once (the transport's rule), rather than sending more requests into
-a limit the provider said will last.
+wait ends the tries at once, rather than sending more requests into a limit the provider
+said will last.
 """
 
 from __future__ import annotations
 
+import email.utils
 import random
 from collections.abc import Callable, Mapping
-from datetime import datetime
 
 from attrs import frozen
+
+from axe.adapters.llm.wire.base import WireError
+from axe.domain.errors import ApiError
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _SPEND_LIMIT_HINTS = ("insufficient_quota", "spend limit", "billing", "credit balance")
@@ -29,8 +33,23 @@ class RetryPolicy:
     max_delay: float = 8.0
     jitter: Callable[[], float] = random.random
 
+    def after_error(
+        self, status: int, headers: Mapping[str, str], raw: bytes, said: WireError, *, now: float
+    ) -> tuple[bool, float | None]:
+        """Whether an HTTP error reply may pass on another try, and the wait the provider
+        asked for, however long: its headers' (at ``now``, the wall clock), else its body's
+        as the wire format ``said`` (Gemini's ``RetryInfo``). Never a "too long" refusal,
+        nor after asking for a wait longer than gc waits."""
+        asked = requested_delay(headers, now=now)
+        asked = said.retry_delay if asked is None else asked
+        retryable = said.transient
+        if retryable is None or "x-should-retry" in headers:
+            retryable = self.should_retry(status, headers, raw.decode("utf-8", "replace"))
+        longer_than_waited = asked is not None and obeyed(asked) is None
+        return retryable and not longer_than_waited and said.refusal is None, asked
+
     def should_retry(self, status: int, headers: Mapping[str, str], body: str) -> bool:
-        """Whether an HTTP error reply is worth another try."""
+        """Whether an HTTP error reply is worth another try, by its status and headers."""
         verdict = headers.get("x-should-retry", "").strip().lower()
         if verdict in {"true", "false"}:
             return verdict == "true"
@@ -47,6 +66,19 @@ class RetryPolicy:
         return base * (1 - 0.25 * self.jitter())
 
 
+def given_up(error: ApiError, retries: int, asked: float | None) -> ApiError:
+    """``error``, saying how many retries were made, and how long the provider asked to be
+    left alone when that made more tries pointless (``retry-after: 3600``)."""
+    notes = [f"after {retries} {'retry' if retries == 1 else 'retries'}"] if retries else []
+    if asked is not None and asked >= 1:
+        notes.append(f"the provider asked to wait {asked:.0f}s before trying again")
+        if asked > MAX_SERVER_DELAY:
+            notes.append(f"gc waits at most {MAX_SERVER_DELAY:.0f}s")
+    if notes:
+        error.args = (f"{error} ({'; '.join(notes)})",)
+    return error
+
+
 def obeyed(asked: float | None) -> float | None:
     """The wait a provider asked for if gc waits that long (up to a minute), else None."""
     return asked if asked is not None and asked <= MAX_SERVER_DELAY else None
@@ -54,30 +86,18 @@ def obeyed(asked: float | None) -> float | None:
 
 def requested_delay(headers: Mapping[str, str], *, now: float) -> float | None:
     """The wait the headers ask for (``retry-after-ms``, ``retry-after`` in seconds or as
-    an HTTP date, measured from ``now``, the wall clock), however long, or None if they
-    name none."""
+    an HTTP date, measured from ``now``), however long, or None if they name none."""
     server = _server_delay(headers, now)
     return server if server is not None and server >= 0 else None
 
 
 def _server_delay(headers: Mapping[str, str], now: float) -> float | None:
-    millis = headers.get("retry-after-ms")
-    if millis:
+    for name, unit in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         try:
-            return float(millis) / 1000.0
+            return float(headers.get(name) or "-") * unit
         except ValueError:
             pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
     try:
-        return float(value)
-    except ValueError:
-        pass
-    import email.utils  # noqa: PLC0415  (rare: only for HTTP-date Retry-After values)
-
-    try:
-        when: datetime = email.utils.parsedate_to_datetime(value)
+        return email.utils.parsedate_to_datetime(headers.get("retry-after", "")).timestamp() - now
     except (TypeError, ValueError):
         return None
-    return when.timestamp() - now

@@ -1,26 +1,21 @@
 """What one row of the catalogue needs to be reached, from ``config.toml`` and the
-environment: its :class:`ProviderSettings`, checked before any request (and before httpx is
-imported), with every sentence about a setting that is missing or cannot be sent.
-
-Loaded for the HTTP rows only: the offline analyst needs none of it.
+environment: its :class:`ProviderSettings`, checked before any request, with every
+sentence about a setting that is missing or cannot be sent.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import attrs
 from attrs import field, frozen
 
+from axe.adapters.llm.aws_credentials import AwsCredentials, required_aws_credentials
 from axe.adapters.llm.catalogue import Auth, Provider
+from axe.adapters.llm.config import TomlGlobalConfig
 from axe.domain.errors import ApiError, ConfigError
 from axe.domain.model import quoted
-
-if TYPE_CHECKING:
-    from axe.adapters.llm.aws_credentials import AwsCredentials
-    from axe.adapters.llm.config import TomlGlobalConfig
 
 # What an HTTP header value can carry: visible ASCII, spaces only inside.
 _SENDABLE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
@@ -47,6 +42,7 @@ class ProviderSettings:
     headers: Mapping[str, str] = field(factory=dict)
     region: str = ""
     aws: AwsCredentials | None = None
+    reasoning_models: frozenset[str] = frozenset()
 
 
 def provider_settings(
@@ -58,12 +54,13 @@ def provider_settings(
     keyless: bool = False,
 ) -> ProviderSettings:
     """What ``config`` and ``environ`` say about ``row``'s provider; ``keyless``, for a run
-    that sends no analysis (``--estimate``), a missing key or AWS credentials are no error.
+    that sends nothing (``--estimate``), needs no key, and no region or AWS credentials:
+    there is nothing to sign.
 
     Raises:
         ConfigError: config.toml is broken (whatever the row needs from it: the same
-            file gives the same answer whichever model is asked), a SigV4 row has no
-            region (exit 2), or a value cannot be sent (see :func:`sendable`).
+            file gives the same answer whichever model is asked), a SigV4 row that sends
+            has no region (exit 2), or a value cannot be sent (see :func:`sendable`).
         ApiError: the row's key, or a SigV4 row's AWS credentials, are missing (exit 3).
     """
     config.check()  # broken even when the environment supplies everything it would give
@@ -83,14 +80,13 @@ def provider_settings(
         config_path=str(config.path),
         max_input_tokens=max_input_tokens,
         headers=headers,
+        reasoning_models=frozenset(
+            alias.strip() for alias in config.setting(name, "reasoning_models").split(",")
+        )
+        - {""},
     )
-    if row.auth is not Auth.SIGV4:
+    if row.auth is not Auth.SIGV4 or keyless:
         return sendable(row, settings, keyless=keyless)
-    from axe.adapters.llm.aws_credentials import (  # noqa: PLC0415
-        read_aws_credentials,
-        required_aws_credentials,
-    )
-
     region = config.setting(name, "region", row.region_variables)
     if not region:
         raise ConfigError(
@@ -98,7 +94,7 @@ def provider_settings(
             f"{', '.join(row.region_variables)}, or add region to [providers.{name}] in "
             f"{config.path})"
         )
-    aws = read_aws_credentials(environ) if keyless else required_aws_credentials(name, environ)
+    aws = required_aws_credentials(name, environ)
     return sendable(row, attrs.evolve(settings, region=region, aws=aws))
 
 

@@ -19,6 +19,7 @@ from axe.adapters.llm.wire.base import (
     Sent,
     ShapeError,
     WireError,
+    WireFormat,
     field_of,
     is_too_long,
     said,
@@ -33,10 +34,9 @@ _CONTEXT_LIMIT = re.compile(r"exceed context limit: (\d+) \+ (\d+) > (\d+)")
 _CACHE_INPUT = ("cache_creation_input_tokens", "cache_read_input_tokens")
 
 
-class AnthropicMessages:
+class AnthropicMessages(WireFormat):
     name: str = "anthropic-messages"
     headers: Mapping[str, str] = {"anthropic-version": ANTHROPIC_VERSION}
-    window_path: str | None = None
 
     def path(self, model: str) -> str:
         return "/v1/messages"
@@ -71,9 +71,6 @@ class AnthropicMessages:
 
     def cut_short(self, document: Any) -> bool:
         return said(document, "stop_reason", "max_tokens")
-
-    def window(self, document: Any) -> int | None:
-        return None
 
 
 def anthropic_refusal(status: int, code: str, message: str, reply_tokens: int) -> Refusal | None:

@@ -18,9 +18,11 @@ from attrs import frozen
 
 from axe.adapters.llm.body import JsonBody
 from axe.application.ports import AnalysisRequest
+from axe.domain.errors import ApiError, ModelNotFoundError, PromptTooLargeError
 from axe.domain.results import Usage
 
 _MAX_MESSAGE_CHARS = 300
+_LITELLM_RELAY = re.compile(r"litellm\.\w+: \w+: \w+Exception - ")
 # Hints that a 400 is about the prompt's size, in Anthropic's and OpenAI's words alike.
 TOO_LONG_HINTS = (
     "prompt is too long",
@@ -55,7 +57,8 @@ class WireError:
     when the format knows better (None: the status decides). ``rejected_key``: the body
     says the key was refused where the status does not (401 and 403 say it for every
     format); ``retry_delay``: seconds the body asks to wait before trying again, for a
-    provider that says so there rather than in ``retry-after``.
+    provider that says so there rather than in ``retry-after``; ``relayed``: a gateway
+    passes on its upstream provider's error (a 401 is then about the gateway's key).
     """
 
     message: str
@@ -64,6 +67,36 @@ class WireError:
     transient: bool | None = None
     rejected_key: bool = False
     retry_delay: float | None = None
+    relayed: bool = False
+
+
+class HttpStatusError(ApiError):
+    """The server answered, with an HTTP error status: a caller may decide by ``status``
+    (an Ollama-compatible server without ``/api/show`` answers 404 or 405), and say where
+    the key came from when ``rejected_key`` (a 401 or 403, or a body that says so)."""
+
+    def __init__(self, message: str, *, status: int, rejected_key: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.rejected_key = rejected_key
+
+
+class NotFoundError(HttpStatusError, ModelNotFoundError):
+    """A 404: to a provider's chat endpoint, the model (or the endpoint) does not exist."""
+
+
+def http_error(provider: str, status: int, said: WireError) -> ApiError:
+    """The error an HTTP error reply is, in its format's reading (``said``). A key refused
+    by the provider behind a gateway is not blamed on the key gc sent."""
+    named = said.kind and said.kind != str(status)  # OpenRouter's code is the status again
+    text = f"{provider} API error (HTTP {status}{f' {said.kind}' if named else ''}): {said.message}"
+    if (refusal := said.refusal) is not None:
+        return PromptTooLargeError(text, tokens=refusal.tokens, limit=refusal.limit)
+    rejected_key = status in (401, 403) or said.rejected_key
+    if rejected_key and said.relayed:
+        text += " (the provider behind the gateway refused the gateway's key, not gc's)"
+    kind = NotFoundError if status == 404 else HttpStatusError
+    return kind(text, status=status, rejected_key=rejected_key and not said.relayed)
 
 
 class ShapeError(Exception):
@@ -72,19 +105,22 @@ class ShapeError(Exception):
 
 @frozen
 class Sent:
-    """What the client sent, for reading the reply: the request and, for Ollama, the
-    model's window as the server reported it."""
+    """What the client sends, for building the request and reading its reply: the request;
+    for Ollama, the model's window as the server reported it; whether the provider's
+    settings name the model a reasoning model (a gateway's alias)."""
 
     request: AnalysisRequest
     window: int | None = None
+    reasoning: bool = False
 
 
 class WireFormat(Protocol):
-    """One request/reply format (see the module docstring)."""
+    """One request/reply format (see the module docstring). A format subclasses it for its
+    defaults: no extra headers, no way to ask for a model's window."""
 
     name: str
-    headers: Mapping[str, str]
-    window_path: str | None  # a path that reports the model's window (Ollama's /api/show)
+    headers: Mapping[str, str] = {}
+    window_path: str | None = None  # a path that reports the model's window (/api/show)
 
     def path(self, model: str) -> str:
         """Where the request goes, relative to the base URL."""
@@ -111,7 +147,7 @@ class WireFormat(Protocol):
 
     def window(self, document: Any) -> int | None:
         """The window in a ``window_path`` reply; None when it gives none."""
-        ...
+        return None
 
 
 def field_of(document: Any, key: str, kind: type[Any]) -> Any:
@@ -221,14 +257,21 @@ def typed_error(
     status: int, raw: bytes, *, refusal_in: RefusalReader, reply_tokens: int = 0
 ) -> WireError:
     """``{"error": {"type", "code", "message"}}`` (Anthropic's and OpenAI's shape) or
-    ``{"error": "..."}``, with the format's refusal reader applied."""
+    ``{"error": "..."}``, with the format's refusal reader applied. The kind shown is the
+    code where there is one (OpenAI's 429: ``rate_limit_exceeded``, not ``requests``), else
+    the type. A gateway relaying its upstream's error says so: OpenRouter with a
+    ``metadata.provider_name``, LiteLLM's proxy with its exception's name
+    (``litellm.AuthenticationError: AuthenticationError: OpenAIException - ...``)."""
     _, inner = error_object(raw)
+    kind = code = ""
     if isinstance(inner, dict):
         kind, code = text_of(inner.get("type")), text_of(inner.get("code"))
         message = text_of(inner.get("message")) or "no message"
-    elif isinstance(inner, str):
-        kind, code, message = "", "", text_of(inner) or "no message"
     else:
-        kind, code, message = "", "", plain(raw)
+        message = (text_of(inner) or "no message") if isinstance(inner, str) else plain(raw)
     refusal = refusal_in(status, code, message, reply_tokens) or request_too_large(status)
-    return WireError(message, kind=kind or code, refusal=refusal)
+    metadata = inner.get("metadata") if isinstance(inner, dict) else None
+    relayed = isinstance(metadata, dict) and "provider_name" in metadata
+    relayed = relayed or bool(_LITELLM_RELAY.match(message))
+    code = "" if code == str(status) else code  # OpenRouter's and LiteLLM's code is the status
+    return WireError(message, kind=code or kind, refusal=refusal, relayed=relayed)

@@ -22,6 +22,7 @@ from axe.adapters.llm.wire.base import (
     Sent,
     ShapeError,
     WireError,
+    WireFormat,
     decoded,
     field_of,
     plain,
@@ -54,10 +55,8 @@ _PERMANENT = frozenset(
 _TOO_LONG = ("input is too long", "too many input tokens", "too many total text bytes")
 
 
-class BedrockConverse:
+class BedrockConverse(WireFormat):
     name: str = "bedrock-converse"
-    headers: Mapping[str, str] = {}
-    window_path: str | None = None
 
     def path(self, model: str) -> str:
         return f"/model/{quote(model, safe='')}/converse"
@@ -104,9 +103,6 @@ class BedrockConverse:
 
     def cut_short(self, document: Any) -> bool:
         return said(document, "stopReason", "max_tokens")
-
-    def window(self, document: Any) -> int | None:
-        return None
 
 
 FORMAT = BedrockConverse()

@@ -28,6 +28,7 @@ from axe.adapters.llm.wire.base import (
     Sent,
     ShapeError,
     WireError,
+    WireFormat,
     error_object,
     field_of,
     first_of,
@@ -47,10 +48,8 @@ _TRANSIENT = frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE"})
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)s")
 
 
-class Gemini:
+class Gemini(WireFormat):
     name: str = "gemini"
-    headers: Mapping[str, str] = {}
-    window_path: str | None = None
 
     def path(self, model: str) -> str:
         return f"/v1beta/models/{quote(model, safe='-._~')}:generateContent"
@@ -104,9 +103,6 @@ class Gemini:
 
     def cut_short(self, document: Any) -> bool:
         return said(first_of(document, "candidates"), "finishReason", "MAX_TOKENS")
-
-    def window(self, document: Any) -> int | None:
-        return None
 
 
 def _details(error: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from axe.adapters.llm.wire.base import (
     Sent,
     ShapeError,
     WireError,
+    WireFormat,
     field_of,
     said,
     typed_error,
@@ -50,9 +51,8 @@ def num_ctx(sent: Sent) -> int:
     return context if sent.window is None else min(context, sent.window)
 
 
-class OllamaChat:
+class OllamaChat(WireFormat):
     name: str = "ollama-chat"
-    headers: Mapping[str, str] = {}
     window_path: str | None = "/api/show"
 
     def path(self, model: str) -> str:

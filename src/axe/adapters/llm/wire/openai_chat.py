@@ -21,6 +21,7 @@ from axe.adapters.llm.wire.base import (
     Sent,
     ShapeError,
     WireError,
+    WireFormat,
     field_of,
     first_of,
     is_too_long,
@@ -37,15 +38,17 @@ _MESSAGES = re.compile(r"(\d+) in the messages|resulted in (\d+) tokens")
 _COMPLETION = re.compile(r"(\d+) in the completion")
 
 
-def is_reasoning_model(name: str) -> bool:
-    """OpenAI reasoning models reject ``max_tokens`` and any non-default temperature."""
-    return bool(_REASONING_MODEL.search(name))
+def is_reasoning_model(sent: Sent) -> bool:
+    """OpenAI reasoning models reject ``max_tokens`` and any non-default temperature. A
+    router names them behind its prefixes (``openrouter/openai/gpt-5``), so the name's last
+    part is judged; a gateway's alias, only by the provider's settings."""
+    return sent.reasoning or bool(
+        _REASONING_MODEL.search(sent.request.model.name.rpartition("/")[2])
+    )
 
 
-class OpenAIChat:
+class OpenAIChat(WireFormat):
     name: str = "openai-chat"
-    headers: Mapping[str, str] = {}
-    window_path: str | None = None
 
     def path(self, model: str) -> str:
         return "/chat/completions"
@@ -59,7 +62,7 @@ class OpenAIChat:
                 {"role": "user", "content": MEMORY},
             ],
         }
-        if is_reasoning_model(request.model.name):
+        if is_reasoning_model(sent):
             payload["max_completion_tokens"] = request.max_tokens
         else:
             payload["temperature"] = request.temperature
@@ -88,9 +91,6 @@ class OpenAIChat:
 
     def cut_short(self, document: Any) -> bool:
         return said(first_of(document, "choices"), "finish_reason", "length")
-
-    def window(self, document: Any) -> int | None:
-        return None
 
 
 def priced(block: Any, input_key: str, output_key: str) -> Usage | None:

@@ -15,6 +15,7 @@ from axe.adapters.llm.wire.base import (
     Sent,
     ShapeError,
     WireError,
+    WireFormat,
     field_of,
     items_of,
     said,
@@ -24,10 +25,8 @@ from axe.adapters.llm.wire.openai_chat import is_reasoning_model, openai_refusal
 from axe.domain.results import Usage
 
 
-class OpenAIResponses:
+class OpenAIResponses(WireFormat):
     name: str = "openai-responses"
-    headers: Mapping[str, str] = {}
-    window_path: str | None = None
 
     def path(self, model: str) -> str:
         return "/v1/responses"
@@ -40,7 +39,7 @@ class OpenAIResponses:
             "input": MEMORY,
             "max_output_tokens": request.max_tokens,
         }
-        if not is_reasoning_model(request.model.name):
+        if not is_reasoning_model(sent):
             payload["temperature"] = request.temperature
         return JsonBody(payload, request.content)
 
@@ -64,9 +63,6 @@ class OpenAIResponses:
 
     def cut_short(self, document: Any) -> bool:
         return said(document, "status", "incomplete")
-
-    def window(self, document: Any) -> int | None:
-        return None
 
 
 FORMAT = OpenAIResponses()
