@@ -1,6 +1,10 @@
 """Every LLM provider gc can analyse with, end to end, behind one ``LLMClient``: the
 catalogue, wire formats, auth and SigV4, the HTTP transport, config.toml and AWS
 credentials, and the offline analyst.
+
+The HTTP client, and httpx with it, is imported when the first HTTP row's client is built:
+a run that sends nothing (a missing agent, memory disabled, ``--help``, the offline
+analyst) never loads it, which is most of a cron run's start-up (``make bench``'s rows).
 """
 
 from __future__ import annotations
@@ -8,18 +12,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from axe.adapters.llm.catalogue import Provider, provider
-from axe.adapters.llm.client import HttpLLMClient
 from axe.adapters.llm.config import TomlGlobalConfig
 from axe.adapters.llm.offline.client import HeuristicAnalyst
 from axe.adapters.llm.settings import provider_settings
-from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest, Clock
 from axe.domain.errors import AgentError
 from axe.domain.model import ModelRef
 from axe.domain.results import Completion
+
+if TYPE_CHECKING:
+    from axe.adapters.llm.transport import HttpTransport
 
 
 class _RowClient(Protocol):
@@ -61,7 +66,8 @@ class LLMProviders:
         self._config = TomlGlobalConfig(config_dir / "config.toml", environ)
         self._max_input_tokens = max_input_tokens
         self._sending = sending
-        self._transport = HttpTransport(clock=clock, timeout=http_timeout, user_agent=user_agent)
+        self._clock, self._timeout, self._user_agent = clock, http_timeout, user_agent
+        self._transport: HttpTransport | None = None
         self._building = threading.Lock()
         self._clients: dict[str, _RowClient] = {}
 
@@ -93,8 +99,10 @@ class LLMProviders:
         return self._client(request.model).complete(request)
 
     def close(self) -> None:
-        """Close the transport: no request is started or retried after this."""
-        self._transport.close()
+        """Close the transport, if one was made: no request is started or retried after."""
+        with self._building:
+            if self._transport is not None:
+                self._transport.close()
 
     def _client(self, model: ModelRef) -> _RowClient:
         """The client of ``model``'s row, built once; the model is checked after the
@@ -116,4 +124,11 @@ class LLMProviders:
         settings = provider_settings(
             row, self._config, self._environ, self._max_input_tokens, keyless=not self._sending
         )
+        from axe.adapters.llm.client import HttpLLMClient  # noqa: PLC0415  (see the docstring)
+        from axe.adapters.llm.transport import HttpTransport  # noqa: PLC0415
+
+        if self._transport is None:
+            self._transport = HttpTransport(
+                clock=self._clock, timeout=self._timeout, user_agent=self._user_agent
+            )
         return HttpLLMClient(self._transport, row, settings)
