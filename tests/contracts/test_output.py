@@ -18,6 +18,7 @@ from axe.domain.events import (
     AnalysisReady,
     AnalysisSplit,
     AnalysisStarted,
+    CountingUnavailable,
     Event,
     Exposure,
     MemoryRead,
@@ -33,7 +34,7 @@ from axe.domain.events import (
     TrimWarning,
     WaitingForLock,
 )
-from axe.domain.model import ModelRef
+from axe.domain.model import ModelRef, WindowSource
 from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult
 from axe.testing import RecordingOutput
 
@@ -174,6 +175,26 @@ EVERY_KIND_OF_EVENT += BUDGET_EVENTS
 EVERY_KIND_OF_EVENT.append(RecordNotKept("a", "/m is writable by others"))
 HELD = "a program still holds /m/a.md open for writing"
 EVERY_KIND_OF_EVENT += [
+    CountingUnavailable("a", "openrouter", "it offers no count"),
+    CountingUnavailable("b", "openrouter", "it offers no count"),  # said once a run
+    AgentFinished(
+        _estimated(
+            "i",
+            40,
+            estimate=Estimate(
+                window=1_000_000,
+                window_source=WindowSource.PROVIDER,
+                requests=1,
+                most_requests=1,
+                input_tokens=1_310,
+                likely_input_tokens=1_310,
+                output_tokens=4_096,
+                analysed=40,
+                all_entries=5_406,
+                counted=True,
+            ),
+        )
+    ),
     TrimWarning("a", HELD),
     AgentFinished(
         AgentResult(
@@ -268,9 +289,9 @@ BUDGET_TEXT_LINES = [
     (
         "Model: builtin/heuristic, offline: it reads the log here, for no tokens\n"
         "Requests: none\n"
-        "Input tokens: 0\n"
-        "Output tokens: 0\n"
-        "Budget: 2,000 tokens (from [budget] max_tokens in /c/axe/agents/h.toml): every entry\n",
+        "Input tokens: none\n"
+        "Output tokens: none\n"
+        "Budget: not needed, nothing is spent\n",
         "",
     ),
     (
@@ -279,7 +300,7 @@ BUDGET_TEXT_LINES = [
         "Input tokens: 0\n"
         "Output tokens: 0\n"
         "Budget: 2,000 tokens (from [budget] max_tokens in /c/axe/agents/h.toml): too small, "
-        "the newest entry alone needs 4,700\n",
+        "the newest entry alone needs 4,700 (every entry needs 9,000 at most)\n",
         "",
     ),
 ]
@@ -289,7 +310,22 @@ NOT_RECORDED = (
     "others), so it will be analysed on every run\n"
 )
 TEXT_LINES.append(("", NOT_RECORDED))
+NOT_COUNTED = (
+    "Warning: openrouter did not count the requests before they were sent (it offers no "
+    "count); the budget and the estimate rest on gc's own estimate, which errs high\n"
+)
+COUNTED_ESTIMATE = (
+    "Model: anthropic/claude-3, input window at most 1,000,000 tokens, the provider's "
+    "largest; the model's may be smaller\n"
+    "Requests: 1\n"
+    "Input tokens: 1,310, the provider's own count\n"
+    "Output tokens: 4,096 at most\n"
+    "Budget: unlimited (every entry needs 5,406 at most)\n"
+)
 TEXT_LINES += [
+    ("", NOT_COUNTED),
+    ("", ""),
+    (COUNTED_ESTIMATE, ""),
     ("", f'Warning: agent "a": {HELD}\n'),
     ("Trimmed: 2 entries removed, 1 entries kept.\n", ""),
 ]
@@ -343,6 +379,7 @@ def _estimated_object(*facts: object) -> str:
         f'"analysed_entries": {analysed}, "estimated_requests": {requests}, '
         f'"estimated_input_tokens": {sure}, "estimated_output_tokens": {out}, '
         f'"likely_input_tokens": {likely}, "input_window_tokens": {window}, '
+        '"input_window_source": null, "input_tokens_counted": false, '
         f'"budget_for_every_entry": {every}, "budget_for_newest_entry": {newest}}}\n'
     )
 
@@ -395,6 +432,16 @@ JSON_LINES = [
     ),
     *[(_estimated_object(*facts), "") for facts in ESTIMATED_FACTS],
     ("", NOT_RECORDED),
+    ("", NOT_COUNTED),
+    ("", ""),
+    (
+        _estimated_object(
+            "i", 40, CLAUDE, None, None, 40, 1, 1310, 4096, 1310, 1_000_000, 5406, None
+        )
+        .replace('"input_window_source": null', '"input_window_source": "provider"')
+        .replace('"input_tokens_counted": false', '"input_tokens_counted": true'),
+        "",
+    ),
     ("", f'Warning: agent "a": {HELD}\n'),
     (
         '{"agent": "a", "status": "trimmed", "entries": 3, "removed": 2, "kept": 1, '

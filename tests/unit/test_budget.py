@@ -17,7 +17,8 @@ from axe.domain.budget import Budget, Estimate
 from axe.domain.entries import count_entries
 from axe.domain.errors import BudgetTooSmallError, PromptTooLargeError
 from axe.domain.events import AnalysisNarrowed, AnalysisReady
-from axe.domain.model import AgentConfig, BudgetConfig, ModelRef, Window, WindowSource
+from axe.domain.model import AgentConfig, BudgetConfig, ModelRef, WindowSource
+from axe.domain.model import Window as InputWindow
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS
 from axe.domain.results import AgentResult, AgentStatus, Completion
 from axe.testing import (
@@ -275,9 +276,9 @@ def test_an_estimate_for_the_offline_analyst_covers_every_entry_for_nothing() ->
 class _WindowsByModel(ScriptedLLM):
     """A provider whose models have windows of their own; only claude-3's is known."""
 
-    def input_limit(self, request: AnalysisRequest) -> Window | None:
+    def input_limit(self, request: AnalysisRequest) -> InputWindow | None:
         claude = request.model == ModelRef("anthropic", "claude-3")
-        return Window(100_000, WindowSource.MODEL) if claude else None
+        return InputWindow(100_000, WindowSource.MODEL) if claude else None
 
     def charges_tokens(self, model: ModelRef) -> bool:
         return model.provider == "anthropic"

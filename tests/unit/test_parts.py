@@ -410,8 +410,8 @@ def test_the_last_entry_of_a_run_is_sent_whole_when_it_fits_though_sparser_than_
     """The last entry of a run that fits a part of its own is sent whole, not cut, even
     when the run's earlier entries are denser, so that a first guess from the run's
     density ends inside it."""
-    dense = b"## a\n" + "é".encode() * 150 + b"\n"
-    sparse = b"## b\n" + b"x" * 1000 + b"\n"
+    dense = b"## a\n" + "é".encode() * 300 + b"\n"
+    sparse = b"## b\n" + b"a word of prose " * 60 + b"\n"
     index = LogIndex(dense + sparse + entries(2))
     room = index.cost(0, 1).most
     assert index.cost(1, 2).most <= room < index.cost(0, 2).most

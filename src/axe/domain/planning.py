@@ -179,7 +179,7 @@ class Sizing:
         return self.ceiling is not None and not self.answered
 
     def answered_with(self, ask: Ask, completion: Completion) -> Sizing:
-        answered = attrs.evolve(self, answered=True)
+        answered = attrs.evolve(self, answered=True) if self.ceiling is not None else self
         usage = completion.usage
         if usage is None or usage.input_tokens <= 0:
             return answered
