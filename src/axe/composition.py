@@ -24,7 +24,7 @@ from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.places import config_dir, data_dir
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import Clock, Output
-from axe.application.workers import StopSignal
+from axe.application.stops import StopSignal
 from axe.domain.errors import ConfigError
 from axe.domain.events import Event
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS

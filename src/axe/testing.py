@@ -26,8 +26,9 @@ from axe.application.workers import RecordingOutput
 from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.errors import AgentError, AxeError, ConfigError, NoTokenCountError
-from axe.domain.model import AgentConfig, MemoryConfig, ModelRef, Window, WindowSource, quoted
+from axe.domain.model import AgentConfig, MemoryConfig, ModelRef, quoted
 from axe.domain.results import Completion
+from axe.domain.window import Window, WindowSource
 
 __all__ = [
     "FakeAgentRepository",

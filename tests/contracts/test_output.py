@@ -34,8 +34,9 @@ from axe.domain.events import (
     TrimWarning,
     WaitingForLock,
 )
-from axe.domain.model import ModelRef, WindowSource
+from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, AgentStatus, Analysis, SweepResult
+from axe.domain.window import WindowSource
 from axe.testing import RecordingOutput
 
 SUCCEEDED = [

@@ -17,10 +17,11 @@ from axe.domain.budget import Budget, Estimate
 from axe.domain.entries import count_entries
 from axe.domain.errors import BudgetTooSmallError, PromptTooLargeError
 from axe.domain.events import AnalysisNarrowed, AnalysisReady
-from axe.domain.model import AgentConfig, BudgetConfig, ModelRef, WindowSource
-from axe.domain.model import Window as InputWindow
+from axe.domain.model import AgentConfig, BudgetConfig, ModelRef
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS
 from axe.domain.results import AgentResult, AgentStatus, Completion
+from axe.domain.window import Window as InputWindow
+from axe.domain.window import WindowSource
 from axe.testing import (
     FakeAgentRepository,
     FakeMemoryStore,

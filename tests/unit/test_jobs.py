@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage
 from axe.application.ports import AnalysisRequest, Output
-from axe.application.workers import Stopped, StopSignal, run_in_order
+from axe.application.stops import Stopped, StopSignal
+from axe.application.workers import run_in_order
 from axe.domain.errors import ApiError
 from axe.domain.events import AgentStarted, Event, SweepProgress
 from axe.domain.results import Completion, SweepResult

@@ -15,7 +15,7 @@ import pytest
 
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import AnalysisRequest
-from axe.application.workers import StopSignal
+from axe.application.stops import StopSignal
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.events import AgentFinished, Event, SweepProgress
 from axe.domain.model import AgentConfig

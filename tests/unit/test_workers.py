@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
-from axe.application.workers import StopSignal, ordered_map
+from axe.application.stops import StopSignal
+from axe.application.workers import ordered_map
 
 
 def test_a_slow_first_item_holds_up_no_other_worker() -> None:

@@ -12,7 +12,8 @@ import attrs
 from attrs import Factory, define, field
 
 from axe.application.ports import AnalysisRequest, LLMClient, Output
-from axe.application.workers import StopSignal, ordered_map
+from axe.application.stops import StopSignal
+from axe.application.workers import ordered_map
 from axe.domain.budget import Budget, Estimate
 from axe.domain.errors import AxeError, NoTokenCountError
 from axe.domain.events import (
@@ -23,11 +24,12 @@ from axe.domain.events import (
     PartAnalysed,
 )
 from axe.domain.log_index import LogIndex
-from axe.domain.model import MemoryConfig, ModelRef, Window
+from axe.domain.model import MemoryConfig, ModelRef
 from axe.domain.planning import Ask, Batch, Failed, Finished, Outcome, Plan, Stage, start
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN_DETECTION_PROMPT
 from axe.domain.results import Analysis, Completion, Spent
 from axe.domain.spending import Budgeted, estimated, within
+from axe.domain.window import Window
 
 
 @define(kw_only=True, eq=False)  # one agent's working state, used by identity

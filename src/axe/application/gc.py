@@ -11,7 +11,8 @@ from attrs import Attribute, Factory, define, field, frozen, validators
 
 from axe.application.analysis import LogAnalysis
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
-from axe.application.workers import StopSignal, run_in_order
+from axe.application.stops import StopSignal
+from axe.application.workers import run_in_order
 from axe.domain.budget import Budget, Estimate
 from axe.domain.entries import MemorySnapshot, count_entries, plan_trim
 from axe.domain.errors import (

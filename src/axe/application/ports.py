@@ -11,8 +11,9 @@ from attrs import field, frozen
 
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.events import Event
-from axe.domain.model import AgentConfig, MemoryConfig, ModelRef, Window
+from axe.domain.model import AgentConfig, MemoryConfig, ModelRef
 from axe.domain.results import Completion
+from axe.domain.window import Window
 
 if TYPE_CHECKING:
     from axe.domain.analysed import AnalysedMemory

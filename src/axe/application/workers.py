@@ -1,9 +1,8 @@
-"""Bounded worker threads, the one scheduler of both ``--all --jobs`` and the parts of a log,
-and the stop signal every worker of a run shares.
+"""Bounded worker threads, the one scheduler of both ``--all --jobs`` and the parts of a log.
 
 The workers are daemon threads: after a stop (Ctrl-C, SIGTERM) nobody waits for a request
 in flight, which may take minutes, so the process can end as soon as what had begun to
-change is finished and reported."""
+change is finished and reported (:mod:`.stops`)."""
 
 from __future__ import annotations
 
@@ -13,90 +12,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Generic, TypeVar
 
 from axe.application.ports import Output
+from axe.application.stops import StopSignal
 from axe.domain.events import AgentFinished, Event
 
 T = TypeVar("T")
 R = TypeVar("R")
 E = TypeVar("E")
-
-HALT_SECONDS = 30.0  # how long a stop waits for changes under way (trims take milliseconds)
-
-
-class Stopped(Exception):  # noqa: N818  (a signal, not an error: the run was interrupted)
-    """The run was asked to stop; nothing more is sent or trimmed."""
-
-
-class StopSignal:
-    """A stop the frontend asks for (Ctrl-C, SIGTERM), seen by every worker of the run.
-
-    A change to a memory file (a trim, the record of the analysis, and the report that says
-    so) is never cut in half: once begun it is finished and reported, and a stop that comes
-    meanwhile waits for it. On the main thread the frontend's signal handler hands the stop
-    to :meth:`interrupt`, which raises it at once, or after the change under way; worker
-    threads begin no change after a stop, and :meth:`halt` waits for those under way.
-    """
-
-    def __init__(self) -> None:
-        self.requested = False
-        self._under_way = 0  # changes begun on worker threads and not yet ended
-        self._ended = threading.Condition()
-        self._main_changing = False
-        self._deferred: BaseException | None = None
-        self._halting = False
-
-    def check(self) -> None:
-        """Raise :class:`Stopped` if a stop was asked for."""
-        if self.requested:
-            raise Stopped
-
-    def begin_change(self) -> None:
-        """Mark the start of a change that must be finished and reported whatever comes.
-
-        Raises:
-            Stopped: a stop was asked for (the stop itself, on the main thread).
-        """
-        if threading.current_thread() is threading.main_thread():
-            self._main_changing = True  # first: a stop arriving from here on waits
-            if self.requested:
-                self._main_changing = False
-                raise self._deferred or Stopped()
-            return
-        with self._ended:
-            self.check()
-            self._under_way += 1
-
-    def end_change(self) -> None:
-        """The change begun last on this thread is finished and reported; on the main
-        thread, a stop that arrived meanwhile is raised now."""
-        if threading.current_thread() is threading.main_thread():
-            self._main_changing = False
-            stop, self._deferred = self._deferred, None
-            if stop is not None:
-                raise stop
-            return
-        with self._ended:
-            self._under_way -= 1
-            self._ended.notify_all()
-
-    def interrupt(self, stop: BaseException) -> None:
-        """Take ``stop`` (``KeyboardInterrupt``, or the frontend's exception for SIGTERM)
-        from a signal handler, which runs on the main thread: raised now, unless a change
-        is under way there, then when it ends. Takes no lock: the handler may run while
-        the main thread holds one. Once :meth:`halt` is carrying a stop out, another is
-        ignored, so a second Ctrl-C cannot cut the report of finished work short."""
-        self.requested = True
-        if self._halting:
-            return
-        if not self._main_changing:
-            raise stop
-        self._deferred = self._deferred or stop
-
-    def halt(self, timeout: float = HALT_SECONDS) -> None:
-        """No worker begins a change from now on; wait until those under way have ended."""
-        self._halting = True
-        with self._ended:
-            self.requested = True
-            self._ended.wait_for(lambda: self._under_way == 0, timeout)
 
 
 class RecordingOutput:

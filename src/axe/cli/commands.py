@@ -1,5 +1,9 @@
 """The click commands: ``axe`` (a group) and ``axe gc``, arguments in, exit code out; thin on
 purpose, ``gc`` checks the argument combination and hands the work to the composition root.
+
+The command line loads nothing of gc itself: ``gc`` imports the use case and the
+composition root when it runs, so ``--help``, ``--version``, completion and the commands
+handed to the Go axe start as fast as click does.
 """
 
 from __future__ import annotations
@@ -12,11 +16,8 @@ from typing import Any, NoReturn
 import click
 
 from axe import __version__
-from axe.application.gc import BelowOneError, GcOptions
-from axe.application.workers import StopSignal
 from axe.cli import handoff
 from axe.cli.running import AxeCommand, AxeGroup
-from axe.composition import agent_names, run_gc
 from axe.domain.errors import AgentError
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
 
@@ -156,6 +157,8 @@ def _a_number(_: click.Context, param: click.Parameter, value: float | None) -> 
 def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """Shell completion of AGENT: the agents of every agents directory, --agents-dir's
     too when it was typed before."""
+    from axe.composition import agent_names  # noqa: PLC0415  (see the module docstring)
+
     names = agent_names(agents_dir=ctx.params.get("agents_dir"))
     return [name for name in names if name.startswith(incomplete)]
 
@@ -276,6 +279,10 @@ def gc(
     larger one is analysed in parts whose reports are merged. The file is replaced
     atomically.
     """
+    from axe.application.gc import BelowOneError, GcOptions  # noqa: PLC0415  (see above)
+    from axe.application.stops import StopSignal  # noqa: PLC0415
+    from axe.composition import run_gc  # noqa: PLC0415
+
     if all_agents and agent:
         raise AgentError("cannot specify both --all and an agent name")
     if not all_agents and not agent:

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 import click
 
-from axe.application.workers import StopSignal
+from axe.application.stops import StopSignal
 from axe.domain.errors import AxeError, exit_code_for
 from axe.domain.safe_text import terminal_safe
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from axe.domain.model import WindowSource
+from axe.domain.window import WindowSource
 
 
 @frozen

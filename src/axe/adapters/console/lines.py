@@ -46,8 +46,9 @@ from axe.domain.events import (
     TrimWarning,
     WaitingForLock,
 )
-from axe.domain.model import WindowSource, quoted
+from axe.domain.model import quoted
 from axe.domain.results import AgentResult, AgentStatus, SweepResult
+from axe.domain.window import WindowSource
 
 
 class Stream(enum.Enum):
