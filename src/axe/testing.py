@@ -148,10 +148,20 @@ class FakeMemoryStore:
     def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
         return self.records.get(agent.name)
 
-    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> str | None:
+    def remember_analysed(
+        self,
+        agent: AgentConfig,
+        left: bytes,
+        *,
+        model: ModelRef,
+        budget: int | None = None,
+        analysed: int | None = None,
+    ) -> str | None:
         if self.unrecordable is not None:
             return self.unrecordable
-        self.records[agent.name] = AnalysedMemory.of(left, model=model, at=self.clock.now())
+        now = self.clock.now()
+        record = AnalysedMemory.of(left, model=model, at=now, budget=budget, analysed=analysed)
+        self.records[agent.name] = record
         return None
 
 

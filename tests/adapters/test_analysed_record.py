@@ -125,6 +125,10 @@ def test_another_users_record_is_not_trusted(memory: MemoryFile) -> None:
         WHOLE.replace("1.5", "-1").encode(),
         WHOLE.replace("1.5", '"2026-11-25T12:00:00Z"').encode(),
         WHOLE.replace("}", "}" + " " * 5000).encode(),  # huge: no record is that large
+        WHOLE.replace("}", ', "budget": 20000}').encode(),  # a budget without its count
+        WHOLE.replace("}", ', "analysed": 7}').encode(),
+        WHOLE.replace("}", ', "budget": 20000, "analysed": "7"}').encode(),
+        WHOLE.replace("}", ', "budget": 20000, "analysed": -7}').encode(),
     ],
 )
 def test_a_record_that_is_not_whole_and_well_formed_is_no_record(
@@ -142,6 +146,18 @@ def test_the_well_formed_record_of_those_is_read(memory: MemoryFile) -> None:
     assert read_record(memory) == AnalysedMemory(size=3, sha256="ab" * 32, model="ollama/m", at=1.5)
     record_path(memory.path).write_text(WHOLE.replace("1.5", "2"))
     assert read_record(memory) == AnalysedMemory(size=3, sha256="ab" * 32, model="ollama/m", at=2)
+
+
+def test_a_record_a_budget_narrowed_says_the_budget_and_the_entries_analysed(
+    memory: MemoryFile,
+) -> None:
+    """The two extra fields are written only when a budget left entries out, and read back."""
+    narrowed = attrs.evolve(RECORD, budget=20_000, analysed=2)
+    write_record(memory, narrowed)
+    assert json.loads(record_path(memory.path).read_bytes())["analysed"] == 2
+    assert read_record(memory) == narrowed
+    write_record(memory, RECORD)
+    assert "budget" not in json.loads(record_path(memory.path).read_bytes())
 
 
 @pytest.mark.parametrize("kind", ["directory", "fifo"])

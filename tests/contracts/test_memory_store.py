@@ -231,7 +231,7 @@ def test_what_gc_left_is_remembered_with_the_model_and_the_time(harness: StoreHa
     harness.store.remember_analysed(AGENT, entries(5), model=MODEL)  # replaces the old one
     latest = harness.store.analysed(AGENT)
     assert latest is not None
-    assert latest.holds(entries(5), MODEL)
+    assert latest.holds(entries(5), MODEL, None)
 
 
 @pytest.mark.parametrize("how", ["deleted", "corrupted"])

@@ -70,14 +70,14 @@ def stdout(p: GcPorts, *, json_lines: bool = False) -> list[str]:
 def test_a_record_holds_exactly_the_bytes_it_was_made_of(left: bytes, now: bytes) -> None:
     """Only the very bytes gc left count as unchanged; any other content is a change."""
     record = AnalysedMemory.of(left, model=MODEL, at=NOON)
-    assert record.holds(now, MODEL) is (now == left)
+    assert record.holds(now, MODEL, None) is (now == left)
     assert (record.size, record.sha256) == (len(left), digest(left))
 
 
 def test_a_record_of_another_model_does_not_hold() -> None:
     """The same bytes analysed by another model are analysed again by this one."""
     record = AnalysedMemory.of(b"x", model=MODEL, at=NOON)
-    assert not record.holds(b"x", ModelRef("openai", "gpt-4o"))
+    assert not record.holds(b"x", ModelRef("openai", "gpt-4o"), None)
 
 
 def test_the_second_run_over_an_unchanged_fleet_sends_nothing() -> None:
@@ -249,16 +249,57 @@ def test_an_agent_analysed_while_this_gc_waited_for_the_lock_is_skipped() -> Non
     assert stdout(second)[-1].startswith("Unchanged since gc analysed it at")
 
 
-def test_entries_a_budget_left_out_are_never_recorded_as_analysed() -> None:
-    """A budget that narrows the analysis to the newest entries leaves no record of a file
-    whose older entries it did not read, so the next --skip-unchanged run analyses them; a
-    trim that keeps only analysed entries is recorded as usual."""
+def test_a_budget_narrowed_record_holds_only_under_that_budget() -> None:
+    """A record of an analysis that a budget narrowed skips the file only for a run with the
+    same budget: any other budget, or none, could read older entries, so it analyses."""
+    record = AnalysedMemory.of(b"x", model=MODEL, at=NOON, budget=20_000, analysed=7)
+    assert record.holds(b"x", MODEL, 20_000)
+    assert not record.holds(b"x", MODEL, 30_000)
+    assert not record.holds(b"x", MODEL, None)
+    whole = AnalysedMemory.of(b"x", model=MODEL, at=NOON, budget=20_000)
+    assert (whole.budget, whole.holds(b"x", MODEL, 30_000)) == (None, True)
+
+
+def test_an_untrimmed_log_a_budget_narrowed_is_skipped_under_the_same_budget() -> None:
+    """An agent without a trim limit whose oldest entries the budget left out is recorded
+    with the budget and the entries analysed: the same budget skips it next time (the same
+    newest entries would be paid for again), another budget analyses it."""
     budget = attrs.evolve(SKIP, max_tokens=20_000)
     window = ScriptedLLM(script=Window(10_000), window=10_000)
-    kept_all = make_agent("a", last_n=5000)
-    p = attrs.evolve(ports(kept_all, files={"a": entries(3000)}), llm=window)
-    assert collect_garbage("a", budget, p).analysed_entries < 3000  # type: ignore[operator]
-    assert store(p).records == {}
+    p = attrs.evolve(ports(make_agent("a"), files={"a": entries(3000)}), llm=window)
+    result = collect_garbage("a", budget, p)
+    assert result.status is AgentStatus.NO_TARGET
+    assert result.analysed_entries is not None
+    assert 0 < result.analysed_entries < 3000
+    assert store(p).records == {
+        "a": AnalysedMemory.of(
+            entries(3000), model=MODEL, at=NOON, budget=20_000, analysed=result.analysed_entries
+        )
+    }
+    second = attrs.evolve(again(p), llm=ScriptedLLM(script=Window(10_000), window=10_000))
+    assert collect_garbage("a", budget, second).status is AgentStatus.UNCHANGED
+    assert sent(second) == 0
+    assert stdout(second)[-1] == (
+        f"Unchanged since gc analysed its newest {result.analysed_entries:,} entries under a "
+        "budget of 20,000 tokens at 2026-11-25T12:00:00Z. Skipping analysis and trim."
+    )
+    other = attrs.evolve(again(p), llm=ScriptedLLM(script=Window(10_000), window=10_000))
+    wider = attrs.evolve(budget, max_tokens=30_000)
+    assert collect_garbage("a", wider, other).status is AgentStatus.NO_TARGET
+    assert sent(other) > 0
+
+
+def test_a_trim_that_keeps_entries_a_budget_left_out_records_the_budget() -> None:
+    """A trim that keeps more entries than the budget analysed records the budget too; a
+    trim that keeps only analysed entries is recorded as a whole analysis."""
+    budget = attrs.evolve(SKIP, max_tokens=20_000)
+    window = ScriptedLLM(script=Window(10_000), window=10_000)
+    p = attrs.evolve(ports(make_agent("a", last_n=5000), files={"a": entries(3000)}), llm=window)
+    analysed = collect_garbage("a", budget, p).analysed_entries
+    assert analysed is not None
+    assert analysed < 3000
+    assert store(p).records["a"].budget == 20_000
+    assert store(p).records["a"].analysed == analysed
     result = collect_garbage("a", SKIP, second := again(p))
     assert (result.status, sent(second)) == (AgentStatus.WITHIN_LIMIT, 1)
     trimmed = attrs.evolve(ports(make_agent("b", last_n=3), files={"b": entries(3000)}), llm=window)
@@ -279,18 +320,6 @@ def test_a_record_that_cannot_be_kept_is_a_warning_under_the_flag_only() -> None
         'Warning: --skip-unchanged cannot record the analysis of agent "a" (/m is writable '
         "by others), so it will be analysed on every run"
     ]
-    assert store(p).records == {}
-
-
-def test_a_budget_that_left_entries_out_of_an_untrimmed_log_leaves_it_unrecorded() -> None:
-    """An agent without a trim limit whose oldest entries the budget left out is analysed
-    and reported as usual, and left without a record, so the next run reads them."""
-    budget = attrs.evolve(SKIP, max_tokens=20_000)
-    window = ScriptedLLM(script=Window(10_000), window=10_000)
-    p = attrs.evolve(ports(make_agent("a"), files={"a": entries(3000)}), llm=window)
-    result = collect_garbage("a", budget, p)
-    assert result.status is AgentStatus.NO_TARGET
-    assert result.analysed_entries < 3000  # type: ignore[operator]
     assert store(p).records == {}
 
 

@@ -276,7 +276,8 @@ class _AgentGc:
             model = self.options.model_override or ModelRef.parse(self.agent.model)
         except AgentError:
             return None  # the flow says it, after the lines it always prints first
-        if not since.holds(snapshot.content, model):
+        budget = None if self.budget is None else self.budget.max_tokens
+        if not since.holds(snapshot.content, model, budget):
             return None
         self.model = model
         count = self._report_read(snapshot)
@@ -286,13 +287,18 @@ class _AgentGc:
     def _remember(self, left: bytes, entries: int) -> None:
         """Under the lock, after the analysis: what this gc leaves in the file, so that a
         later ``--skip-unchanged`` run skips it while it holds exactly that (with or
-        without the flag now: a nightly run after a run by hand costs nothing). Not when
-        the budget left out some of the ``entries`` left: a skip must never hide an entry
-        gc has not analysed."""
-        if self.analysed is not None and self.analysed < entries:
-            return
+        without the flag now: a nightly run after a run by hand costs nothing). When the
+        budget left out some of the ``entries`` left, the record says which budget and how
+        many of the newest were analysed: only a run with that budget skips it."""
         assert self.model is not None  # chosen before the analysis
-        why_not = self.ports.memory.remember_analysed(self.agent, left, model=self.model)
+        narrowed = self.analysed is not None and self.analysed < entries
+        why_not = self.ports.memory.remember_analysed(
+            self.agent,
+            left,
+            model=self.model,
+            budget=self.budget.max_tokens if narrowed and self.budget else None,
+            analysed=self.analysed if narrowed else None,
+        )
         if why_not is not None and self.options.skip_unchanged:
             self.ports.output.emit(RecordNotKept(self.agent.name, why_not))
 

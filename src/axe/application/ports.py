@@ -84,7 +84,15 @@ class MemoryStore(Protocol):
             ConfigError: the memory path cannot be resolved.
         """
 
-    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> str | None:
+    def remember_analysed(
+        self,
+        agent: AgentConfig,
+        left: bytes,
+        *,
+        model: ModelRef,
+        budget: int | None = None,
+        analysed: int | None = None,
+    ) -> str | None:
         """Record, under the lock, that gc analysed ``agent``'s memory file with ``model`` and
         left ``left`` there, stamped with the run's clock; atomically, replacing any earlier
         record. Where it cannot be written safely nothing is recorded, which only costs a

@@ -24,23 +24,45 @@ def digest(content: bytes) -> str:
 class AnalysedMemory:
     """gc analysed a memory file with ``model`` (``provider/model-name``) at ``at`` (seconds
     since the epoch, from the run's clock) and left ``size`` bytes there whose SHA-256 is
-    ``sha256``: after a trim, the kept tail it wrote; otherwise the bytes it analysed."""
+    ``sha256``: after a trim, the kept tail it wrote; otherwise the bytes it analysed. When a
+    token budget of ``budget`` tokens left the oldest out, ``analysed`` is how many of the
+    newest entries the analysis covered (None: every entry)."""
 
     size: int
     sha256: str
     model: str
     at: float
+    budget: int | None = None
+    analysed: int | None = None
 
     @classmethod
-    def of(cls, left: bytes, *, model: ModelRef, at: float) -> AnalysedMemory:
-        return cls(size=len(left), sha256=digest(left), model=str(model), at=at)
+    def of(
+        cls,
+        left: bytes,
+        *,
+        model: ModelRef,
+        at: float,
+        budget: int | None = None,
+        analysed: int | None = None,
+    ) -> AnalysedMemory:
+        narrowed = analysed is not None
+        return cls(
+            size=len(left),
+            sha256=digest(left),
+            model=str(model),
+            at=at,
+            budget=budget if narrowed else None,
+            analysed=analysed,
+        )
 
-    def holds(self, content: bytes, model: ModelRef) -> bool:
-        """Whether ``content`` is byte for byte what gc left, and ``model`` the model that
-        analysed it: only then is there nothing new to analyse. The size and the model are
-        compared first, so a grown log costs no digest."""
+    def holds(self, content: bytes, model: ModelRef, budget: int | None) -> bool:
+        """Whether ``content`` is byte for byte what gc left, ``model`` the model that
+        analysed it and, if a budget left entries out, ``budget`` that very budget: only
+        then is there nothing new to analyse (another budget could cover more). The size
+        and the model are compared first, so a grown log costs no digest."""
         return (
             self.size == len(content)
             and self.model == str(model)
+            and (self.analysed is None or self.budget == budget)
             and self.sha256 == digest(content)
         )

@@ -257,9 +257,13 @@ def _memory(event: MemoryRead | MemoryUnchanged) -> list[str]:
     """What gc found in the memory file (the spec's two lines), and that it is unchanged."""
     if isinstance(event, MemoryRead):
         return [f"Agent: {event.agent}", f"Entries: {event.entries}"]
-    return [
-        f"Unchanged since gc analysed it at {utc_time(event.since.at)}. Skipping analysis and trim."
-    ]
+    since, at = event.since, utc_time(event.since.at)
+    if since.analysed is not None and since.budget is not None:
+        return [
+            f"Unchanged since gc analysed its newest {since.analysed:,} entries under a budget "
+            f"of {since.budget:,} tokens at {at}. Skipping analysis and trim."
+        ]
+    return [f"Unchanged since gc analysed it at {at}. Skipping analysis and trim."]
 
 
 _LARGER = "use a model with a larger window, or --model builtin/heuristic"

@@ -36,6 +36,7 @@ _CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim
 _LARGEST = 4096  # a record is about 150 bytes; anything much larger is not one
 _LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z
 _FIELDS = {"size": (int,), "sha256": (str,), "model": (str,), "at": (float, int)}
+_NARROWED = {"budget": (int,), "analysed": (int,)}  # only in a record a budget narrowed
 
 
 class MemoryFile:
@@ -231,8 +232,17 @@ class FileMemoryStore:
     def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
         return read_record(self.file_for(agent))
 
-    def remember_analysed(self, agent: AgentConfig, left: bytes, *, model: ModelRef) -> str | None:
-        record = AnalysedMemory.of(left, model=model, at=self._clock.now())
+    def remember_analysed(
+        self,
+        agent: AgentConfig,
+        left: bytes,
+        *,
+        model: ModelRef,
+        budget: int | None = None,
+        analysed: int | None = None,
+    ) -> str | None:
+        now = self._clock.now()
+        record = AnalysedMemory.of(left, model=model, at=now, budget=budget, analysed=analysed)
         return write_record(self.file_for(agent), record)
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:
@@ -322,7 +332,8 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
         return str(error)
     if (where := place.shared) is not None:
         return f"{where.directory} {where.why}, who could forge a record there"
-    data = json.dumps(attrs.asdict(record)) + "\n"
+    fields = attrs.asdict(record)
+    data = json.dumps({key: value for key, value in fields.items() if value is not None}) + "\n"
     durable.remove_abandoned_temps(file)
     try:
         with durable.signals_deferred():  # else Ctrl-C could leave the record in its temp file
@@ -344,9 +355,12 @@ def _parse(text: bytes) -> AnalysedMemory | None:
         fields = json.loads(text)
     except ValueError:  # UnicodeDecodeError and JSONDecodeError included
         return None
-    if not isinstance(fields, dict) or fields.keys() != _FIELDS.keys():
+    if not isinstance(fields, dict) or fields.keys() - _NARROWED.keys() != _FIELDS.keys():
         return None
-    if any(type(fields[name]) not in kinds for name, kinds in _FIELDS.items()):
+    kinds_of = _FIELDS | _NARROWED
+    if any(type(value) not in kinds_of[name] for name, value in fields.items()):
+        return None
+    if ("budget" in fields) != ("analysed" in fields) or fields.get("analysed", 0) < 0:
         return None
     if fields["size"] < 0 or not 0 <= fields["at"] <= _LATEST:  # NaN too: a time to print
         return None
