@@ -96,9 +96,21 @@ def test_the_package_index_page_has_no_link_that_breaks_there() -> None:
     targets = _LINK.findall(page) + re.findall(r"^\[[^\]]+\]:\s*(\S+)", page, re.MULTILINE)
     targets += re.findall(r"(?:href|src)=[\"']([^\"']+)", page)
     assert [target for target in targets if not target.startswith(_ABSOLUTE)] == []
+    readme = README.read_text()
     commands = re.findall(r"^axe .*$", page, re.MULTILINE)
     assert len(commands) > 5
-    assert [command for command in commands if command not in README.read_text()] == []
+    assert commands == re.findall(r"^axe .*$", readme, re.MULTILINE)
+
+
+def test_the_package_index_page_says_what_the_readme_says() -> None:
+    """What the project is (its first paragraph, the providers it runs on) is the README's,
+    word for word, on the index page too."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    page = (ROOT / project["readme"]).read_text()
+    first = re.search(r"^\[axe\]\(.*?\n\n", README.read_text(), re.MULTILINE | re.DOTALL)
+    assert first is not None
+    assert "eleven providers" in first.group(0)
+    assert first.group(0) in page
 
 
 def test_every_test_the_troubleshooting_table_names_exists() -> None:
