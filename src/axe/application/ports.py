@@ -5,18 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from attrs import field, frozen
 
+from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.events import Event
 from axe.domain.model import AgentConfig, MemoryConfig, ModelRef
 from axe.domain.results import Completion
 from axe.domain.window import Window
-
-if TYPE_CHECKING:
-    from axe.domain.analysed import AnalysedMemory
 
 
 class AgentRepository(Protocol):

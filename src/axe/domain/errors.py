@@ -7,12 +7,9 @@ cannot be true, a budget) carry them as values, and the console words them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from attrs import frozen
 
-if TYPE_CHECKING:
-    from axe.domain.budget import Budget
+from axe.domain.budget import Budget
 
 
 class AxeError(Exception):

@@ -5,17 +5,14 @@ listeners can follow several at once."""
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
 
 from attrs import frozen
 
+from axe.domain.analysed import AnalysedMemory
+from axe.domain.budget import Budget
 from axe.domain.errors import AxeError
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, Analysis, SweepResult
-
-if TYPE_CHECKING:  # loaded only by runs that use them (hashlib is slow to load)
-    from axe.domain.analysed import AnalysedMemory
-    from axe.domain.budget import Budget
 
 
 @frozen

@@ -1,8 +1,5 @@
-"""Bounds on what a user may ask for, shared by the command line and the composition root.
-
-A module of plain constants with no imports, so the command line can name them in its
-options without loading anything else at start-up.
-"""
+"""Bounds on what a user may ask for, shared by the command line (its options' help and
+checks) and the composition root."""
 
 MIN_INPUT_TOKENS = 1024  # room for gc's instructions, a slice of the log and a merge
 MAX_WAIT_SECONDS = 86_400  # a day: longer waits overflow the clocks they are given to

@@ -5,15 +5,12 @@ them); the use case returns one :class:`AgentResult` per agent, a :class:`SweepR
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
 
 from attrs import frozen
 
+from axe.domain.budget import Budget, Estimate
 from axe.domain.errors import EXIT_SUCCESS, ApiError, AxeError, PromptTooLargeError, exit_code_for
 from axe.domain.model import ModelRef
-
-if TYPE_CHECKING:
-    from axe.domain.budget import Budget, Estimate
 
 
 class AgentStatus(enum.Enum):
