@@ -26,6 +26,7 @@ from axe.adapters.llm.wire.base import (
     typed_error,
     usage,
 )
+from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -46,8 +47,7 @@ class AnthropicMessages(WireFormat):
         payload = {
             "model": request.model.name,
             "max_tokens": request.max_tokens,
-            "system": request.system_prompt,
-            "messages": [{"role": "user", "content": MEMORY}],
+            **_prompt(request),
             "temperature": request.temperature,
         }
         return JsonBody(payload, request.content)
@@ -84,6 +84,17 @@ def anthropic_refusal(status: int, code: str, message: str, reply_tokens: int) -
         prompt, reply, window = (int(group) for group in found.groups())
         return Refusal(prompt, window - reply)
     return Refusal()
+
+
+def count_body(request: AnalysisRequest) -> JsonBody:
+    """``POST /v1/messages/count_tokens``: the Messages body without ``max_tokens`` and
+    ``temperature``, which it does not take (platform.claude.com/docs/api/messages/count_tokens);
+    it answers ``{"input_tokens": N}``."""
+    return JsonBody({"model": request.model.name, **_prompt(request)}, request.content)
+
+
+def _prompt(request: AnalysisRequest) -> dict[str, Any]:
+    return {"system": request.system_prompt, "messages": [{"role": "user", "content": MEMORY}]}
 
 
 FORMAT = AnthropicMessages()

@@ -31,6 +31,7 @@ from axe.adapters.llm.wire.base import (
     text_of,
     usage,
 )
+from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
 
 _TRANSIENT = frozenset(
@@ -64,8 +65,7 @@ class BedrockConverse(WireFormat):
     def body(self, sent: Sent) -> JsonBody:
         request = sent.request
         payload = {
-            "system": [{"text": request.system_prompt}],
-            "messages": [{"role": "user", "content": [{"text": MEMORY}]}],
+            **_conversation(request),
             "inferenceConfig": {
                 "temperature": request.temperature,
                 "maxTokens": request.max_tokens,
@@ -103,6 +103,20 @@ class BedrockConverse(WireFormat):
 
     def cut_short(self, document: Any) -> bool:
         return said(document, "stopReason", "max_tokens")
+
+
+def count_body(request: AnalysisRequest) -> JsonBody:
+    """``POST /model/{model id}/count-tokens``, signed as Converse is: the Converse request's
+    system and messages (docs.aws.amazon.com/bedrock/latest/APIReference/
+    API_runtime_CountTokens.html); it answers ``{"inputTokens": N}``."""
+    return JsonBody({"input": {"converse": _conversation(request)}}, request.content)
+
+
+def _conversation(request: AnalysisRequest) -> dict[str, Any]:
+    return {
+        "system": [{"text": request.system_prompt}],
+        "messages": [{"role": "user", "content": [{"text": MEMORY}]}],
+    }
 
 
 FORMAT = BedrockConverse()

@@ -39,6 +39,7 @@ from axe.adapters.llm.wire.base import (
     text_of,
     usage,
 )
+from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
 
 _TOO_LONG = re.compile(
@@ -57,8 +58,8 @@ class Gemini(WireFormat):
     def body(self, sent: Sent) -> JsonBody:
         request = sent.request
         payload = {
-            "system_instruction": {"parts": [{"text": request.system_prompt}]},
-            "contents": [{"role": "user", "parts": [{"text": MEMORY}]}],
+            "system_instruction": _parts(request.system_prompt),
+            "contents": [{"role": "user", **_parts(MEMORY)}],
             "generationConfig": {
                 "temperature": request.temperature,
                 "maxOutputTokens": request.max_tokens,
@@ -103,6 +104,23 @@ class Gemini(WireFormat):
 
     def cut_short(self, document: Any) -> bool:
         return said(first_of(document, "candidates"), "finishReason", "MAX_TOKENS")
+
+
+def count_body(request: AnalysisRequest) -> JsonBody:
+    """``POST /v1beta/models/{model}:countTokens`` with the whole request as a
+    ``generateContentRequest``, which names its model (``models/{model}``), so the system
+    instruction is counted too (ai.google.dev/api/tokens); it answers ``{"totalTokens": N}``.
+    """
+    counted = {
+        "model": f"models/{request.model.name}",
+        "contents": [{"role": "user", **_parts(MEMORY)}],
+        "systemInstruction": _parts(request.system_prompt),
+    }
+    return JsonBody({"generateContentRequest": counted}, request.content)
+
+
+def _parts(text: Any) -> dict[str, Any]:
+    return {"parts": [{"text": text}]}
 
 
 def _details(error: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from axe.adapters.llm.wire.base import (
     typed_error,
 )
 from axe.adapters.llm.wire.openai_chat import is_reasoning_model, openai_refusal, priced
+from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
 
 
@@ -33,12 +34,7 @@ class OpenAIResponses(WireFormat):
 
     def body(self, sent: Sent) -> JsonBody:
         request = sent.request
-        payload: dict[str, Any] = {
-            "model": request.model.name,
-            "instructions": request.system_prompt,
-            "input": MEMORY,
-            "max_output_tokens": request.max_tokens,
-        }
+        payload = {**_prompt(request), "max_output_tokens": request.max_tokens}
         if not is_reasoning_model(sent):
             payload["temperature"] = request.temperature
         return JsonBody(payload, request.content)
@@ -63,6 +59,17 @@ class OpenAIResponses(WireFormat):
 
     def cut_short(self, document: Any) -> bool:
         return said(document, "status", "incomplete")
+
+
+def count_body(request: AnalysisRequest) -> JsonBody:
+    """``POST {base}/responses/input_tokens`` (OpenAI's, for any of its models): the Responses
+    body without what it does not count (developers.openai.com/api/reference, "Get input
+    token counts"); it answers ``{"object": "response.input_tokens", "input_tokens": N}``."""
+    return JsonBody(_prompt(request), request.content)
+
+
+def _prompt(request: AnalysisRequest) -> dict[str, Any]:
+    return {"model": request.model.name, "instructions": request.system_prompt, "input": MEMORY}
 
 
 FORMAT = OpenAIResponses()
