@@ -84,7 +84,7 @@ class HttpLLMClient:
         if lookup is None:
             raise NoTokenCountError("it has no count endpoint")
         if not self._can_ask:
-            raise NoTokenCountError("no key to ask with")
+            raise NoTokenCountError("no key or credentials to ask with")
         try:
             counted = self._ask(lookup, request)
         except HttpStatusError as error:

@@ -3,7 +3,7 @@ gives up.
 
 Follows what the official Anthropic and OpenAI SDKs do, so axe is neither more nor less
 persistent than the tools people already know: connection errors, timeouts, 408, 409, 429
-and 5xx are retried at most twice with capped exponential backoff and jitter; the server's
+and 5xx but 501 (a server without the endpoint, which no try adds) are retried at most twice with capped exponential backoff and jitter; the server's
 ``retry-after-ms`` / ``retry-after`` (or the wait its error body names, as Gemini's
 ``RetryInfo`` does; up to 60 s) and ``x-should-retry`` are obeyed. Unlike the SDKs, a longer
 wait ends the tries at once, rather than sending more requests into a limit the provider
@@ -55,7 +55,7 @@ class RetryPolicy:
             return verdict == "true"
         if status == 429 and any(hint in body.lower() for hint in _SPEND_LIMIT_HINTS):
             return False
-        return status in _RETRYABLE_STATUS or status >= 500
+        return status in _RETRYABLE_STATUS or (status >= 500 and status != 501)
 
     def delay(self, retry: int, asked: float | None) -> float:
         """Seconds to wait before retry number ``retry`` (0-based): the wait the provider
