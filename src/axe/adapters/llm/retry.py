@@ -3,11 +3,12 @@ gives up.
 
 Follows what the official Anthropic and OpenAI SDKs do, so axe is neither more nor less
 persistent than the tools people already know: connection errors, timeouts, 408, 409, 429
-and 5xx but 501 (a server without the endpoint, which no try adds) are retried at most twice with capped exponential backoff and jitter; the server's
+and 5xx are retried at most twice with capped exponential backoff and jitter; the server's
 ``retry-after-ms`` / ``retry-after`` (or the wait its error body names, as Gemini's
 ``RetryInfo`` does; up to 60 s) and ``x-should-retry`` are obeyed. Unlike the SDKs, a longer
 wait ends the tries at once, rather than sending more requests into a limit the provider
-said will last.
+said will last, and a 501 is not retried: a server without the endpoint (a gateway asked
+for a count) will not have it a second later.
 """
 
 from __future__ import annotations
