@@ -53,8 +53,8 @@ class LLMProviders:
         """``clock``: the run's one clock, for every HTTP deadline and retry pause;
         ``http_timeout``: seconds for one request, retries included (default: the
         transport's); ``max_input_tokens``: a cap on every request (``--max-input-tokens``);
-        not ``sending`` (``--estimate``): only windows are asked for, so no key is needed,
-        and an analysis is refused."""
+        not ``sending`` (``--estimate``): only windows and counts are asked for, so no key
+        is needed (without one nothing is counted), and an analysis is refused."""
         self._environ = environ
         self._config = TomlGlobalConfig(config_dir / "config.toml", environ)
         self._max_input_tokens = max_input_tokens
