@@ -41,7 +41,7 @@ from axe.adapters.llm.wire import (
     openai_chat,
     openai_responses,
 )
-from axe.adapters.llm.wire.base import Lookup, WireFormat, number_at
+from axe.adapters.llm.wire.base import Lookup, WireFormat
 from axe.domain.errors import AgentError
 from axe.domain.model import quoted
 
@@ -126,11 +126,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             key_variable="ANTHROPIC_API_KEY",
             largest_window=1_000_000,
             max_request_bytes=32_000_000,
-            counting=Lookup(
-                "/v1/messages/count_tokens",
-                anthropic_messages.count_body,
-                number_at("input_tokens"),
-            ),
+            counting=anthropic_messages.COUNTING,
         ),
         Provider(
             name="openai",
@@ -140,18 +136,14 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             key_variable="OPENAI_API_KEY",
             versioned_base=True,
             largest_window=1_047_576,
-            counting=Lookup(
-                "/responses/input_tokens", openai_responses.count_body, number_at("input_tokens")
-            ),
+            counting=openai_responses.COUNTING,
         ),
         Provider(
             name="ollama",
             base_url="http://localhost:11434",
             routes=_one(ollama_chat.FORMAT),
             auth=Auth.NONE,
-            window=Lookup(
-                "/api/show", ollama_chat.show_body, ollama_chat.context_length, holds_reply=True
-            ),
+            window=ollama_chat.WINDOW,
         ),
         Provider(
             name="google",
@@ -160,10 +152,8 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             auth=Auth.GOOG_API_KEY,
             key_variable="GEMINI_API_KEY",
             largest_window=2_097_152,
-            window=Lookup("/v1beta/models/{model}", None, number_at("inputTokenLimit")),
-            counting=Lookup(
-                "/v1beta/models/{model}:countTokens", gemini.count_body, number_at("totalTokens")
-            ),
+            window=gemini.WINDOW,
+            counting=gemini.COUNTING,
         ),
         Provider(
             name="openrouter",
@@ -177,7 +167,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
                 ("X-OpenRouter-Categories", "categories"),
             ),
             versioned_base=True,
-            window=Lookup("/models", None, openai_chat.listed_window, holds_reply=True),
+            window=openai_chat.OPENROUTER_WINDOW,
         ),
         Provider(
             name="atlascloud",
@@ -226,11 +216,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             routes=_one(bedrock_converse.FORMAT),
             auth=Auth.SIGV4,
             region_variables=("AWS_REGION", "AWS_DEFAULT_REGION", "AXE_BEDROCK_REGION"),
-            counting=Lookup(
-                "/model/{model}/count-tokens",
-                bedrock_converse.count_body,
-                number_at("inputTokens"),
-            ),
+            counting=bedrock_converse.COUNTING,
         ),
         Provider(
             name="builtin",

@@ -15,6 +15,7 @@ from typing import Any
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Refusal,
     Sent,
     ShapeError,
@@ -22,6 +23,7 @@ from axe.adapters.llm.wire.base import (
     WireFormat,
     field_of,
     is_too_long,
+    number_at,
     said,
     typed_error,
     usage,
@@ -87,9 +89,8 @@ def anthropic_refusal(status: int, code: str, message: str, reply_tokens: int) -
 
 
 def count_body(request: AnalysisRequest) -> JsonBody:
-    """``POST /v1/messages/count_tokens``: the Messages body without ``max_tokens`` and
-    ``temperature``, which it does not take (platform.claude.com/docs/api/messages/count_tokens);
-    it answers ``{"input_tokens": N}``."""
+    """The Messages body without ``max_tokens`` and ``temperature``, which the count endpoint
+    does not take (platform.claude.com/docs/api/messages/count_tokens)."""
     return JsonBody({"model": request.model.name, **_prompt(request)}, request.content)
 
 
@@ -98,3 +99,4 @@ def _prompt(request: AnalysisRequest) -> dict[str, Any]:
 
 
 FORMAT = AnthropicMessages()
+COUNTING = Lookup("/v1/messages/count_tokens", count_body, number_at("input_tokens"))

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Refusal,
     Sent,
     ShapeError,
@@ -25,6 +26,7 @@ from axe.adapters.llm.wire.base import (
     WireFormat,
     decoded,
     field_of,
+    number_at,
     plain,
     request_too_large,
     said,
@@ -106,9 +108,8 @@ class BedrockConverse(WireFormat):
 
 
 def count_body(request: AnalysisRequest) -> JsonBody:
-    """``POST /model/{model id}/count-tokens``, signed as Converse is: the Converse request's
-    system and messages (docs.aws.amazon.com/bedrock/latest/APIReference/
-    API_runtime_CountTokens.html); it answers ``{"inputTokens": N}``."""
+    """The Converse request's system and messages, for the count endpoint, signed as Converse
+    is (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html)."""
     return JsonBody({"input": {"converse": _conversation(request)}}, request.content)
 
 
@@ -120,3 +121,4 @@ def _conversation(request: AnalysisRequest) -> dict[str, Any]:
 
 
 FORMAT = BedrockConverse()
+COUNTING = Lookup("/model/{model}/count-tokens", count_body, number_at("inputTokens"))

@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Refusal,
     Sent,
     ShapeError,
@@ -33,6 +34,7 @@ from axe.adapters.llm.wire.base import (
     field_of,
     first_of,
     items_of,
+    number_at,
     plain,
     request_too_large,
     said,
@@ -107,10 +109,8 @@ class Gemini(WireFormat):
 
 
 def count_body(request: AnalysisRequest) -> JsonBody:
-    """``POST /v1beta/models/{model}:countTokens`` with the whole request as a
-    ``generateContentRequest``, which names its model (``models/{model}``), so the system
-    instruction is counted too (ai.google.dev/api/tokens); it answers ``{"totalTokens": N}``.
-    """
+    """The request as a ``generateContentRequest``, which names its model (``models/{model}``),
+    so that the system instruction is counted too (ai.google.dev/api/tokens)."""
     counted = {
         "model": f"models/{request.model.name}",
         "contents": [{"role": "user", **_parts(MEMORY)}],
@@ -141,3 +141,5 @@ def _seconds(duration: Any) -> float | None:
 
 
 FORMAT = Gemini()
+COUNTING = Lookup("/v1beta/models/{model}:countTokens", count_body, number_at("totalTokens"))
+WINDOW = Lookup("/v1beta/models/{model}", None, number_at("inputTokenLimit"))  # input only

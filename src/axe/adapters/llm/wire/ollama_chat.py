@@ -14,6 +14,7 @@ from typing import Any
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Refusal,
     Sent,
     ShapeError,
@@ -113,3 +114,4 @@ def context_length(document: Any, model: str) -> int | None:
 
 
 FORMAT = OllamaChat()
+WINDOW = Lookup("/api/show", show_body, context_length, holds_reply=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Refusal,
     Sent,
     ShapeError,
@@ -129,3 +130,4 @@ def openai_refusal(status: int, code: str, message: str, reply_tokens: int) -> R
 
 
 FORMAT = OpenAIChat()
+OPENROUTER_WINDOW = Lookup("/models", None, listed_window, holds_reply=True)

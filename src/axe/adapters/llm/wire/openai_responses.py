@@ -12,12 +12,14 @@ from typing import Any
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Sent,
     ShapeError,
     WireError,
     WireFormat,
     field_of,
     items_of,
+    number_at,
     said,
     typed_error,
 )
@@ -62,9 +64,8 @@ class OpenAIResponses(WireFormat):
 
 
 def count_body(request: AnalysisRequest) -> JsonBody:
-    """``POST {base}/responses/input_tokens`` (OpenAI's, for any of its models): the Responses
-    body without what it does not count (developers.openai.com/api/reference, "Get input
-    token counts"); it answers ``{"object": "response.input_tokens", "input_tokens": N}``."""
+    """The Responses body without what is not counted, for OpenAI's count of a request to
+    any of its models (developers.openai.com/api/reference, "Get input token counts")."""
     return JsonBody(_prompt(request), request.content)
 
 
@@ -73,3 +74,4 @@ def _prompt(request: AnalysisRequest) -> dict[str, Any]:
 
 
 FORMAT = OpenAIResponses()
+COUNTING = Lookup("/responses/input_tokens", count_body, number_at("input_tokens"))
