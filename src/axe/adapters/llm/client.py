@@ -144,8 +144,13 @@ class HttpLLMClient:
         """The model's window as the provider tells it, less room for the reply where the
         window holds it; asked once per model per run, and only for a request that may not
         fit every model. A lookup answered with an error status (a server or a gateway
-        without it: 404, 405, 501) or a reply without a window leaves it unknown, as it was
-        before gc asked."""
+        without it: 404, 405, 501) or a reply without a window leaves it unknown: the
+        analysis then says any error in its own words, and the log is sent as it would be
+        with no lookup.
+
+        Raises:
+            ApiError: no answer at all (the provider cannot be reached).
+        """
         lookup, model = self._provider.window, request.model.name
         size = len(request.system_prompt.encode()) + len(request.content)
         if lookup is None or size < _FITS_EVERY_MODEL or not self._can_ask:
