@@ -291,6 +291,13 @@ def test_an_estimate_with_aws_credentials_counts_on_bedrock(
             },
             200_000 - 4096,  # the window holds the reply too
         ),
+        (
+            "ollama",
+            "llama3",
+            "http://localhost:11434/api/show",
+            {"model_info": {"general.architecture": "llama", "llama.context_length": 8192}},
+            8192 - 4096,
+        ),
     ],
 )
 def test_the_window_a_provider_tells_is_the_models_asked_once(
@@ -302,16 +309,20 @@ def test_the_window_a_provider_tells_is_the_models_asked_once(
     reply: dict[str, Any],
     window: int,
 ) -> None:
-    """Gemini's models/{model} and OpenRouter's model list say the model's window, which
-    is used as the model's (smaller than the provider's largest), asked with a GET once a
-    run, with the key."""
-    route = mock.get(url).respond(200, json=reply)
+    """Gemini's models/{model} and OpenRouter's model list (a GET, with the key) and Ollama's
+    /api/show (a POST naming the model) say the model's window, used as the model's
+    (smaller than the provider's largest) and asked once a run."""
+    route = mock.route(url=url).respond(200, json=reply)
     llm = client(transport, provider)
     limits = {llm.input_limit(request(provider, model, BIG_LOG)) for _ in range(3)}
     assert limits == {Window(window, WindowSource.MODEL)}
     assert route.call_count == 1
-    headers = route.calls.last.request.headers
-    assert KEY in headers.get("authorization", "") + headers.get("x-goog-api-key", "")
+    sent = route.calls.last.request
+    if provider == "ollama":
+        assert (sent.method, json.loads(sent.content)) == ("POST", {"model": "llama3"})
+    else:
+        assert (sent.method, sent.content) == ("GET", b"")
+        assert KEY in sent.headers.get("authorization", "") + sent.headers.get("x-goog-api-key", "")
 
 
 @pytest.mark.parametrize("status", [404, 405, 501, 401, 500])
