@@ -1,11 +1,13 @@
 """One LLMClient contract, held by the production adapter (LLMProviders) on every HTTP row of
 the catalogue (each of OpenCode's routes too), configured from the environment as a run
-configures it, and by ScriptedLLM alike."""
+configures it, and by ScriptedLLM alike: with a provider that counts (the rows whose
+catalogue says so, a ScriptedLLM given ``counts``) and one that does not."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import respx
@@ -15,11 +17,11 @@ from axe.adapters.llm.catalogue import CATALOGUE
 from axe.adapters.llm.client import base_url, endpoint
 from axe.adapters.llm.settings import ProviderSettings
 from axe.application.ports import AnalysisRequest, LLMClient
-from axe.domain.errors import ApiError
-from axe.domain.model import ModelRef
+from axe.domain.errors import ApiError, NoTokenCountError
+from axe.domain.model import ModelRef, Window
 from axe.domain.results import Completion, Usage
 from axe.testing import FakeClock, ScriptedLLM
-from tests.e2e.loopback import error_in_format, reply_in_format
+from tests.e2e.loopback import count_reply, error_in_format, reply_in_format
 
 CONTENT = b"## 2026-01-01T00:00:00Z\n**Task:** t\n\n"
 # Every row, and a model of each route of a row that routes by model name.
@@ -41,7 +43,10 @@ def request(model: ModelRef) -> AnalysisRequest:
     )
 
 
-@pytest.fixture(params=[*ROWS, ("scripted", "m")], ids="/".join)
+COUNTED = 321  # what a provider that counts says of the request
+
+
+@pytest.fixture(params=[*ROWS, ("scripted", "m"), ("scripted", "counting")], ids="/".join)
 def model(request: pytest.FixtureRequest) -> ModelRef:
     provider, name = request.param
     return ModelRef(provider, name)
@@ -52,7 +57,9 @@ def client_for(model: ModelRef, tmp_path: Path) -> Iterator[ClientFor]:
     if model.provider == "scripted":
 
         def scripted(text: str, usage: Usage | None, failure: str | None) -> LLMClient:
-            return ScriptedLLM(ApiError(failure) if failure else Completion(text, usage))
+            said = ApiError(failure) if failure else Completion(text, usage)
+            counts = (lambda _: COUNTED) if model.name == "counting" else None
+            return ScriptedLLM(said, counts=counts)
 
         yield scripted
         return
@@ -70,6 +77,10 @@ def client_for(model: ModelRef, tmp_path: Path) -> Iterator[ClientFor]:
             else:
                 counts = (usage.input_tokens, usage.output_tokens) if usage else None
                 router.post(url).respond(200, json=reply_in_format(url, text, counts))
+            if (counting := row.counting) is not None:
+                path = counting.path.format(model=quote(model.name, safe=""))
+                counted = endpoint(base, path)
+                router.post(counted).respond(200, json=count_reply(counted, COUNTED))
             return llm
 
         yield real
@@ -96,6 +107,27 @@ def test_a_provider_failure_is_an_api_error(client_for: ClientFor, model: ModelR
 def test_a_small_request_has_a_limit_no_smaller_than_the_cap(
     client_for: ClientFor, model: ModelRef
 ) -> None:
-    """input_limit is None or a positive number of tokens, asked before any request."""
+    """input_limit is None or a positive number of tokens and where it was learnt, asked
+    before any request."""
     limit = client_for("r", None, None).input_limit(request(model))
-    assert limit is None or limit > 0
+    assert limit is None or (isinstance(limit, Window) and limit.tokens > 0)
+
+
+def counts(model: ModelRef) -> bool:
+    """Whether ``model``'s provider counts a request before it is sent."""
+    if model.provider == "scripted":
+        return model.name == "counting"
+    return CATALOGUE[model.provider].counting is not None
+
+
+def test_a_provider_that_counts_says_its_count_and_one_that_does_not_says_so(
+    client_for: ClientFor, model: ModelRef
+) -> None:
+    """count_tokens is the provider's own count of the request where it offers one, and
+    NoTokenCountError (the use case then plans on its own estimate) where it does not."""
+    client = client_for("r", None, None)
+    if counts(model):
+        assert client.count_tokens(request(model)) == COUNTED
+    else:
+        with pytest.raises(NoTokenCountError):
+            client.count_tokens(request(model))

@@ -14,6 +14,14 @@ another key is refused as each provider refuses a wrong key (Gemini: HTTP 400, n
 Given a ``cost``, an OpenAI-style reply's usage states it in US dollars, as OpenRouter's
 and Requesty's do. Given a TLS context it serves https (the proxy tests use the test CA's
 certificate).
+
+It counts as the providers do, for free: Anthropic's ``/v1/messages/count_tokens``, OpenAI's
+``/responses/input_tokens``, Gemini's ``:countTokens`` and Bedrock's ``/count-tokens`` answer
+the tokens the request would be billed (the same count as a reply's usage), each recorded
+in ``counts``; ``count_status`` refuses them instead (404, 405, 501 as a server without the
+endpoint, 500 as a failing one). It tells the model's ``window`` as Ollama's ``/api/show``,
+Gemini's ``GET /v1beta/models/{model}`` and OpenRouter's ``GET /models`` (for the ids in
+``listed``) do; without ``tells_window`` those answer 404.
 """
 
 from __future__ import annotations
@@ -50,8 +58,35 @@ class Prompt:
     refused: bool = False
 
 
+_COUNT_PATHS = {
+    "/v1/messages/count_tokens": "anthropic",
+    "/responses/input_tokens": "responses",
+    ":countTokens": "gemini",
+    "/count-tokens": "bedrock",
+}
+
+
+def counted_by(path: str) -> str | None:
+    """The wire format whose count endpoint ``path`` is, if it is one."""
+    return next((wire for end, wire in _COUNT_PATHS.items() if path.endswith(end)), None)
+
+
+def count_reply(path: str, tokens: int) -> dict[str, Any]:
+    """A count endpoint's answer, in ``path``'s provider's shape."""
+    wire = counted_by(path)
+    if wire == "gemini":
+        return {"totalTokens": tokens}
+    if wire == "bedrock":
+        return {"inputTokens": tokens}
+    if wire == "responses":
+        return {"object": "response.input_tokens", "input_tokens": tokens}
+    return {"input_tokens": tokens}
+
+
 def wire_of(path: str) -> str:
-    """Which wire format a request path belongs to."""
+    """Which wire format a request path (or its count endpoint's) belongs to."""
+    if wire := counted_by(path):
+        return wire
     if path.endswith("/v1/messages"):
         return "anthropic"
     if path.endswith("/chat/completions"):
@@ -184,6 +219,32 @@ def _texts(path: str, body: dict[str, Any]) -> tuple[str, str, int]:
     return system, user, budget
 
 
+def _counted_texts(path: str, body: dict[str, Any]) -> tuple[str, str]:
+    """System prompt and user message of a count request, in its provider's shape."""
+    wire = counted_by(path)
+    if wire == "gemini":
+        request = body["generateContentRequest"]
+        system = request.get("systemInstruction") or request["system_instruction"]
+        return system["parts"][0]["text"], request["contents"][-1]["parts"][0]["text"]
+    if wire == "bedrock":
+        converse = body["input"]["converse"]
+        return converse["system"][0]["text"], converse["messages"][-1]["content"][0]["text"]
+    if wire == "responses":
+        return body["instructions"], body["input"]
+    return body["system"], body["messages"][-1]["content"]
+
+
+def _told_window(path: str, window: int | None, listed: tuple[str, ...]) -> dict[str, Any]:
+    """A window lookup's answer: Ollama's /api/show, Gemini's model, OpenRouter's list."""
+    if path.endswith("/api/show"):
+        info: dict[str, Any] = {"general.architecture": "llama"}
+        return {"model_info": info | ({} if window is None else {"llama.context_length": window})}
+    if path.endswith("/models"):
+        return {"data": [{"id": model, "context_length": window} for model in listed]}
+    name = path.rpartition("/v1beta/")[2]
+    return {"name": name} | ({} if window is None else {"inputTokenLimit": window})
+
+
 class LoopbackLLM:
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict[str, str], bytes]] = []
@@ -200,6 +261,10 @@ class LoopbackLLM:
         self.key: str | None = None
         self.cost: float | None = None
         self.window: int | None = None
+        self.counts: list[Prompt] = []  # the count requests it answered
+        self.count_status = 200
+        self.tells_window = True
+        self.listed: tuple[str, ...] = ()
         self.delay = 0.0
         self.hang = threading.Event()
         self.release = threading.Event()
@@ -266,11 +331,12 @@ class LoopbackLLM:
 
     def answer(self, path: str, body: bytes) -> tuple[int, bytes, dict[str, str]]:
         """The status, body and extra headers the provider at ``path`` would send."""
-        if path.endswith("/api/show"):
-            info: dict[str, Any] = {"general.architecture": "llama"}
-            if self.window is not None:
-                info["llama.context_length"] = self.window
-            return 200, json.dumps({"model_info": info}).encode(), {}
+        if not body or path.endswith("/api/show"):  # a GET, or Ollama's POST, for a window
+            if not self.tells_window:
+                return 404, json.dumps({"error": "not found"}).encode(), {}
+            return 200, json.dumps(_told_window(path, self.window, self.listed)).encode(), {}
+        if counted_by(path):
+            return self._count(path, body)
         if self.raw_reply is not None:
             return self.status, self.raw_reply, {}
         if self.fail_with is not None:
@@ -304,6 +370,18 @@ class LoopbackLLM:
         if self.cost is not None and wire_of(path) == "openai":
             reply["usage"]["cost"] = self.cost
         return self.status, json.dumps(reply).encode(), self.reply_headers
+
+    def _count(self, path: str, body: bytes) -> tuple[int, bytes, dict[str, str]]:
+        """The tokens the request would be billed, or ``count_status``'s refusal."""
+        if self.count_status != 200:
+            status = self.count_status
+            error, headers = error_in_format(path, status, "not_found_error", "no such endpoint")
+            return status, json.dumps(error).encode(), headers
+        system, user = _counted_texts(path, json.loads(body))
+        tokens = count_tokens(system) + count_tokens(user) + _FRAMING
+        with self._lock:
+            self.counts.append(Prompt(path, tokens, system == MERGE_PROMPT, user))
+        return 200, json.dumps(count_reply(path, tokens)).encode(), {}
 
     def _refusal(
         self, path: str, tokens: int, budget: int
@@ -353,6 +431,9 @@ def loopback_llm(tls: ssl.SSLContext | None = None) -> Iterator[LoopbackLLM]:
         # The head and the body go out in two writes; with Nagle's algorithm the body waited
         # for the client's delayed ACK of the head, 40 ms a reply that no provider adds.
         disable_nagle_algorithm = True
+
+        def do_GET(self) -> None:
+            self.do_POST()
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))

@@ -22,7 +22,7 @@ from axe.adapters.llm.sigv4 import AwsCredentials
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
-from axe.domain.model import ModelRef
+from axe.domain.model import ModelRef, Window, WindowSource
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
 from axe.testing import FakeClock
@@ -838,20 +838,21 @@ def test_ollama_cutting_the_prompt_is_a_refusal_not_a_report(
 @pytest.mark.parametrize(
     ("provider", "cap", "limit"),
     [
-        ("anthropic", None, 1_000_000),
-        ("anthropic", 50_000, 50_000),
-        ("openai", None, 1_047_576),
-        ("google", None, 2_097_152),
+        ("anthropic", None, Window(1_000_000, WindowSource.PROVIDER)),
+        ("anthropic", 50_000, Window(50_000, WindowSource.CAP)),
+        ("openai", None, Window(1_047_576, WindowSource.PROVIDER)),
+        ("google", None, Window(2_097_152, WindowSource.PROVIDER)),
         ("openrouter", None, None),
-        ("openrouter", 9_000, 9_000),
+        ("openrouter", 9_000, Window(9_000, WindowSource.CAP)),
         ("bedrock", None, None),
     ],
 )
 def test_input_limit_is_the_least_of_the_cap_and_the_providers_largest_window(
-    transport: HttpTransport, provider: str, cap: int | None, limit: int | None
+    transport: HttpTransport, provider: str, cap: int | None, limit: Window | None
 ) -> None:
     """A request above what any model of the provider accepts is split before sending;
-    the user's cap wins when smaller; a gateway with no known bound leaves it unknown."""
+    the user's cap wins when smaller; a gateway with no known bound leaves it unknown;
+    each figure says where it was learnt (a small request asks the provider nothing)."""
     llm = client(transport, provider, max_input_tokens=cap)
     assert llm.input_limit(request(provider, "m")) == limit
 

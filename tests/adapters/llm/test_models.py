@@ -11,7 +11,7 @@ import pytest
 from axe.adapters.llm import LLMProviders
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import AgentError, ConfigError
-from axe.domain.model import ModelRef
+from axe.domain.model import ModelRef, Window, WindowSource
 from axe.testing import FakeClock
 
 UNSUPPORTED = (
@@ -82,7 +82,8 @@ def test_a_run_that_sends_nothing_needs_no_key_and_refuses_an_analysis(tmp_path:
     credentials, is known without a key; an analysis is refused, never sent unsigned."""
     environ = {"AWS_REGION": "us-east-1"}
     llm = LLMProviders(environ, config_dir=tmp_path, clock=FakeClock(), sending=False)
-    assert llm.input_limit(request("anthropic", "claude-3")) == 1_000_000
+    limit = Window(1_000_000, WindowSource.PROVIDER)
+    assert llm.input_limit(request("anthropic", "claude-3")) == limit
     assert llm.input_limit(request("bedrock", "anthropic.claude-3")) is None  # none published
     with pytest.raises(AgentError, match="sends nothing"):
         llm.complete(request("anthropic", "claude-3"))

@@ -22,7 +22,7 @@ from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.composition import production_ports
 from axe.domain.errors import ApiError
-from axe.domain.model import ModelRef
+from axe.domain.model import ModelRef, Window, WindowSource
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.testing import FakeClock, RecordingOutput
 from tests.adapters.llm.http_clients import client as http_client
@@ -101,7 +101,7 @@ def test_ollama_asks_for_a_models_window_once_however_many_ask_at_once() -> None
         limits = at_once(lambda: client.input_limit(big_request()))
     transport.close()
     assert show.call_count == 1
-    assert set(limits) == {8192 - 4096}
+    assert set(limits) == {Window(8192 - 4096, WindowSource.MODEL)}
 
 
 @pytest.mark.parametrize("status", [404, 405, 501])
@@ -196,7 +196,9 @@ def test_a_slow_answer_about_one_model_holds_up_no_other_model() -> None:
         slow = threading.Thread(target=client.input_limit, args=(big_request("slow"),))
         slow.start()
         try:
-            assert client.input_limit(big_request("fast")) == 8192 - 4096
+            assert client.input_limit(big_request("fast")) == Window(
+                8192 - 4096, WindowSource.MODEL
+            )
             assert slow.is_alive()  # still waiting for its own answer
         finally:
             release.set()

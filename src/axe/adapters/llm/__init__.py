@@ -12,27 +12,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from axe.adapters.llm.catalogue import Provider, provider
 from axe.adapters.llm.config import TomlGlobalConfig
 from axe.adapters.llm.offline.client import HeuristicAnalyst
 from axe.adapters.llm.settings import provider_settings
 from axe.application.ports import AnalysisRequest, Clock
-from axe.domain.errors import AgentError
-from axe.domain.model import ModelRef
+from axe.domain.errors import AgentError, NoTokenCountError
+from axe.domain.model import ModelRef, Window
 from axe.domain.results import Completion
 
 if TYPE_CHECKING:
+    from axe.adapters.llm.client import HttpLLMClient
     from axe.adapters.llm.transport import HttpTransport
-
-
-class _RowClient(Protocol):
-    """What serves one row: the port without ``charges_tokens``, which the row itself says."""
-
-    def input_limit(self, request: AnalysisRequest) -> int | None: ...
-
-    def complete(self, request: AnalysisRequest) -> Completion: ...
 
 
 class LLMProviders:
@@ -60,8 +53,8 @@ class LLMProviders:
         """``clock``: the run's one clock, for every HTTP deadline and retry pause;
         ``http_timeout``: seconds for one request, retries included (default: the
         transport's); ``max_input_tokens``: a cap on every request (``--max-input-tokens``);
-        not ``sending`` (``--estimate``): only windows are asked for, so no key is needed,
-        and an analysis is refused."""
+        not ``sending`` (``--estimate``): only windows and counts are asked for, so no key
+        is needed (without one nothing is counted), and an analysis is refused."""
         self._environ = environ
         self._config = TomlGlobalConfig(config_dir / "config.toml", environ)
         self._max_input_tokens = max_input_tokens
@@ -69,7 +62,7 @@ class LLMProviders:
         self._clock, self._timeout, self._user_agent = clock, http_timeout, user_agent
         self._transport: HttpTransport | None = None
         self._building = threading.Lock()
-        self._clients: dict[str, _RowClient] = {}
+        self._clients: dict[str, HttpLLMClient | HeuristicAnalyst] = {}
 
     def check(self, model: ModelRef) -> None:
         """Raises AgentError (exit 1) for a model no row serves, so that a ``--model`` is
@@ -86,8 +79,16 @@ class LLMProviders:
         if self._config.path.exists():
             self._config.check()
 
-    def input_limit(self, request: AnalysisRequest) -> int | None:
-        return self._client(request.model).input_limit(request)
+    def input_limit(self, request: AnalysisRequest) -> Window | None:
+        """None for the offline analyst: it reads a log of any size whole."""
+        client = self._client(request.model)
+        return None if isinstance(client, HeuristicAnalyst) else client.input_limit(request)
+
+    def count_tokens(self, request: AnalysisRequest) -> int:
+        client = self._client(request.model)
+        if isinstance(client, HeuristicAnalyst):
+            raise NoTokenCountError("it sends no request")
+        return client.count_tokens(request)
 
     def charges_tokens(self, model: ModelRef) -> bool:
         """Every row but the offline analyst's, known from the row alone (no client)."""
@@ -104,7 +105,7 @@ class LLMProviders:
             if self._transport is not None:
                 self._transport.close()
 
-    def _client(self, model: ModelRef) -> _RowClient:
+    def _client(self, model: ModelRef) -> HttpLLMClient | HeuristicAnalyst:
         """The client of ``model``'s row, built once; the model is checked after the
         provider's configuration, so a broken config.toml is said first for every row."""
         row = provider(model.provider)
@@ -115,7 +116,7 @@ class LLMProviders:
         row.check_model(model.name)
         return client
 
-    def _build(self, row: Provider) -> _RowClient:
+    def _build(self, row: Provider) -> HttpLLMClient | HeuristicAnalyst:
         """Raises what :func:`~axe.adapters.llm.settings.provider_settings` raises: a broken
         config.toml (said whichever row is asked), a missing region, key or credentials."""
         self._config.check()

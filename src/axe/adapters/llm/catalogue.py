@@ -17,8 +17,12 @@ estimated above either is split before it is sent, whatever the model. Sources:
 - Google: 2,097,152 tokens (Gemini 1.5 Pro and 2.0 Pro; ai.google.dev/gemini-api/docs/
   long-context); 2.5 Pro refuses above 1,048,576 in the message gemini.py reads.
 - Gateways (OpenRouter, Atlas Cloud, Requesty, Eden AI, OpenCode Zen), Bedrock and MiniMax
-  publish no bound over every model they serve, and Ollama's window is asked of the
-  server: none here.
+  publish no bound over every model they serve: none here.
+
+``window`` asks the provider the model's own window, for free (Ollama's ``/api/show``,
+Gemini's ``models/{model}``, OpenRouter's model list); ``counting`` asks it to count a
+request's input tokens, for free, before it is sent (Anthropic, OpenAI, Gemini, Bedrock;
+gateways, MiniMax, OpenCode and Ollama offer no count).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from axe.adapters.llm.wire import (
     openai_chat,
     openai_responses,
 )
-from axe.adapters.llm.wire.base import WireFormat
+from axe.adapters.llm.wire.base import Lookup, WireFormat
 from axe.domain.errors import AgentError
 from axe.domain.model import quoted
 
@@ -78,7 +82,7 @@ class Provider:
     ``region_variables`` (SigV4): where the region is read, in order, before
     ``[providers.<name>] region``. ``models``: the only model names the row serves (none:
     any). ``offline``: answered in this process by the offline analyst (``offline/``), with
-    no auth, no HTTP and no window.
+    no auth, no HTTP and no window. ``window`` and ``counting``: see the module docstring.
     """
 
     name: str
@@ -93,6 +97,8 @@ class Provider:
     max_request_bytes: int | None = None
     models: tuple[str, ...] = ()
     offline: bool = False
+    window: Lookup | None = None
+    counting: Lookup | None = None
 
     def route(self, model: str) -> Route:
         """The route ``model`` takes: the first whose prefix it starts with."""
@@ -120,6 +126,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             key_variable="ANTHROPIC_API_KEY",
             largest_window=1_000_000,
             max_request_bytes=32_000_000,
+            counting=anthropic_messages.COUNTING,
         ),
         Provider(
             name="openai",
@@ -129,12 +136,14 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             key_variable="OPENAI_API_KEY",
             versioned_base=True,
             largest_window=1_047_576,
+            counting=openai_responses.COUNTING,
         ),
         Provider(
             name="ollama",
             base_url="http://localhost:11434",
             routes=_one(ollama_chat.FORMAT),
             auth=Auth.NONE,
+            window=ollama_chat.WINDOW,
         ),
         Provider(
             name="google",
@@ -143,6 +152,8 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             auth=Auth.GOOG_API_KEY,
             key_variable="GEMINI_API_KEY",
             largest_window=2_097_152,
+            window=gemini.WINDOW,
+            counting=gemini.COUNTING,
         ),
         Provider(
             name="openrouter",
@@ -156,6 +167,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
                 ("X-OpenRouter-Categories", "categories"),
             ),
             versioned_base=True,
+            window=openai_chat.OPENROUTER_WINDOW,
         ),
         Provider(
             name="atlascloud",
@@ -204,6 +216,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             routes=_one(bedrock_converse.FORMAT),
             auth=Auth.SIGV4,
             region_variables=("AWS_REGION", "AWS_DEFAULT_REGION", "AXE_BEDROCK_REGION"),
+            counting=bedrock_converse.COUNTING,
         ),
         Provider(
             name="builtin",

@@ -1,8 +1,9 @@
 """The one HTTP :class:`LLMClient`: a catalogue row and its wire formats over the shared
 transport, authenticated as the row says.
 
-The row says where the provider is and how to authenticate; the model's route picks the
-wire format, which builds the request and reads the reply. A reply of the wrong shape is an
+The row says where the provider is, how to authenticate, and what the provider tells for
+free (a model's window, its count of a request); the model's route picks the wire format,
+which builds the request and reads the reply. A reply of the wrong shape is an
 ``ApiError``, never a crash; a missing or odd usage block only means the usage is unknown.
 """
 
@@ -10,23 +11,21 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Generator
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 
-from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.catalogue import Auth, Provider, Route
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.sigv4 import SigV4Auth
 from axe.adapters.llm.transport import HttpTransport, Reply
-from axe.adapters.llm.wire.base import HttpStatusError, Sent, ShapeError
+from axe.adapters.llm.wire.base import HttpStatusError, Lookup, Sent, ShapeError
 from axe.application.ports import AnalysisRequest
-from axe.domain.errors import ApiError, PromptTooLargeError
+from axe.domain.errors import ApiError, ConfigError, NoTokenCountError, PromptTooLargeError
+from axe.domain.model import Window, WindowSource
 from axe.domain.results import Completion
 
 _FITS_EVERY_MODEL = 2048  # tokens (so bytes, which are never fewer): fits any model's window
-_NO_SUCH_ENDPOINT = frozenset({404, 405, 501})  # answers of a server without /api/show
 # The most bytes one estimated token can come to in a request body: a control character
 # counts one token and is escaped as six bytes (\\u0001); everything else is less.
 _BYTES_PER_TOKEN_AT_MOST = 6
@@ -46,27 +45,55 @@ class HttpLLMClient:
         self._base = base_url(provider, settings)
         self._secrets = _secrets(settings)
         self._auth = authentication(provider, settings)
+        # with no key (a run that sends nothing), nothing is asked: it would be refused
+        self._can_ask = provider.auth is Auth.NONE or bool(settings.api_key or settings.aws)
         self._windows: dict[str, int | None] = {}
         self._asking: dict[str, threading.Lock] = {}  # per model: one question, one answer
         self._guard = threading.Lock()
 
-    def input_limit(self, request: AnalysisRequest) -> int | None:
-        """The least of: the cap, the window the server reports (Ollama), the largest
+    def input_limit(self, request: AnalysisRequest) -> Window | None:
+        """The least of: the cap, the model's window as the provider tells it, the largest
         window any model of the provider accepts, and the tokens its request-size limit
-        surely allows. None when none of them is known."""
-        limits = [self._settings.max_input_tokens, self._provider.largest_window]
-        if self._provider.max_request_bytes is not None:
-            room = self._provider.max_request_bytes - _ENVELOPE_BYTES
-            limits.append(room // _BYTES_PER_TOKEN_AT_MOST)
-        wire = self._provider.route(request.model.name).wire
-        system = request.system_prompt.encode()
-        small = len(system) + len(request.content) < _FITS_EVERY_MODEL
-        if wire.window_path is not None and not small:
-            window = self._window(request.model.name)
-            if window is not None:
-                limits.append(window - min(request.max_tokens, window // 2))
-        known = [limit for limit in limits if limit is not None]
-        return min(known) if known else None
+        surely allows, with where it was learnt. None when none of them is known.
+
+        Raises:
+            ApiError: the provider could not be reached to ask for the model's window.
+            ConfigError: the base URL, or a proxy or CA setting, cannot be used.
+        """
+        row, cap = self._provider, self._settings.max_input_tokens
+        limits = [] if cap is None else [Window(cap, WindowSource.CAP)]
+        if (told := self._told(request)) is not None:
+            limits.append(told)
+        if row.largest_window is not None:
+            limits.append(Window(row.largest_window, WindowSource.PROVIDER))
+        if row.max_request_bytes is not None:
+            room = (row.max_request_bytes - _ENVELOPE_BYTES) // _BYTES_PER_TOKEN_AT_MOST
+            limits.append(Window(room, WindowSource.PROVIDER))
+        return min(limits, key=lambda window: window.tokens, default=None)
+
+    def count_tokens(self, request: AnalysisRequest) -> int:
+        """The provider's count of ``request``'s input tokens, asked of its count endpoint,
+        which bills nothing (so it is retried as any request may be, and never charged).
+
+        Raises:
+            NoTokenCountError: the row has no count endpoint, there is no key to ask with, or
+                the endpoint did not answer with a count (an error status, a gateway or an
+                old server without it, another shape, no answer).
+        """
+        lookup = self._provider.counting
+        if lookup is None:
+            raise NoTokenCountError("it has no count endpoint")
+        if not self._can_ask:
+            raise NoTokenCountError("no key or credentials to ask with")
+        try:
+            counted = self._ask(lookup, request)
+        except HttpStatusError as error:
+            raise NoTokenCountError(f"its count endpoint answered HTTP {error.status}") from None
+        except (ApiError, ConfigError) as error:
+            raise NoTokenCountError(str(error)) from None
+        if counted is None:
+            raise NoTokenCountError("its count endpoint's reply held no count")
+        return counted
 
     def complete(self, request: AnalysisRequest) -> Completion:
         route = self._provider.route(request.model.name)
@@ -113,31 +140,47 @@ class HttpLLMClient:
                 error.args = (f"{error} ({source})",)
             raise
 
-    def _window(self, model: str) -> int | None:
-        """The model's context length from the format's window path, asked once per model
-        per run. A server without it (an Ollama-compatible one) leaves the window unknown,
-        as it was before gc asked: the log is then sent as it always was."""
-        route = self._provider.route(model)
-        assert route.wire.window_path is not None
+    def _told(self, request: AnalysisRequest) -> Window | None:
+        """The model's window as the provider tells it, less room for the reply where the
+        window holds it; asked once per model per run, and only for a request that may not
+        fit every model. A lookup answered with an error status (a server or a gateway
+        without it: 404, 405, 501) or a reply without a window leaves it unknown: the
+        analysis then says any error in its own words, and the log is sent as it would be
+        with no lookup.
+
+        Raises:
+            ApiError: no answer at all (the provider cannot be reached).
+        """
+        lookup, model = self._provider.window, request.model.name
+        size = len(request.system_prompt.encode()) + len(request.content)
+        if lookup is None or size < _FITS_EVERY_MODEL or not self._can_ask:
+            return None
         with self._guard:
             asking = self._asking.setdefault(model, threading.Lock())
         with asking:  # workers measuring another model are not held up by this one
             if model not in self._windows:
                 try:
-                    reply: Any = self._transport.exchange(
-                        endpoint(self._base, route.wire.window_path),
-                        headers={**self._settings.headers},
-                        body=JsonBody({"model": model}),
-                        provider=self._provider.name,
-                        secrets=self._secrets,
-                        auth=self._auth,
-                    ).document
-                except HttpStatusError as error:
-                    if error.status not in _NO_SUCH_ENDPOINT:
-                        raise
-                    reply = None
-                self._windows[model] = route.wire.window(reply)
-            return self._windows[model]
+                    self._windows[model] = self._ask(lookup, request)
+                except HttpStatusError:
+                    self._windows[model] = None
+            window = self._windows[model]
+        if window is None:
+            return None
+        room = min(request.max_tokens, window // 2) if lookup.holds_reply else 0
+        return Window(window - room, WindowSource.MODEL)
+
+    def _ask(self, lookup: Lookup, request: AnalysisRequest) -> int | None:
+        """The number ``lookup`` asks the provider for, about ``request``."""
+        model = request.model.name
+        reply = self._transport.exchange(
+            endpoint(self._base, lookup.path.format(model=quote(model, safe=""))),
+            headers={**self._provider.route(model).wire.headers, **self._settings.headers},
+            body=None if lookup.body is None else lookup.body(request),
+            provider=self._provider.name,
+            secrets=self._secrets,
+            auth=self._auth,
+        )
+        return lookup.answer(reply.document, model)
 
 
 def base_url(provider: Provider, settings: ProviderSettings) -> str:

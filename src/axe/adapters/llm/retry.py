@@ -7,7 +7,8 @@ and 5xx are retried at most twice with capped exponential backoff and jitter; th
 ``retry-after-ms`` / ``retry-after`` (or the wait its error body names, as Gemini's
 ``RetryInfo`` does; up to 60 s) and ``x-should-retry`` are obeyed. Unlike the SDKs, a longer
 wait ends the tries at once, rather than sending more requests into a limit the provider
-said will last.
+said will last, and a 501 is not retried: a server without the endpoint (a gateway asked
+for a count) will not have it a second later.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class RetryPolicy:
             return verdict == "true"
         if status == 429 and any(hint in body.lower() for hint in _SPEND_LIMIT_HINTS):
             return False
-        return status in _RETRYABLE_STATUS or status >= 500
+        return status in _RETRYABLE_STATUS or (status >= 500 and status != 501)
 
     def delay(self, retry: int, asked: float | None) -> float:
         """Seconds to wait before retry number ``retry`` (0-based): the wait the provider

@@ -11,7 +11,11 @@ from collections.abc import Mapping
 import attrs
 from attrs import field, frozen
 
-from axe.adapters.llm.aws_credentials import AwsCredentials, required_aws_credentials
+from axe.adapters.llm.aws_credentials import (
+    AwsCredentials,
+    read_aws_credentials,
+    required_aws_credentials,
+)
 from axe.adapters.llm.catalogue import Auth, Provider
 from axe.adapters.llm.config import TomlGlobalConfig
 from axe.domain.errors import ApiError, ConfigError
@@ -54,8 +58,8 @@ def provider_settings(
     keyless: bool = False,
 ) -> ProviderSettings:
     """What ``config`` and ``environ`` say about ``row``'s provider; ``keyless``, for a run
-    that sends nothing (``--estimate``), needs no key, and no region or AWS credentials:
-    there is nothing to sign.
+    that sends no analysis (``--estimate``), needs no key, and no region or AWS credentials:
+    only a free count is signed, when they are there.
 
     Raises:
         ConfigError: config.toml is broken (whatever the row needs from it: the same
@@ -85,9 +89,15 @@ def provider_settings(
         )
         - {""},
     )
-    if row.auth is not Auth.SIGV4 or keyless:
+    if row.auth is not Auth.SIGV4:
         return sendable(row, settings, keyless=keyless)
     region = config.setting(name, "region", row.region_variables)
+    if keyless:  # signs a free count, when the credentials can be read and sent
+        try:
+            aws = read_aws_credentials(environ) if region else None
+            return sendable(row, attrs.evolve(settings, region=region, aws=aws), keyless=True)
+        except ConfigError:
+            return sendable(row, settings, keyless=True)
     if not region:
         raise ConfigError(
             f"AWS region for provider {quoted(name)} is not configured (set "

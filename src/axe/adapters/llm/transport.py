@@ -89,14 +89,15 @@ class HttpTransport:
         url: str,
         *,
         headers: Mapping[str, str],
-        body: JsonBody,
+        body: JsonBody | None,
         provider: str,
         secrets: tuple[str, ...] = (),
         explain: Explain | None = None,
         auth: httpx.Auth | None = None,
         retry_unanswered: bool = True,
     ) -> Reply:
-        """POST ``body`` to ``url``: the decoded JSON reply and how many requests it took.
+        """POST ``body`` to ``url`` (GET without one): the decoded JSON reply and how many
+        requests it took.
 
         ``explain`` reads an error reply in the wire format's words; ``auth`` runs on every
         attempt (a retry is signed again); without it, a user and password in ``url`` go
@@ -189,15 +190,14 @@ class HttpTransport:
         # httpx keeps a reply and its request in a cycle, freed only by the cycle collector:
         # the request refers to the log through nothing that outlives the sending (a used-up
         # generator holds nothing), or parts analysed earlier would stay in memory.
+        body, sending = call.body, {}
+        if body is not None:  # a length, not chunks: some proxies refuse a chunked upload
+            sending = {"content-type": "application/json", "content-length": str(body.length)}
         request = client.build_request(
-            "POST",
+            "GET" if body is None else "POST",
             url,
-            content=iter(call.body),
-            headers={  # a length, not chunks: some proxies refuse a chunked upload
-                **call.headers,
-                "content-type": "application/json",
-                "content-length": str(call.body.length),
-            },
+            content=None if body is None else iter(body),
+            headers={**call.headers, **sending},
             timeout=deadline - self._clock.monotonic(),
             extensions={"trace": functools.partial(self._trace, call.origin)},
         )
@@ -281,7 +281,7 @@ class _Call:
 
     url: str
     headers: Mapping[str, str]
-    body: JsonBody
+    body: JsonBody | None
     provider: str
     explain: Explain
     auth: httpx.Auth | None

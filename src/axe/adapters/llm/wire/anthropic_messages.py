@@ -15,6 +15,7 @@ from typing import Any
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Refusal,
     Sent,
     ShapeError,
@@ -22,10 +23,12 @@ from axe.adapters.llm.wire.base import (
     WireFormat,
     field_of,
     is_too_long,
+    number_at,
     said,
     typed_error,
     usage,
 )
+from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -46,8 +49,7 @@ class AnthropicMessages(WireFormat):
         payload = {
             "model": request.model.name,
             "max_tokens": request.max_tokens,
-            "system": request.system_prompt,
-            "messages": [{"role": "user", "content": MEMORY}],
+            **_prompt(request),
             "temperature": request.temperature,
         }
         return JsonBody(payload, request.content)
@@ -86,4 +88,15 @@ def anthropic_refusal(status: int, code: str, message: str, reply_tokens: int) -
     return Refusal()
 
 
+def count_body(request: AnalysisRequest) -> JsonBody:
+    """The Messages body without ``max_tokens`` and ``temperature``, which the count endpoint
+    does not take (platform.claude.com/docs/api/messages/count_tokens)."""
+    return JsonBody({"model": request.model.name, **_prompt(request)}, request.content)
+
+
+def _prompt(request: AnalysisRequest) -> dict[str, Any]:
+    return {"system": request.system_prompt, "messages": [{"role": "user", "content": MEMORY}]}
+
+
 FORMAT = AnthropicMessages()
+COUNTING = Lookup("/v1/messages/count_tokens", count_body, number_at("input_tokens"))

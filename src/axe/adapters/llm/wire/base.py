@@ -116,11 +116,10 @@ class Sent:
 
 class WireFormat(Protocol):
     """One request/reply format (see the module docstring). A format subclasses it for its
-    defaults: no extra headers, no way to ask for a model's window."""
+    default: no extra headers."""
 
     name: str
     headers: Mapping[str, str] = {}
-    window_path: str | None = None  # a path that reports the model's window (/api/show)
 
     def path(self, model: str) -> str:
         """Where the request goes, relative to the base URL."""
@@ -145,9 +144,32 @@ class WireFormat(Protocol):
         spend the whole budget thinking."""
         ...
 
-    def window(self, document: Any) -> int | None:
-        """The window in a ``window_path`` reply; None when it gives none."""
-        return None
+
+@frozen
+class Lookup:
+    """A free request whose answer is one number: the tokens a provider counts in a request,
+    or a model's window (a catalogue row's ``counting`` and ``window``). ``path``, relative
+    to the base URL, names the model as ``{model}``; ``body`` is the POST body for the
+    request (None: a GET); ``answer`` reads the number from the reply, given the model's
+    name (None: the reply holds none); ``holds_reply``: the window holds the reply too.
+    """
+
+    path: str
+    body: Callable[[AnalysisRequest], JsonBody] | None
+    answer: Callable[[Any, str], int | None]
+    holds_reply: bool = False
+
+
+def number_at(key: str) -> Callable[[Any, str], int | None]:
+    """A reader of the positive integer at ``document[key]``."""
+    return lambda document, _model: positive(
+        document.get(key) if isinstance(document, dict) else None
+    )
+
+
+def positive(value: Any) -> int | None:
+    """``value`` when it is a positive integer (JSON's ``true`` is not one), else None."""
+    return value if type(value) is int and value > 0 else None
 
 
 def field_of(document: Any, key: str, kind: type[Any]) -> Any:

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Refusal,
     Sent,
     ShapeError,
@@ -25,12 +26,14 @@ from axe.adapters.llm.wire.base import (
     WireFormat,
     decoded,
     field_of,
+    number_at,
     plain,
     request_too_large,
     said,
     text_of,
     usage,
 )
+from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
 
 _TRANSIENT = frozenset(
@@ -64,8 +67,7 @@ class BedrockConverse(WireFormat):
     def body(self, sent: Sent) -> JsonBody:
         request = sent.request
         payload = {
-            "system": [{"text": request.system_prompt}],
-            "messages": [{"role": "user", "content": [{"text": MEMORY}]}],
+            **_conversation(request),
             "inferenceConfig": {
                 "temperature": request.temperature,
                 "maxTokens": request.max_tokens,
@@ -105,4 +107,18 @@ class BedrockConverse(WireFormat):
         return said(document, "stopReason", "max_tokens")
 
 
+def count_body(request: AnalysisRequest) -> JsonBody:
+    """The Converse request's system and messages, for the count endpoint, signed as Converse
+    is (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html)."""
+    return JsonBody({"input": {"converse": _conversation(request)}}, request.content)
+
+
+def _conversation(request: AnalysisRequest) -> dict[str, Any]:
+    return {
+        "system": [{"text": request.system_prompt}],
+        "messages": [{"role": "user", "content": [{"text": MEMORY}]}],
+    }
+
+
 FORMAT = BedrockConverse()
+COUNTING = Lookup("/model/{model}/count-tokens", count_body, number_at("inputTokens"))

@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Refusal,
     Sent,
     ShapeError,
@@ -33,12 +34,14 @@ from axe.adapters.llm.wire.base import (
     field_of,
     first_of,
     items_of,
+    number_at,
     plain,
     request_too_large,
     said,
     text_of,
     usage,
 )
+from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
 
 _TOO_LONG = re.compile(
@@ -57,8 +60,8 @@ class Gemini(WireFormat):
     def body(self, sent: Sent) -> JsonBody:
         request = sent.request
         payload = {
-            "system_instruction": {"parts": [{"text": request.system_prompt}]},
-            "contents": [{"role": "user", "parts": [{"text": MEMORY}]}],
+            "system_instruction": _parts(request.system_prompt),
+            "contents": [{"role": "user", **_parts(MEMORY)}],
             "generationConfig": {
                 "temperature": request.temperature,
                 "maxOutputTokens": request.max_tokens,
@@ -105,6 +108,21 @@ class Gemini(WireFormat):
         return said(first_of(document, "candidates"), "finishReason", "MAX_TOKENS")
 
 
+def count_body(request: AnalysisRequest) -> JsonBody:
+    """The request as a ``generateContentRequest``, which names its model (``models/{model}``),
+    so that the system instruction is counted too (ai.google.dev/api/tokens)."""
+    counted = {
+        "model": f"models/{request.model.name}",
+        "contents": [{"role": "user", **_parts(MEMORY)}],
+        "systemInstruction": _parts(request.system_prompt),
+    }
+    return JsonBody({"generateContentRequest": counted}, request.content)
+
+
+def _parts(text: Any) -> dict[str, Any]:
+    return {"parts": [{"text": text}]}
+
+
 def _details(error: dict[str, Any]) -> dict[str, Any]:
     """``error.details`` by the last word of each item's ``@type``
     (``type.googleapis.com/google.rpc.ErrorInfo``: ``ErrorInfo``)."""
@@ -123,3 +141,5 @@ def _seconds(duration: Any) -> float | None:
 
 
 FORMAT = Gemini()
+COUNTING = Lookup("/v1beta/models/{model}:countTokens", count_body, number_at("totalTokens"))
+WINDOW = Lookup("/v1beta/models/{model}", None, number_at("inputTokenLimit"))  # input only

@@ -14,12 +14,14 @@ from typing import Any
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Refusal,
     Sent,
     ShapeError,
     WireError,
     WireFormat,
     field_of,
+    positive,
     said,
     typed_error,
     usage,
@@ -53,7 +55,6 @@ def num_ctx(sent: Sent) -> int:
 
 class OllamaChat(WireFormat):
     name: str = "ollama-chat"
-    window_path: str | None = "/api/show"
 
     def path(self, model: str) -> str:
         return "/api/chat"
@@ -94,17 +95,23 @@ class OllamaChat(WireFormat):
     def cut_short(self, document: Any) -> bool:
         return said(document, "done_reason", "length")
 
-    def window(self, document: Any) -> int | None:
-        """``model_info["<architecture>.context_length"]`` from an ``/api/show`` reply."""
-        info = document.get("model_info") if isinstance(document, dict) else None
-        if not isinstance(info, dict):
-            return None
-        architecture = info.get("general.architecture")
-        length = info.get(f"{architecture}.context_length")
-        if type(length) is not int:
-            found = [v for k, v in info.items() if k.endswith(".context_length") and type(v) is int]
-            length = found[0] if found else None
-        return length if length and length > 0 else None
+
+def show_body(request: AnalysisRequest) -> JsonBody:
+    """``POST /api/show``, which tells the model's window."""
+    return JsonBody({"model": request.model.name})
+
+
+def context_length(document: Any, model: str) -> int | None:
+    """``model_info["<architecture>.context_length"]`` from an ``/api/show`` reply."""
+    info = document.get("model_info") if isinstance(document, dict) else None
+    if not isinstance(info, dict):
+        return None
+    length = info.get(f"{info.get('general.architecture')}.context_length")
+    if type(length) is not int:
+        found = [v for k, v in info.items() if k.endswith(".context_length") and type(v) is int]
+        length = found[0] if found else None
+    return positive(length)
 
 
 FORMAT = OllamaChat()
+WINDOW = Lookup("/api/show", show_body, context_length, holds_reply=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Refusal,
     Sent,
     ShapeError,
@@ -25,6 +26,7 @@ from axe.adapters.llm.wire.base import (
     field_of,
     first_of,
     is_too_long,
+    positive,
     said,
     text_of,
     typed_error,
@@ -103,6 +105,17 @@ def priced(block: Any, input_key: str, output_key: str) -> Usage | None:
     return Usage(counts.input_tokens, counts.output_tokens, float(cost))
 
 
+def listed_window(document: Any, model: str) -> int | None:
+    """``context_length`` of ``model``'s entry in OpenRouter's model list (``GET /models``:
+    ``{"data": [{"id", "context_length"}]}``, openrouter.ai/docs/api-reference/list-models);
+    the window holds the reply too."""
+    entries = document.get("data") if isinstance(document, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("id") == model:
+            return positive(entry.get("context_length"))
+    return None
+
+
 def openai_refusal(status: int, code: str, message: str, reply_tokens: int) -> Refusal | None:
     """OpenAI's "too long" refusal and its numbers; the room for input is the window less
     the reply (the one the message names, else the request's)."""
@@ -117,3 +130,4 @@ def openai_refusal(status: int, code: str, message: str, reply_tokens: int) -> R
 
 
 FORMAT = OpenAIChat()
+OPENROUTER_WINDOW = Lookup("/models", None, listed_window, holds_reply=True)

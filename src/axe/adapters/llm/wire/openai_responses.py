@@ -12,16 +12,19 @@ from typing import Any
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
+    Lookup,
     Sent,
     ShapeError,
     WireError,
     WireFormat,
     field_of,
     items_of,
+    number_at,
     said,
     typed_error,
 )
 from axe.adapters.llm.wire.openai_chat import is_reasoning_model, openai_refusal, priced
+from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
 
 
@@ -33,12 +36,7 @@ class OpenAIResponses(WireFormat):
 
     def body(self, sent: Sent) -> JsonBody:
         request = sent.request
-        payload: dict[str, Any] = {
-            "model": request.model.name,
-            "instructions": request.system_prompt,
-            "input": MEMORY,
-            "max_output_tokens": request.max_tokens,
-        }
+        payload = {**_prompt(request), "max_output_tokens": request.max_tokens}
         if not is_reasoning_model(sent):
             payload["temperature"] = request.temperature
         return JsonBody(payload, request.content)
@@ -65,4 +63,15 @@ class OpenAIResponses(WireFormat):
         return said(document, "status", "incomplete")
 
 
+def count_body(request: AnalysisRequest) -> JsonBody:
+    """The Responses body without what is not counted, for OpenAI's count of a request to
+    any of its models (developers.openai.com/api/reference, "Get input token counts")."""
+    return JsonBody(_prompt(request), request.content)
+
+
+def _prompt(request: AnalysisRequest) -> dict[str, Any]:
+    return {"model": request.model.name, "instructions": request.system_prompt, "input": MEMORY}
+
+
 FORMAT = OpenAIResponses()
+COUNTING = Lookup("/responses/input_tokens", count_body, number_at("input_tokens"))
