@@ -228,7 +228,7 @@ class ScriptedLLM:
 
     def count_tokens(self, request: AnalysisRequest) -> int:
         if self.counts is None:
-            raise NoTokenCountError("it offers no count")
+            raise NoTokenCountError("it offers no count", offered=False)
         with self._lock:
             self.counted.append(request)
         return self.counts(request)

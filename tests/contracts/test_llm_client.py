@@ -18,8 +18,9 @@ from axe.adapters.llm.client import base_url, endpoint
 from axe.adapters.llm.settings import ProviderSettings
 from axe.application.ports import AnalysisRequest, LLMClient
 from axe.domain.errors import ApiError, NoTokenCountError
-from axe.domain.model import ModelRef, Window
+from axe.domain.model import ModelRef
 from axe.domain.results import Completion, Usage
+from axe.domain.window import Window
 from axe.testing import FakeClock, ScriptedLLM
 from tests.e2e.loopback import count_reply, error_in_format, reply_in_format
 

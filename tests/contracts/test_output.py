@@ -176,8 +176,8 @@ EVERY_KIND_OF_EVENT += BUDGET_EVENTS
 EVERY_KIND_OF_EVENT.append(RecordNotKept("a", "/m is writable by others"))
 HELD = "a program still holds /m/a.md open for writing"
 EVERY_KIND_OF_EVENT += [
-    CountingUnavailable("a", "openrouter", "it offers no count"),
-    CountingUnavailable("b", "openrouter", "it offers no count"),  # said once a run
+    CountingUnavailable("a", "openai", "its count endpoint answered HTTP 404"),
+    CountingUnavailable("b", "openai", "its count endpoint answered HTTP 404"),  # said once a run
     AgentFinished(
         _estimated(
             "i",
@@ -312,8 +312,8 @@ NOT_RECORDED = (
 )
 TEXT_LINES.append(("", NOT_RECORDED))
 NOT_COUNTED = (
-    "Warning: openrouter did not count the requests before they were sent (it offers no "
-    "count); the budget and the estimate rest on gc's own estimate, which errs high\n"
+    "Warning: openai could not count gc's requests (its count endpoint answered HTTP 404); "
+    "the budget and the estimate rest on gc's own estimate, which errs high\n"
 )
 COUNTED_ESTIMATE = (
     "Model: anthropic/claude-3, input window at most 1,000,000 tokens, the provider's "

@@ -134,18 +134,25 @@ def test_the_help_tells_the_budget_the_estimate_and_exit_4(home: AxeHome) -> Non
 
 # --estimate
 
+NO_KEY = (
+    "Warning: anthropic could not count gc's requests (no key or credentials to ask with); "
+    "the budget and the estimate rest on gc's own estimate, which errs high\n"
+)
+
 
 def test_an_estimate_needs_no_key_and_prints_the_plan(home: AxeHome) -> None:
     """--estimate with no API key anywhere: exit 0, the spec's Agent and Entries lines,
-    then the model's window, the requests, the tokens and what the budget allows."""
+    then the model's window, the requests, the tokens and what the budget allows; one line
+    says the provider could not count without a key."""
     home.add_agent("helper", last_n=3)
     home.write_memory("helper", entries(40))
     result = run("helper", "--estimate", "--max-tokens", "10000")
-    assert (result.exit_code, result.stderr) == (0, "")
+    assert (result.exit_code, result.stderr) == (0, NO_KEY)
     assert result.stdout == (
         "Agent: helper\n"
         "Entries: 40\n"
-        "Model: anthropic/claude-3, input window 1,000,000 tokens\n"
+        "Model: anthropic/claude-3, input window at most 1,000,000 tokens, the provider's "
+        "largest; the model's may be smaller\n"
         "Requests: 1\n"
         "Input tokens: 2,126 at most, likely about 1,586\n"
         "Output tokens: 4,096 at most\n"
@@ -163,9 +170,9 @@ def test_an_estimate_in_json_is_one_object_per_agent(home: AxeHome) -> None:
     home.write_memory("big", entries(40))
     home.write_memory("small", entries(40))
     result = run("--all", "--estimate", "--json")
-    assert (result.exit_code, result.stderr) == (0, "")
+    assert (result.exit_code, result.stderr) == (0, NO_KEY)
     big, small = (json.loads(line) for line in result.stdout.splitlines())
-    assert {key: big[key] for key in list(big)[-10:]} == {
+    assert {key: big[key] for key in list(big)[-12:]} == {
         "budget_max_tokens": None,
         "budget_used_tokens": None,
         "analysed_entries": 40,
@@ -174,6 +181,8 @@ def test_an_estimate_in_json_is_one_object_per_agent(home: AxeHome) -> None:
         "estimated_output_tokens": 4096,
         "likely_input_tokens": 1586,
         "input_window_tokens": 1_000_000,
+        "input_window_source": "provider",
+        "input_tokens_counted": False,
         "budget_for_every_entry": 2126 + 4096,
         "budget_for_newest_entry": None,
     }
@@ -256,7 +265,7 @@ def test_an_estimate_of_a_log_that_fits_sends_nothing_and_counts_the_one_request
     home.add_agent("diary", last_n=10)
     home.write_memory("diary", entries(200))
     estimate = axe(home, "gc", "diary", "--estimate", "--json", AXE_ANTHROPIC_BASE_URL=server.url)
-    assert (estimate.returncode, estimate.stderr, server.requests) == (0, "", [])
+    assert (estimate.returncode, estimate.stderr, server.requests) == (0, NO_KEY, [])
     found = json.loads(estimate.stdout)
     assert gc(home, server).returncode == 0
     (prompt,) = server.prompts
@@ -269,13 +278,16 @@ def test_an_estimate_of_a_log_that_fits_sends_nothing_and_counts_the_one_request
 def test_an_estimate_of_a_split_log_counts_no_fewer_requests_than_a_run_and_at_most_two_more(
     home: AxeHome, server: LoopbackLLM, model: str
 ) -> None:
-    """A log split by --max-input-tokens: --estimate sends no analysis (Ollama's window
-    lookup aside) and counts no fewer requests than the real run makes, at most two more;
-    its input tokens are never below the provider's count."""
+    """A log split by --max-input-tokens: --estimate sends no analysis (only free
+    requests: Ollama's window lookup, Anthropic's counts) and counts no fewer requests than
+    the real run makes, at most two more; its input tokens are never below the provider's
+    count."""
     big_log(home, model)
     estimate = gc(home, server, "--estimate", "--json", "--max-input-tokens", "9000")
     assert estimate.returncode == 0, estimate.stderr
-    assert all(path == "/api/show" for path, _, _ in server.requests)
+    free = {"/api/show", "/v1/messages/count_tokens"}
+    assert all(path in free for path, _, _ in server.requests)
+    assert server.prompts == []
     found = json.loads(estimate.stdout)
     real = gc(home, server, "--dry-run", "--max-input-tokens", "9000")
     assert real.returncode == 0, real.stderr

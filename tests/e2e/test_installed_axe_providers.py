@@ -169,7 +169,7 @@ def test_a_bedrock_estimate_needs_no_region_and_no_credentials(home: AxeHome) ->
     done = axe(home, "gc", "helper", "--estimate", AWS_SHARED_CREDENTIALS_FILE=str(broken))
     assert (done.returncode, done.stderr) == (
         0,
-        "Warning: bedrock did not count the requests before they were sent (no key or "
+        "Warning: bedrock could not count gc's requests (no key or "
         "credentials to ask with); the budget and the estimate rest on gc's own estimate, "
         "which errs high\n",
     )

@@ -15,8 +15,8 @@ from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_
 from axe.application.ports import AnalysisRequest
 from axe.domain.budget import Budget, Estimate
 from axe.domain.entries import count_entries
-from axe.domain.errors import BudgetTooSmallError, PromptTooLargeError
-from axe.domain.events import AnalysisNarrowed, AnalysisReady
+from axe.domain.errors import BudgetTooSmallError, NoTokenCountError, PromptTooLargeError
+from axe.domain.events import AnalysisNarrowed, AnalysisReady, CountingUnavailable
 from axe.domain.model import AgentConfig, BudgetConfig, ModelRef
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS
 from axe.domain.results import AgentResult, AgentStatus, Completion
@@ -292,3 +292,21 @@ def test_an_estimate_asks_for_the_window_of_the_model_the_run_uses() -> None:
     assert own.estimate is not None
     assert other.estimate is not None
     assert (own.estimate.window, other.estimate.window) == (100_000, None)
+
+
+def test_a_provider_that_counts_for_others_but_not_this_run_is_said_once() -> None:
+    """A count endpoint that failed (or no key to ask with) is said once per run, and the
+    budget rests on gc's estimate; a provider that never counts is no news and says nothing."""
+
+    def failing(request: AnalysisRequest) -> int:
+        raise NoTokenCountError("its count endpoint answered HTTP 500")
+
+    failed = ScriptedLLM(script=Window(100_000), window=100_000, counts=failing)
+    _, output, _ = gc(entries(3000), failed, budget=20_000)
+    assert [e for e in output.events if isinstance(e, CountingUnavailable)] == [
+        CountingUnavailable("a", "anthropic", "its count endpoint answered HTTP 500")
+    ]
+    never = ScriptedLLM(script=Window(100_000), window=100_000)
+    result, output, _ = gc(entries(3000), never, budget=20_000)
+    assert result.status is AgentStatus.TRIMMED
+    assert [e for e in output.events if isinstance(e, CountingUnavailable)] == []

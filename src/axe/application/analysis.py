@@ -200,8 +200,11 @@ class _Counts:
                 self._known[key] = analysis.llm.count_tokens(request)
             except NoTokenCountError as error:
                 self._refused = True
-                said = CountingUnavailable(analysis.agent, analysis.model.provider, error.reason)
-                analysis.output.emit(said)
+                if error.offered:
+                    provider = analysis.model.provider
+                    analysis.output.emit(
+                        CountingUnavailable(analysis.agent, provider, error.reason)
+                    )
                 return None
             self.used = True
         return self._known[key]

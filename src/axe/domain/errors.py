@@ -46,13 +46,15 @@ class ModelOrigin:
 
 
 class NoTokenCountError(AxeError):
-    """The provider cannot count a request before it is sent (``reason``, in the adapter's
-    words): no count endpoint, or one that answered that it has none; gc plans on its own
-    estimate instead. Never a failure of the agent."""
+    """The provider did not count a request before it is sent (``reason``, in the adapter's
+    words); gc plans on its own estimate instead. Never a failure of the agent. ``offered``:
+    the provider counts for others (no key to ask with, an endpoint that failed), so the
+    user may want to know; a provider that never counts is no news."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, offered: bool = True) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.offered = offered
 
 
 class ModelNotFoundError(ApiError):

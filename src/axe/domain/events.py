@@ -131,9 +131,9 @@ class AnalysisStarted:
 
 @frozen
 class CountingUnavailable:
-    """The provider of ``agent``'s model did not count its request before it was sent
-    (``reason``, in the LLM adapter's words), so the budget or the estimate rests on gc's
-    own estimate, which errs high."""
+    """The provider of ``agent``'s model, which counts requests for free, did not count
+    this run's (``reason``, in the LLM adapter's words: no key, an endpoint that failed), so
+    the budget or the estimate rests on gc's own estimate, which errs high."""
 
     agent: str
     provider: str

@@ -21,7 +21,8 @@ from axe.adapters.llm.retry import RetryPolicy
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import NoTokenCountError
-from axe.domain.model import ModelRef, Window, WindowSource
+from axe.domain.model import ModelRef
+from axe.domain.window import Window, WindowSource
 from axe.testing import FakeClock
 from tests.adapters.llm.test_formats import AWS, BEDROCK_MODEL, KEY, client
 from tests.adapters.llm.test_sigv4 import _botocore_signed

@@ -22,9 +22,10 @@ from axe.adapters.llm.sigv4 import AwsCredentials
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
-from axe.domain.model import ModelRef, Window, WindowSource
+from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
 from axe.domain.results import Completion, Usage
+from axe.domain.window import Window, WindowSource
 from axe.testing import FakeClock
 from tests.e2e.loopback import bad_key_in_format
 

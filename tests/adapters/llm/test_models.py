@@ -11,7 +11,8 @@ import pytest
 from axe.adapters.llm import LLMProviders
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import AgentError, ConfigError
-from axe.domain.model import ModelRef, Window, WindowSource
+from axe.domain.model import ModelRef
+from axe.domain.window import Window, WindowSource
 from axe.testing import FakeClock
 
 UNSUPPORTED = (

@@ -22,8 +22,9 @@ from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.composition import production_ports
 from axe.domain.errors import ApiError
-from axe.domain.model import ModelRef, Window, WindowSource
+from axe.domain.model import ModelRef
 from axe.domain.prompt import PATTERN_DETECTION_PROMPT
+from axe.domain.window import Window, WindowSource
 from axe.testing import FakeClock, RecordingOutput
 from tests.adapters.llm.http_clients import client as http_client
 

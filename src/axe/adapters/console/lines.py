@@ -150,9 +150,8 @@ class TextLines:
                 return []
             self._said.add((event.provider, event.reason))
             return _err(
-                f"Warning: {event.provider} did not count the requests before they were sent "
-                f"({event.reason}); the budget and the estimate rest on gc's own estimate, "
-                "which errs high"
+                f"Warning: {event.provider} could not count gc's requests ({event.reason}); "
+                "the budget and the estimate rest on gc's own estimate, which errs high"
             )
         return _err(_left_out(event))
 

@@ -20,8 +20,9 @@ from axe.adapters.llm.offline.client import HeuristicAnalyst
 from axe.adapters.llm.settings import provider_settings
 from axe.application.ports import AnalysisRequest, Clock
 from axe.domain.errors import AgentError, NoTokenCountError
-from axe.domain.model import ModelRef, Window
+from axe.domain.model import ModelRef
 from axe.domain.results import Completion
+from axe.domain.window import Window
 
 if TYPE_CHECKING:
     from axe.adapters.llm.client import HttpLLMClient
@@ -87,7 +88,7 @@ class LLMProviders:
     def count_tokens(self, request: AnalysisRequest) -> int:
         client = self._client(request.model)
         if isinstance(client, HeuristicAnalyst):
-            raise NoTokenCountError("it sends no request")
+            raise NoTokenCountError("it sends no request", offered=False)
         return client.count_tokens(request)
 
     def charges_tokens(self, model: ModelRef) -> bool:

@@ -22,8 +22,8 @@ from axe.adapters.llm.transport import HttpTransport, Reply
 from axe.adapters.llm.wire.base import HttpStatusError, Lookup, Sent, ShapeError
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, ConfigError, NoTokenCountError, PromptTooLargeError
-from axe.domain.model import Window, WindowSource
 from axe.domain.results import Completion
+from axe.domain.window import Window, WindowSource
 
 _FITS_EVERY_MODEL = 2048  # tokens (so bytes, which are never fewer): fits any model's window
 # The most bytes one estimated token can come to in a request body: a control character
@@ -82,7 +82,7 @@ class HttpLLMClient:
         """
         lookup = self._provider.counting
         if lookup is None:
-            raise NoTokenCountError("it has no count endpoint")
+            raise NoTokenCountError("it has no count endpoint", offered=False)
         if not self._can_ask:
             raise NoTokenCountError("no key or credentials to ask with")
         try:
