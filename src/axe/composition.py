@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from axe import __version__
 from axe.adapters.agents.repository import TomlAgentRepository, agents_directories
@@ -27,10 +27,8 @@ from axe.application.ports import Clock, Output
 from axe.application.stops import StopSignal
 from axe.domain.errors import ConfigError
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
+from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, SweepResult
-
-if TYPE_CHECKING:
-    from axe.domain.model import ModelRef
 
 
 @contextmanager

@@ -10,14 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from axe.application.ports import (
-    AgentRepository,
-    AnalysisRequest,
-    Clock,
-    LLMClient,
-    MemoryStore,
-    Output,
-)
+from axe.application import ports
 from axe.application.workers import RecordingOutput
 from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan
@@ -80,7 +73,7 @@ class FakeMemoryStore:
     """
 
     def __init__(
-        self, files: dict[str, bytes] | None = None, *, clock: Clock | None = None
+        self, files: dict[str, bytes] | None = None, *, clock: ports.Clock | None = None
     ) -> None:
         self.files = dict(files or {})
         self.archives: dict[str, bytes] = {}
@@ -189,9 +182,9 @@ class ScriptedLLM:
         self,
         reply: Reply = "## Patterns Found\nNone.",
         *,
-        script: Callable[[AnalysisRequest], Reply] | None = None,
+        script: Callable[[ports.AnalysisRequest], Reply] | None = None,
         window: int | Window | None = None,
-        counts: Callable[[AnalysisRequest], int] | None = None,
+        counts: Callable[[ports.AnalysisRequest], int] | None = None,
         free: bool = False,
     ) -> None:
         self.reply = reply
@@ -199,14 +192,14 @@ class ScriptedLLM:
         self.window = Window(window, WindowSource.MODEL) if isinstance(window, int) else window
         self.counts = counts
         self.free = free
-        self.requests: list[AnalysisRequest] = []
-        self.counted: list[AnalysisRequest] = []
+        self.requests: list[ports.AnalysisRequest] = []
+        self.counted: list[ports.AnalysisRequest] = []
         self._lock = threading.Lock()
 
-    def input_limit(self, request: AnalysisRequest) -> Window | None:
+    def input_limit(self, request: ports.AnalysisRequest) -> Window | None:
         return self.window
 
-    def count_tokens(self, request: AnalysisRequest) -> int:
+    def count_tokens(self, request: ports.AnalysisRequest) -> int:
         if self.counts is None:
             raise NoTokenCountError("it offers no count")
         with self._lock:
@@ -216,7 +209,7 @@ class ScriptedLLM:
     def charges_tokens(self, model: ModelRef) -> bool:
         return not self.free
 
-    def complete(self, request: AnalysisRequest) -> Completion:
+    def complete(self, request: ports.AnalysisRequest) -> Completion:
         with self._lock:
             self.requests.append(request)
         answer = self.script(request) if self.script is not None else self.reply
@@ -226,8 +219,8 @@ class ScriptedLLM:
 
 
 # mypy checks each fake against its port here.
-_clock: Clock = FakeClock()
-_agents: AgentRepository = FakeAgentRepository()
-_memory: MemoryStore = FakeMemoryStore()
-_llm: LLMClient = ScriptedLLM()
-_output: Output = RecordingOutput()
+_clock: ports.Clock = FakeClock()
+_agents: ports.AgentRepository = FakeAgentRepository()
+_memory: ports.MemoryStore = FakeMemoryStore()
+_llm: ports.LLMClient = ScriptedLLM()
+_output: ports.Output = RecordingOutput()

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from axe.adapters.console.lines import error_text
+from axe.domain.budget import Estimate
 from axe.domain.results import AgentResult, Usage
 from axe.domain.safe_text import BIDI_CONTROLS
-
-if TYPE_CHECKING:
-    from axe.domain.budget import Estimate
 
 _UNESCAPED_CONTROLS = re.compile(f"[\x7f-\x9f{BIDI_CONTROLS}]")  # json.dumps leaves these
 

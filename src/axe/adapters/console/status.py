@@ -13,12 +13,10 @@ import re
 import threading
 import unicodedata
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
+from axe.application.ports import Clock
 from axe.domain.safe_text import terminal_safe
-
-if TYPE_CHECKING:
-    from axe.application.ports import Clock
 
 _FRAMES = "|/-\\"
 ERASE_LINE = "\r\x1b[2K"
