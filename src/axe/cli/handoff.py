@@ -87,7 +87,7 @@ def handed_to(environ: Mapping[str, str]) -> str:
 
 def missing_command(command: str) -> str:
     """The line for a command neither this axe nor any other on PATH provides."""
-    from axe.domain.model import quoted  # noqa: PLC0415  (as commands.py's: only on this path)
+    from axe.domain.model import quoted  # noqa: PLC0415  (help needs no domain value)
 
     return (
         f'{quoted(command)} is not a command of this axe, which provides "gc"; the other '

@@ -55,7 +55,8 @@ def fit(text: str, room: int) -> str:
     if room <= 1:
         return _head(text, room)
     head = _head(text, (room - 1) // 3)
-    return head + _ELLIPSIS + _head(text[::-1], room - 1 - cells(head))[::-1]
+    tail = _head(text[::-1], room - 1 - cells(head))[::-1]  # as much of its end as fits
+    return head + _ELLIPSIS + tail
 
 
 def fit_keeping(text: str, keep: str, room: int) -> str:
