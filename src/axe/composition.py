@@ -1,6 +1,6 @@
 """The composition root: the one place that builds adapters and hands them to the use case,
-when a command runs, never at import, from the environment and streams passed in (so a test
-or an embedding program can build the same graph against its own directories)."""
+when a command runs, from the environment and streams passed in (a test or an embedding
+program builds the same graph against its own directories)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import functools
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from axe import __version__
 from axe.adapters.agents.repository import TomlAgentRepository, agents_directories
@@ -26,12 +26,9 @@ from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_
 from axe.application.ports import Clock, Output
 from axe.application.stops import StopSignal
 from axe.domain.errors import ConfigError
-from axe.domain.events import Event
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
+from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, SweepResult
-
-if TYPE_CHECKING:
-    from axe.domain.model import ModelRef
 
 
 @contextmanager
@@ -49,14 +46,10 @@ def production_ports(
     sending: bool = True,
     stop: StopSignal | None = None,
 ) -> Iterator[GcPorts]:
-    """The real adapters, configured from ``environ`` and the options of ``axe gc`` (None:
-    the adapter's default); the HTTP transport closes on exit.
-
-    ``check_config`` reads ``config.toml`` now, if it exists, so that ``--all`` says a
-    broken one once, like a bad ``--model``, instead of once per agent; ``model`` is checked
-    now, so a model no provider serves is refused before any agent runs; ``clock`` is the
-    run's one clock (the system's when None); not ``sending`` (``--estimate``), no key is
-    needed and no analysis is sent; ``stop``, the run's stop signal (a new one when None).
+    """The real adapters, configured from ``environ`` and ``axe gc``'s options (None: the
+    adapter's default), closed on exit. ``check_config`` reads ``config.toml`` now, so
+    ``--all`` says a broken one once, not once per agent; ``model`` is checked now, before
+    any agent runs; not ``sending`` (``--estimate``), no key is needed.
 
     Raises:
         ConfigError: ``agents_dir`` is not a directory, or ``check_config`` and
@@ -73,7 +66,7 @@ def production_ports(
         user_agent=f"axe/{__version__}",
         sending=sending,
     )
-    agents = TomlAgentRepository(agents_directories(environ, agents_dir), report=_once(output.emit))
+    agents = TomlAgentRepository(agents_directories(environ, agents_dir), report=output.emit)
     if check_config:
         llm.read_config()
     if model is not None:
@@ -96,27 +89,11 @@ def production_ports(
         llm.close()
 
 
-def _once(emit: Callable[[Event], None]) -> Callable[[Event], None]:
-    """``emit``, passing each distinct event on once: a warning about an unsafe agents
-    directory is said once per run, however often the directory is looked at."""
-    seen: set[Event] = set()
-
-    def emit_once(event: Event) -> None:
-        if event not in seen:
-            seen.add(event)
-            emit(event)
-
-    return emit_once
-
-
-def agent_names(
-    environ: Mapping[str, str] | None = None, agents_dir: Path | None = None
-) -> list[str]:
-    """The agents of every agents directory (``agents_dir`` first, when given), for shell
-    completion; what cannot be read, or is not safe to use, offers none, silently."""
-    environ = os.environ if environ is None else environ
+def agent_names(agents_dir: Path | None = None) -> list[str]:
+    """The agents of every agents directory, for shell completion; what cannot be read, or
+    is not safe to use, offers none, silently."""
     try:
-        return TomlAgentRepository(agents_directories(environ, agents_dir)).list_names()
+        return TomlAgentRepository(agents_directories(os.environ, agents_dir)).list_names()
     except ConfigError:
         return []
 
@@ -129,8 +106,7 @@ def console_output(
     json_lines: bool = False,
     clock: Clock | None = None,
 ) -> ConsoleOutput:
-    """Console output; a live status line only where a person is watching stderr, timed by
-    the run's one ``clock`` (the system's when None)."""
+    """Console output; a live status line only where a person is watching stderr."""
     interactive = stderr.isatty() and environ.get("TERM", "") != "dumb"
     return ConsoleOutput(
         stdout,
@@ -144,7 +120,7 @@ def console_output(
 
 
 def seconds_from(environ: Mapping[str, str], variable: str) -> float | None:
-    """A time limit in seconds from ``variable`` (``AXE_HTTP_TIMEOUT``, ...) when it is set.
+    """A time limit in seconds from ``variable`` when it is set.
 
     Raises:
         ConfigError: the variable is not a positive number of seconds, at most a day.
@@ -195,8 +171,7 @@ def run_gc(
     agents_dir: Path | None = None,
 ) -> AgentResult | SweepResult:
     """``axe gc`` for one agent, or every agent when ``agent`` is None; an option given
-    (``--max-input-tokens``, ``--lock-timeout``) wins over its variable in ``environ``;
-    ``stop`` is where the frontend's signal handlers ask the run to stop.
+    wins over its variable in ``environ``; ``stop`` is where signal handlers ask to stop.
 
     Raises:
         ConfigError: an agents directory cannot be listed, ``agents_dir`` is not one, or a
@@ -231,9 +206,8 @@ def run_gc(
 
 
 def _ignore_sigio() -> None:
-    """Let any thread of this run take the read lease that carries late appends over (see
-    ``ReadLeases``): gc uses no signal-driven I/O, so ignoring SIGIO is safe; only the main
-    thread may (an embedding program calling from another thread keeps its own setting)."""
+    """Let any thread take the read lease that carries late appends over (``ReadLeases``):
+    gc uses no signal-driven I/O; only the main thread may set it."""
     sigio = getattr(signal, "SIGIO", None)
     if sigio is not None and threading.current_thread() is threading.main_thread():
         signal.signal(sigio, signal.SIG_IGN)

@@ -1,11 +1,7 @@
 """In-memory stand-ins for the four ports and the clock, for testing a frontend built on gc
-without files, a network or a terminal (docs/embedding.md shows one such test).
-
-They behave like the production adapters as far as the use case can tell, and the contract
-tests run each fake and its adapter through the same suite, so a fake that drifts from its
-adapter fails there: a store applies a trim plan to its bytes and keeps what was appended
-since the read, a repository lists names in order and raises ``ConfigError`` for an unknown
-agent. Each also records what happened, for assertions.
+without files, a network or a terminal (docs/embedding.md). The contract tests run each fake
+and its adapter through one suite, so a fake cannot drift from what the use case sees of
+its adapter; each also records what happened, for assertions.
 """
 
 from __future__ import annotations
@@ -14,14 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from axe.application.ports import (
-    AgentRepository,
-    AnalysisRequest,
-    Clock,
-    LLMClient,
-    MemoryStore,
-    Output,
-)
+from axe.application import ports
 from axe.application.workers import RecordingOutput
 from axe.domain.analysed import AnalysedMemory
 from axe.domain.entries import MemorySnapshot, TrimPlan
@@ -77,16 +66,14 @@ class FakeAgentRepository:
 
 
 class FakeMemoryStore:
-    """Memory files as a dict of bytes keyed by agent name; locks per agent exclude
-    threads, like the file store's. ``unreadable`` and ``failing_trim`` hold agent names whose
-    read or trim fails as I/O would; ``trims`` records every trim applied and ``locked`` every
-    lock taken; :meth:`append` adds bytes as a running ``axe run`` would, between a read and a
-    trim. ``records`` holds what ``--skip-unchanged`` remembers, stamped by ``clock``;
-    while ``unrecordable`` holds a reason, nothing is remembered and that is said instead.
+    """Memory files as bytes by agent name, locked per agent. Agents in ``unreadable`` and
+    ``failing_trim`` fail as I/O would; ``trims`` and ``locked`` record what happened;
+    :meth:`append` writes as a running ``axe run`` would. ``records`` holds what
+    ``--skip-unchanged`` remembers, stamped by ``clock``, unless ``unrecordable`` says why not.
     """
 
     def __init__(
-        self, files: dict[str, bytes] | None = None, *, clock: Clock | None = None
+        self, files: dict[str, bytes] | None = None, *, clock: ports.Clock | None = None
     ) -> None:
         self.files = dict(files or {})
         self.archives: dict[str, bytes] = {}
@@ -166,10 +153,9 @@ class FakeMemoryStore:
 
 
 class FakeClock:
-    """A clock that moves only when slept on: ``sleep(s)`` advances it by ``s`` at once,
-    records ``s`` in ``slept`` and then calls ``on_sleep(time)``, which is how a test makes
-    something happen while gc waits (a writer appending, a lock freed). ``now()`` and
-    ``monotonic()`` both read ``time``, which starts at ``start``."""
+    """A clock that moves only when slept on: ``sleep(s)`` advances ``time`` at once, records
+    ``s`` in ``slept``, then calls ``on_sleep(time)``, so a test makes something happen while
+    gc waits (a writer appending, a lock freed)."""
 
     def __init__(
         self, start: float = 0.0, *, on_sleep: Callable[[float], None] | None = None
@@ -195,23 +181,20 @@ Reply = str | Completion | AxeError
 
 
 class ScriptedLLM:
-    """Answers from a script and records every request (safe to call from several threads):
-    ``reply`` is what every request gets, a text, a :class:`Completion` (to report usage) or
-    an error to raise; ``script`` instead decides per request (one agent's analysis fails in
-    ``--all``, a request too long is refused with ``PromptTooLargeError``); ``window`` is
-    what :meth:`input_limit` reports (a number: the model's window, as a provider tells it);
-    ``counts``, how the provider counts a request before it is sent (None: it cannot, as
-    most gateways cannot), every count recorded in ``counted``; ``free``, that requests
-    spend no tokens, as the offline analyst's do not.
+    """Answers every request with ``reply`` (a text, a :class:`Completion` or an error to
+    raise), or what ``script`` decides for it, and records them all, from any thread.
+    ``window`` is the model's (a number: as a provider tells it); ``counts`` counts a
+    request as the provider would (None: it cannot), each recorded in ``counted``; ``free``
+    requests spend no tokens, as the offline analyst's do not.
     """
 
     def __init__(
         self,
         reply: Reply = "## Patterns Found\nNone.",
         *,
-        script: Callable[[AnalysisRequest], Reply] | None = None,
+        script: Callable[[ports.AnalysisRequest], Reply] | None = None,
         window: int | Window | None = None,
-        counts: Callable[[AnalysisRequest], int] | None = None,
+        counts: Callable[[ports.AnalysisRequest], int] | None = None,
         free: bool = False,
     ) -> None:
         self.reply = reply
@@ -219,14 +202,14 @@ class ScriptedLLM:
         self.window = Window(window, WindowSource.MODEL) if isinstance(window, int) else window
         self.counts = counts
         self.free = free
-        self.requests: list[AnalysisRequest] = []
-        self.counted: list[AnalysisRequest] = []
+        self.requests: list[ports.AnalysisRequest] = []
+        self.counted: list[ports.AnalysisRequest] = []
         self._lock = threading.Lock()
 
-    def input_limit(self, request: AnalysisRequest) -> Window | None:
+    def input_limit(self, request: ports.AnalysisRequest) -> Window | None:
         return self.window
 
-    def count_tokens(self, request: AnalysisRequest) -> int:
+    def count_tokens(self, request: ports.AnalysisRequest) -> int:
         if self.counts is None:
             raise NoTokenCountError("it offers no count", offered=False)
         with self._lock:
@@ -236,7 +219,7 @@ class ScriptedLLM:
     def charges_tokens(self, model: ModelRef) -> bool:
         return not self.free
 
-    def complete(self, request: AnalysisRequest) -> Completion:
+    def complete(self, request: ports.AnalysisRequest) -> Completion:
         with self._lock:
             self.requests.append(request)
         answer = self.script(request) if self.script is not None else self.reply
@@ -246,8 +229,8 @@ class ScriptedLLM:
 
 
 # mypy checks each fake against its port here.
-_clock: Clock = FakeClock()
-_agents: AgentRepository = FakeAgentRepository()
-_memory: MemoryStore = FakeMemoryStore()
-_llm: LLMClient = ScriptedLLM()
-_output: Output = RecordingOutput()
+_clock: ports.Clock = FakeClock()
+_agents: ports.AgentRepository = FakeAgentRepository()
+_memory: ports.MemoryStore = FakeMemoryStore()
+_llm: ports.LLMClient = ScriptedLLM()
+_output: ports.Output = RecordingOutput()

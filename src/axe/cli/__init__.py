@@ -1,17 +1,13 @@
 """The command line: ``axe`` (``gc`` here, every other command handed to the Go axe) and
 ``axe-gc``, the same ``gc`` under a name that can never clash with the Go axe.
 
-The console scripts import the commands inside their own guard: a Ctrl-C while Python
-loads click and the commands is then one line and exit 130, like a Ctrl-C during a run,
-never a traceback; this module itself imports nothing that is not loaded already (not even
-``typing``), so that guard is reached as early as a console script allows.
+The console scripts import the commands inside their guard, so a Ctrl-C while Python loads
+click is one line and exit 130, as during a run, never a traceback.
 """
 
 from __future__ import annotations
 
 import sys
-
-EXIT_INTERRUPTED = 130
 
 
 def main() -> None:
@@ -35,7 +31,6 @@ def gc_main() -> None:
 
 
 def _interrupted() -> None:
-    """One line over the terminal's echoed ``^C``, and the shell's code for SIGINT."""
-    over_the_echo = "\r" if sys.stderr.isatty() else ""
+    over_the_echo = "\r" if sys.stderr.isatty() else ""  # a terminal's "^C" on this row
     sys.stderr.write(f"{over_the_echo}interrupted\n")
-    sys.exit(EXIT_INTERRUPTED)
+    sys.exit(130)  # the shell's code for SIGINT

@@ -1,9 +1,6 @@
-"""The click commands: ``axe`` (a group) and ``axe gc``, arguments in, exit code out; thin on
-purpose, ``gc`` checks the argument combination and hands the work to the composition root.
-
-The command line loads nothing of gc itself: ``gc`` imports the use case and the
-composition root when it runs, so ``--help``, ``--version``, completion and the commands
-handed to the Go axe start as fast as click does.
+"""The click commands ``axe`` and ``axe gc``: arguments in, exit code out. ``gc`` imports the
+use case and the composition root only when it runs, so ``--help``, ``--version``,
+completion and the commands handed to the Go axe start as fast as click does.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ import click
 
 from axe import __version__
 from axe.cli import handoff
-from axe.cli.running import AxeCommand, AxeGroup
+from axe.cli.running import OneLineErrors
 from axe.domain.errors import AgentError
 from axe.domain.limits import MAX_WAIT_SECONDS, MIN_INPUT_TOKENS
 
@@ -62,15 +59,13 @@ Examples:
 
 
 class _WholeNumber(click.IntRange):
-    """An integer option whose error says what it takes ("not a valid whole number"),
-    not click's "not a valid integer range"."""
+    """Its error says "not a valid whole number", not click's "not a valid integer range"."""
 
     name = "whole number"
 
 
 class _TokenCount(_WholeNumber):
-    """A budget, at most what a 64-bit integer holds, as ``[budget] max_tokens`` in an agent
-    file (the Go axe's int64)."""
+    """A budget, at most a 64-bit integer, as ``[budget] max_tokens`` (the Go axe's int64)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
@@ -80,8 +75,7 @@ class _TokenCount(_WholeNumber):
 
 
 class _AnyWholeNumber(click.types.IntParamType):
-    """The same without bounds (an unbounded IntRange shows "[x<=None]" in the help); the
-    use case says what is too small (``--jobs 0``)."""
+    """Without bounds (an unbounded IntRange shows "[x<=None]" in the help)."""
 
     name = "whole number"
 
@@ -89,8 +83,14 @@ class _AnyWholeNumber(click.types.IntParamType):
 class _Seconds(click.FloatRange):
     name = "number of seconds"
 
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:  # noqa: PLR0124  (nan, which every range check lets through)
+            self.fail("nan is not a number of seconds", param, ctx)
+        return number
 
-class _Gc(AxeCommand):
+
+class _Gc(OneLineErrors, click.Command):
     """``axe gc`` and ``axe-gc``: the examples show the name the command was run by."""
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -99,7 +99,7 @@ class _Gc(AxeCommand):
             formatter.write_text(GC_EPILOG.replace("axe gc ", f"{ctx.command_path} "))
 
 
-class _Axe(AxeGroup):
+class _Axe(OneLineErrors, click.Group):
     """``axe``: its help says where the commands it does not have go."""
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -147,16 +147,8 @@ def cli(ctx: click.Context) -> None:
         click.echo(ctx.get_help())
 
 
-def _a_number(_: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    """click's FloatRange lets ``nan`` through (every comparison with it is false)."""
-    if value is not None and value != value:  # noqa: PLR0124  (only nan differs from itself)
-        raise click.BadParameter("nan is not a number of seconds", param=param)
-    return value
-
-
 def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
-    """Shell completion of AGENT: the agents of every agents directory, --agents-dir's
-    too when it was typed before."""
+    """Shell completion of AGENT, from --agents-dir too when it was typed before."""
     from axe.composition import agent_names  # noqa: PLC0415  (see the module docstring)
 
     names = agent_names(agents_dir=ctx.params.get("agents_dir"))
@@ -165,7 +157,6 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
 
 @cli.command(
     cls=_Gc,
-    epilog=GC_EPILOG,
     short_help="Analyze and trim agent memory",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -239,7 +230,6 @@ def _agent_names(ctx: click.Context, param: click.Parameter, incomplete: str) ->
 @click.option(
     "--lock-timeout",
     type=_Seconds(min=0, min_open=True, max=MAX_WAIT_SECONDS),
-    callback=_a_number,
     default=None,
     metavar="SECONDS",
     help="How long to wait for another gc of the same memory file (also AXE_LOCK_TIMEOUT; "
@@ -304,7 +294,7 @@ def gc(
     outcome = run_gc(
         None if all_agents else agent,
         options,
-        stop=ctx.find_object(StopSignal) or StopSignal(),
+        stop=ctx.find_object(StopSignal),
         stdout=sys.stdout.buffer,
         stderr=sys.stderr.buffer,
         json_lines=json_lines,

@@ -1,9 +1,6 @@
-"""Living beside the Go axe: commands this axe does not have go to the next ``axe`` on PATH.
-
-Most people who want ``axe gc`` have the Go ``axe``, which a second ``axe`` on PATH would
-shadow. So this one keeps ``gc`` and hands every other command to the next ``axe`` on PATH
-that is not this project, replacing this process with it (arguments, stdin, signals and exit
-code are the Go axe's own); without one, one line says what to install.
+"""Living beside the Go axe, which a second ``axe`` on PATH would shadow: this one keeps
+``gc`` and becomes the next ``axe`` on PATH that is not this project for every other command
+(arguments, stdin, signals and exit code are then the Go axe's own).
 """
 
 from __future__ import annotations
@@ -45,14 +42,10 @@ def next_axe(environ: Mapping[str, str]) -> str | None:
 
 
 def _looping(handed: str) -> bool:
-    """Whether this call came back to us from our own hand-off.
-
-    Executing a program keeps the process id, so a process that finds its own id in the
-    variable was handed to itself: by a copy of this project the script check missed (a
-    wrapper running ``python -m axe``, say). The Go axe passes the variable on to what it
-    runs, but those are other processes, so an ``axe`` they start still reaches it. Where a
-    program is run as a child instead (Windows), a chain of hand-offs ends after a few.
-    """
+    """Whether this call came back from our own hand-off: exec keeps the process id, so a
+    process finding its own id was handed to itself (by a copy of this project the script
+    check missed); where a program runs as a child instead (Windows), a chain ends after a
+    few hops. An ``axe`` the Go axe starts is another process, so it still reaches it."""
     pid, _, hops = handed.partition(" ")
     return pid == str(os.getpid()) or (hops.isdecimal() and int(hops) >= _MOST_HOPS)
 
@@ -94,7 +87,7 @@ def handed_to(environ: Mapping[str, str]) -> str:
 
 def missing_command(command: str) -> str:
     """The line for a command neither this axe nor any other on PATH provides."""
-    from axe.domain.model import quoted  # noqa: PLC0415  (attrs: only on this path)
+    from axe.domain.model import quoted  # noqa: PLC0415  (help needs no domain value)
 
     return (
         f'{quoted(command)} is not a command of this axe, which provides "gc"; the other '

@@ -1,8 +1,6 @@
-"""Running a click command as a process: every failure one stderr line and an exit code.
-
-Shared by both entry points (``axe`` and ``axe-gc``), so an error reads the same whichever
-name the command was run by, and its usage hint names that command's own help.
-"""
+"""Running a click command as a process: every failure one stderr line and an exit code,
+the same under both entry points (``axe``, ``axe-gc``), a usage hint naming the command's
+own help."""
 
 from __future__ import annotations
 
@@ -24,6 +22,13 @@ EXIT_USAGE = 1
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process ended by it
 _CLOSE_ENOUGH = 0.75
+_CLOSED_STDOUT = "stdout was closed by its reader; gc stopped at the first line it could not write"
+_STOPS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Terminated(SystemExit):
+    """SIGTERM during a run: a ``SystemExit``, so nothing that handles ordinary errors stops
+    it on its way out, and the composition root settles it as it does Ctrl-C."""
 
 
 class OneLineErrors:
@@ -31,9 +36,8 @@ class OneLineErrors:
     or one stderr line per failure (no traceback unless ``AXE_DEBUG`` is set)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """click's parser raises some usage errors (an option without its value) without
-        the command they belong to, so their hint would name ``axe --help`` instead of ``axe
-        gc --help``; they are given it here."""
+        """Some of click's usage errors (an option without its value) come without their
+        command, so their hint would name ``axe --help``, not ``axe gc --help``."""
         try:
             return super().parse_args(ctx, args)  # type: ignore[misc,no-any-return]
         except click.UsageError as error:
@@ -41,12 +45,10 @@ class OneLineErrors:
             raise
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Ctrl-C inside a command reaches :func:`_end_interrupted` as ``click.Abort``, past
-        click's blank line for the echoed ``^C``: ``interrupted`` overwrites the echo
-        instead, so no row is left behind. A reader that stopped reading (``| head``) ends
-        the run where the output could not be written: before a trim that is said on
-        stderr (exit 1, nothing trimmed); in a run that changes nothing (``--dry-run``,
-        ``--estimate``) it is what the reader asked for, and gc ends quietly (exit 0)."""
+        """Ctrl-C becomes ``click.Abort``, past click's blank line for the echoed ``^C``,
+        which ``interrupted`` overwrites instead. A reader that stopped reading (``| head``)
+        ends the run where the output could not be written: said on stderr (exit 1, nothing
+        trimmed), except quietly (exit 0) in a run that changes nothing."""
         try:
             return super().invoke(ctx)  # type: ignore[misc]
         except KeyboardInterrupt:
@@ -60,7 +62,7 @@ class OneLineErrors:
             raise SystemExit(1) from None
 
     def main(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Run the command with a fresh :class:`StopSignal` as its ``obj``, which Ctrl-C and
+        """Run the command with a :class:`StopSignal` as its ``obj``, which Ctrl-C and
         SIGTERM reach while it runs."""
         kwargs["standalone_mode"] = False
         stop = StopSignal()
@@ -88,17 +90,6 @@ class OneLineErrors:
         sys.exit(result if isinstance(result, int) else 0)
 
 
-_CLOSED_STDOUT = "stdout was closed by its reader; gc stopped at the first line it could not write"
-
-
-class AxeGroup(OneLineErrors, click.Group):
-    """``axe``."""
-
-
-class AxeCommand(OneLineErrors, click.Command):
-    """``axe gc``, and ``axe-gc``."""
-
-
 def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOption:
     """click suggests any option within a 0.6 similarity ratio, which pairs '--bogus' with
     '--jobs'; only near-misses such as '--dryrun' for '--dry-run' help the reader."""
@@ -112,18 +103,11 @@ def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOptio
     return click.NoSuchOption(error.option_name, possibilities=close, ctx=error.ctx)
 
 
-class Terminated(SystemExit):
-    """SIGTERM during a run: a ``SystemExit``, so nothing that handles ordinary errors stops
-    it on its way out, and the composition root settles it as it does Ctrl-C."""
-
-
 @contextlib.contextmanager
 def _stops_reach(stop: StopSignal) -> Iterator[None]:
-    """While the command runs, Ctrl-C and SIGTERM (a service manager stopping, a cron job's
-    time limit) are handed to ``stop``: raised at once, or, while a trim and its report are
-    under way, as soon as they are done (``StopSignal.interrupt``), so a trim that happens
-    is always reported. Only the main thread may set a handler; an embedder calling
-    ``main`` from another thread keeps its own, and the previous handlers are put back."""
+    """While the command runs, Ctrl-C and SIGTERM (a service manager, a cron job's time
+    limit) go to ``stop``, which raises them at once or after the trim and report under way.
+    Only the main thread may set a handler; the previous ones are put back."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -140,14 +124,9 @@ def _stops_reach(stop: StopSignal) -> Iterator[None]:
             signal.signal(number, handler)
 
 
-_STOPS = (signal.SIGINT, signal.SIGTERM)
-
-
 def _end_interrupted(*, terminated: bool) -> NoReturn:
-    """Ctrl-C or SIGTERM: one line and exit 130 or 143. By now the stop has unwound through
-    the composition root: what had begun to change was finished and reported, no more was
-    started, and the lock sidecars still held were removed. Worker threads still waiting
-    for a provider are daemons: the process does not wait for them."""
+    """Ctrl-C or SIGTERM, unwound through the composition root: one line, exit 130 or 143;
+    worker threads still waiting for a provider are daemons, not waited for."""
     code = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     over_the_echo = "\r" if sys.stderr.isatty() else ""  # a terminal's "^C" on this row
     click.echo(over_the_echo + ("terminated" if terminated else "interrupted"), err=True)
@@ -161,8 +140,5 @@ def _fail(message: str, code: int) -> NoReturn:
 
 def _silence_stdout() -> None:
     """After a closed pipe, point stdout at devnull so the interpreter's exit flush is quiet."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

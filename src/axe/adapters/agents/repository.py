@@ -1,8 +1,7 @@
-"""Agent definitions: ``<name>.toml`` in the agents directories, searched in order, first
-match wins (axe-formats.md "Places"): ``--agents-dir``, then ``./axe/agents`` under the
-working directory, the one place another user may control (``cd /tmp``, a shared checkout)
-and so :class:`Guarded`, as an agent file chooses which file gc trims; then
-``<config dir>/agents``.
+"""Agent definitions: ``<name>.toml`` in the agents directories, first match wins
+(axe-formats.md "Places"): ``--agents-dir``, ``./axe/agents`` (:class:`Guarded`: another
+user may control the working directory, and an agent file chooses which file gc trims),
+then ``<config dir>/agents``.
 """
 
 from __future__ import annotations
@@ -51,14 +50,11 @@ class _AgentFile:
 
 @frozen
 class Guarded:
-    """A directory another user may control (``./axe/agents`` under the working directory),
-    used only when it and each file read from it belong to ``euid`` (or root) and are
-    writable by neither group nor others, as ssh and git refuse unsafe config. Each file is
-    checked through the handle it is read from, so renaming things under ``./axe`` meanwhile
-    can only bring in a file that passes the same check (``./axe`` is not checked). Without
-    user ids (Windows, ``euid`` None) ownership is an access list the standard library
-    cannot read: the directory is used only inside ``profile``, the user's profile, whose
-    default access list admits only the user and administrators.
+    """A directory another user may control, used only when it and each file read from it
+    (checked through the handle it is read from) belong to ``euid`` or root and are writable
+    by neither group nor others, as ssh and git refuse unsafe config. Without user ids
+    (Windows, ``euid`` None), only inside ``profile``, the user's profile, whose default
+    access list admits only the user and administrators.
     """
 
     path: Path
@@ -104,8 +100,8 @@ def agents_directories(
     environ: Mapping[str, str], chosen: Path | None = None, *, euid: int | None = None
 ) -> list[Path | Guarded]:
     """Where agents are searched, in order: ``chosen`` (``--agents-dir``, used as given),
-    ``./axe/agents`` under the working directory (:class:`Guarded` for ``euid``, by default
-    this process's), then ``<config dir>/agents``, where new agents belong.
+    ``./axe/agents`` (:class:`Guarded` for ``euid``, by default this process's), then
+    ``<config dir>/agents``, where new agents belong.
 
     Raises:
         ConfigError: ``chosen`` is not a directory (a typo must not go unnoticed).
@@ -132,16 +128,16 @@ def agents_directories(
 
 
 class TomlAgentRepository:
-    """Reads agents from directories of TOML files; the file name is the agent's name, the
-    first directory holding ``<name>.toml`` wins, and the last is where a new agent belongs.
-    What it leaves out of a :class:`Guarded` directory, and finding no agents directory when
-    listing, it tells ``report`` as facts (by default nobody); the caller decides what to say.
+    """Agents from directories of ``<name>.toml`` files, the first holding it winning; what
+    it leaves out of a :class:`Guarded` directory, and finding no agents directory, it tells
+    ``report`` as facts (by default nobody), each once, however often it looks.
     """
 
     def __init__(self, directories: Sequence[Path | Guarded], *, report: Report = lambda _: None):
         self._places = [(p.path, p) if isinstance(p, Guarded) else (p, None) for p in directories]
         self._directories = [path for path, _ in self._places]
         self._report = report
+        self._told: set[AgentsIgnored | NoAgentsDirectory] = set()
 
     def load(self, name: str) -> AgentConfig:
         try:
@@ -156,7 +152,7 @@ class TomlAgentRepository:
             except FileNotFoundError:
                 continue
             except _Refused as refused:
-                self._report(refused.ignored)
+                self._tell(refused.ignored)
                 continue
             agent = AgentConfig(
                 name=name,
@@ -175,7 +171,7 @@ class TomlAgentRepository:
     def list_names(self) -> list[str]:
         names = self._names()
         if not names and not any(path.is_dir() for path in self._directories):
-            self._report(NoAgentsDirectory(tuple(map(str, self._directories))))
+            self._tell(NoAgentsDirectory(tuple(map(str, self._directories))))
         return names
 
     def _names(self) -> list[str]:
@@ -209,8 +205,13 @@ class TomlAgentRepository:
         except OSError:  # gone, or a dangling link: loading it would say so
             return True
         if ignored is not None:
-            self._report(ignored)
+            self._tell(ignored)
         return ignored is None
+
+    def _tell(self, fact: AgentsIgnored | NoAgentsDirectory) -> None:
+        if fact not in self._told:
+            self._told.add(fact)
+            self._report(fact)
 
     def _command_for(self, path: str) -> str:
         """For ``axe gc ./axe/agents/good.toml``, a path where a name belongs: the command

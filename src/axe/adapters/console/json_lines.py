@@ -1,20 +1,17 @@
-"""``--json``: one JSON object per agent per line on stdout, for scripts and monitoring, built
-from the agent's :class:`AgentResult` alone, so it says the same whether the agent ran
-alone, in ``--all`` or among ``--jobs``. The schema (docs/json.md) only ever gains keys.
-"""
+"""``--json``: one JSON object per agent per line, built from its :class:`AgentResult` alone,
+so it says the same alone, in ``--all`` or under ``--jobs``; the schema (docs/json.md) only
+ever gains keys."""
 
 from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from axe.adapters.console.lines import error_text
+from axe.domain.budget import Estimate
 from axe.domain.results import AgentResult, Usage
 from axe.domain.safe_text import BIDI_CONTROLS
-
-if TYPE_CHECKING:
-    from axe.domain.budget import Estimate
 
 _UNESCAPED_CONTROLS = re.compile(f"[\x7f-\x9f{BIDI_CONTROLS}]")  # json.dumps leaves these
 
@@ -43,14 +40,8 @@ def result_object(result: AgentResult) -> dict[str, Any]:
             "analysed_entries": result.analysed_entries,
         }
         | _estimate(result.estimate)
-        | _warnings(result.warnings)
+        | ({"warnings": list(result.warnings)} if result.warnings else {})
     )
-
-
-def _warnings(warnings: tuple[str, ...]) -> dict[str, Any]:
-    """What the trim asked the user to know, in the objects that have any (the key is new:
-    objects without a warning keep the shape scripts already read)."""
-    return {"warnings": list(warnings)} if warnings else {}
 
 
 def _estimate(estimate: Estimate | None) -> dict[str, Any]:
@@ -72,11 +63,8 @@ def _estimate(estimate: Estimate | None) -> dict[str, Any]:
 
 def _usage(usage: Usage) -> dict[str, Any]:
     """Tokens in and out; ``cost`` only where the reply stated it (OpenRouter, Requesty)."""
-    tokens: dict[str, Any] = {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-    }
-    return tokens if usage.cost is None else tokens | {"cost": usage.cost}
+    tokens = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    return tokens if usage.cost is None else {**tokens, "cost": usage.cost}
 
 
 def result_line(result: AgentResult) -> str:

@@ -1,8 +1,5 @@
-"""The spec's exact sentences for each event (gc-spec §3.3, §3.5): the text frontend.
-
-Kept apart from the terminal mechanics so the wording can be read, and tested, in one
-place. Every sentence a user reads during gc is written here and nowhere in the core.
-"""
+"""Every sentence a user reads during gc, for each event (gc-spec §3.3, §3.5), kept apart
+from the terminal's mechanics so the wording can be read and tested in one place."""
 
 from __future__ import annotations
 
@@ -13,39 +10,8 @@ from typing import assert_never
 
 from attrs import frozen
 
+from axe.domain import errors, events
 from axe.domain.budget import Budget, Estimate
-from axe.domain.errors import (
-    AxeError,
-    BudgetTooSmallError,
-    ModelNotFoundError,
-    RefusalMismatchError,
-    WindowTooSmallError,
-)
-from axe.domain.events import (
-    AgentFinished,
-    AgentsIgnored,
-    AgentSkipped,
-    AgentStarted,
-    AnalysisNarrowed,
-    AnalysisReady,
-    AnalysisSplit,
-    AnalysisStarted,
-    CountingUnavailable,
-    Event,
-    Exposure,
-    MemoryRead,
-    MemoryUnchanged,
-    MergeStarted,
-    NoAgentsDirectory,
-    NoEntryHeadings,
-    PartAnalysed,
-    RecordNotKept,
-    SweepFinished,
-    SweepProgress,
-    SweepStarted,
-    TrimWarning,
-    WaitingForLock,
-)
 from axe.domain.model import quoted
 from axe.domain.results import AgentResult, AgentStatus, SweepResult
 from axe.domain.window import WindowSource
@@ -85,6 +51,18 @@ _OUTCOME: dict[AgentStatus, Callable[[AgentResult], str]] = {
 }
 
 
+_Warning = (
+    events.AgentSkipped
+    | events.AgentsIgnored
+    | events.NoAgentsDirectory
+    | events.NoEntryHeadings
+    | events.AnalysisNarrowed
+    | events.RecordNotKept
+    | events.TrimWarning
+    | events.CountingUnavailable
+)
+
+
 class TextLines:
     """Turns events into the lines the Go axe prints, stream by stream; stateful only in
     that inside ``--all`` a failed agent is reported with its name, as spec 5.5 words it."""
@@ -93,66 +71,52 @@ class TextLines:
         self._in_sweep = False
         self._said: set[tuple[str, str]] = set()  # a provider that cannot count, said once
 
-    def render(self, event: Event) -> list[Line]:
+    def render(self, event: events.Event) -> list[Line]:
         match event:
-            case SweepStarted(agents=agents):
+            case events.SweepStarted(agents=agents):
                 self._in_sweep = True
                 return [] if agents else _out("No agents with memory enabled.")
             case (
-                AgentSkipped()
-                | AgentsIgnored()
-                | NoAgentsDirectory()
-                | NoEntryHeadings()
-                | AnalysisNarrowed()
-                | RecordNotKept()
-                | TrimWarning()
-                | CountingUnavailable()
+                events.AgentSkipped()
+                | events.AgentsIgnored()
+                | events.NoAgentsDirectory()
+                | events.NoEntryHeadings()
+                | events.AnalysisNarrowed()
+                | events.RecordNotKept()
+                | events.TrimWarning()
+                | events.CountingUnavailable()
             ):
                 return self._warned(event)
-            case AgentStarted(agent=agent, in_sweep=in_sweep):
+            case events.AgentStarted(agent=agent, in_sweep=in_sweep):
                 return _out(f"=== GC: {agent} ===") if in_sweep else []
-            case MemoryRead() | MemoryUnchanged():
+            case events.MemoryRead() | events.MemoryUnchanged():
                 return _out(*_memory(event))
-            case AnalysisReady(analysis=analysis):
+            case events.AnalysisReady(analysis=analysis):
                 return _out("--- Analysis ---", analysis.text)
-            case AgentFinished(result=result):
+            case events.AgentFinished(result=result):
                 return self._finished(result)
-            case SweepFinished(result=sweep):
+            case events.SweepFinished(result=sweep):
                 self._in_sweep = False
                 return _sweep_failures(sweep)
             case (
-                WaitingForLock()
-                | AnalysisStarted()
-                | AnalysisSplit()
-                | PartAnalysed()
-                | MergeStarted()
-                | SweepProgress()
+                events.WaitingForLock()
+                | events.AnalysisStarted()
+                | events.AnalysisSplit()
+                | events.PartAnalysed()
+                | events.MergeStarted()
+                | events.SweepProgress()
             ):
                 return []  # progress: the status line shows it, the Go axe prints nothing
             case _:
                 assert_never(event)  # mypy: a new event must be given its lines here
 
-    def _warned(
-        self,
-        event: AgentSkipped
-        | AgentsIgnored
-        | NoAgentsDirectory
-        | NoEntryHeadings
-        | AnalysisNarrowed
-        | RecordNotKept
-        | TrimWarning
-        | CountingUnavailable,
-    ) -> list[Line]:
+    def _warned(self, event: _Warning) -> list[Line]:
         """One stderr line; that a provider does not count is said once a run for each
         provider and reason, however many agents it weighs."""
-        if isinstance(event, CountingUnavailable):
+        if isinstance(event, events.CountingUnavailable):
             if (event.provider, event.reason) in self._said:
                 return []
             self._said.add((event.provider, event.reason))
-            return _err(
-                f"Warning: {event.provider} could not count gc's requests ({event.reason}); "
-                "the budget and the estimate rest on gc's own estimate, which errs high"
-            )
         return _err(_left_out(event))
 
     def _finished(self, result: AgentResult) -> list[Line]:
@@ -185,7 +149,6 @@ def estimate_lines(result: AgentResult) -> list[str]:
             "Output tokens: none",
             "Budget: not needed, nothing is spent",
         ]
-    model = f"Model: {result.model}, {_window(estimate)}"
     requests = str(estimate.requests or "none")
     if estimate.requests > 1:  # parts, and the merges of their reports
         parts, merges = estimate.requests - estimate.merges, estimate.merges
@@ -194,18 +157,18 @@ def estimate_lines(result: AgentResult) -> list[str]:
         requests += f", at most {estimate.most_requests}"
     sure, likely = estimate.input_tokens, estimate.likely_input_tokens
     if estimate.counted and not estimate.merges:
-        tokens = [f"{sure:,}, the provider's own count"]
+        sent = f"{sure:,}, the provider's own count"
     elif estimate.requests:
         counted = " (the parts as the provider counts them)" if estimate.counted else ""
-        tokens = [f"{sure:,} at most, likely about {likely:,}{counted}"]
+        sent = f"{sure:,} at most, likely about {likely:,}{counted}"
     else:
-        tokens = ["0"]
-    tokens.append(f"{estimate.output_tokens:,} at most" if estimate.requests else "0")
+        sent = "0"
+    reply = f"{estimate.output_tokens:,} at most" if estimate.requests else "0"
     return [
-        model,
+        f"Model: {result.model}, {_window(estimate)}",
         f"Requests: {requests}",
-        f"Input tokens: {tokens[0]}",
-        f"Output tokens: {tokens[1]}",
+        f"Input tokens: {sent}",
+        f"Output tokens: {reply}",
         f"Budget: {_allowance(result)}",
     ]
 
@@ -230,12 +193,12 @@ def _allowance(result: AgentResult) -> str:
     if budget is None:
         return f"unlimited{needs}"
     if estimate.one_entry is not None:
-        newest = f"too small, the newest entry alone needs {estimate.one_entry:,}"
-        return f"{_budget(budget)}: {newest}{needs}"
-    if estimate.analysed != result.entries:
-        newest = f"the newest {estimate.analysed:,} of {result.entries or 0:,} entries"
-        return f"{_budget(budget)}: {newest}{needs}"
-    return f"{_budget(budget)}: every entry{needs}"
+        covers = f"too small, the newest entry alone needs {estimate.one_entry:,}"
+    elif estimate.analysed != result.entries:
+        covers = f"the newest {estimate.analysed:,} of {result.entries or 0:,} entries"
+    else:
+        covers = "every entry"
+    return f"{_budget(budget)}: {covers}{needs}"
 
 
 def _budget(budget: Budget) -> str:
@@ -252,9 +215,9 @@ def utc_time(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-def _memory(event: MemoryRead | MemoryUnchanged) -> list[str]:
+def _memory(event: events.MemoryRead | events.MemoryUnchanged) -> list[str]:
     """What gc found in the memory file (the spec's two lines), and that it is unchanged."""
-    if isinstance(event, MemoryRead):
+    if isinstance(event, events.MemoryRead):
         return [f"Agent: {event.agent}", f"Entries: {event.entries}"]
     since, at = event.since, utc_time(event.since.at)
     if since.analysed is not None and since.budget is not None:
@@ -268,13 +231,13 @@ def _memory(event: MemoryRead | MemoryUnchanged) -> list[str]:
 _LARGER = "use a model with a larger window, or --model builtin/heuristic"
 
 
-def error_text(error: AxeError) -> str:
+def error_text(error: errors.AxeError) -> str:
     """The sentence for a failure: the facts the core reports as values are worded here (a
     window too small; a refusal that cannot be true of what was sent; where a model the
     provider does not know was named)."""
-    if isinstance(error, WindowTooSmallError):
+    if isinstance(error, errors.WindowTooSmallError):
         return _too_small(error)
-    if isinstance(error, BudgetTooSmallError):
+    if isinstance(error, errors.BudgetTooSmallError):
         if error.spent:
             return (
                 f"budget of {_budget(error.budget)} ran short: {error.spent:,} spent, and "
@@ -284,14 +247,14 @@ def error_text(error: AxeError) -> str:
             f"budget of {_budget(error.budget)} is too small: analysing even the newest entry "
             f"needs a budget of {error.needed:,} tokens; nothing was sent or trimmed"
         )
-    if isinstance(error, RefusalMismatchError):
+    if isinstance(error, errors.RefusalMismatchError):
         return (
             f"{error.refusal} (gc sent {error.content:,} bytes beside its instructions: about "
             f"{error.estimate:,} tokens by its own estimate, which errs high; sending less "
             "would not help, so gc stopped: check the model, its window and any gateway in "
             "between, or use --model builtin/heuristic)"
         )
-    origin = error.origin if isinstance(error, ModelNotFoundError) else None
+    origin = error.origin if isinstance(error, errors.ModelNotFoundError) else None
     if origin is None:
         return str(error)
     if origin.override:
@@ -301,7 +264,7 @@ def error_text(error: AxeError) -> str:
     return f"{error} (model {quoted(origin.model)} {where})"
 
 
-def _too_small(error: WindowTooSmallError) -> str:
+def _too_small(error: errors.WindowTooSmallError) -> str:
     if error.instructions is None:
         return (
             "the model's context window cannot hold gc's instructions beside a reply of "
@@ -314,36 +277,35 @@ def _too_small(error: WindowTooSmallError) -> str:
     )
 
 
-def _left_out(
-    event: AgentSkipped
-    | AgentsIgnored
-    | NoAgentsDirectory
-    | NoEntryHeadings
-    | AnalysisNarrowed
-    | RecordNotKept
-    | TrimWarning,
-) -> str:
+def _left_out(event: _Warning) -> str:
     """What ``--all`` (or a lookup, a reading, a budget) could not use, and why."""
     match event:
-        case AnalysisNarrowed(agent=agent, budget=budget, analysed=analysed, entries=entries):
+        case events.CountingUnavailable(provider=provider, reason=reason):
+            return (
+                f"Warning: {provider} could not count gc's requests ({reason}); the budget "
+                "and the estimate rest on gc's own estimate, which errs high"
+            )
+        case events.AnalysisNarrowed(
+            agent=agent, budget=budget, analysed=analysed, entries=entries
+        ):
             return (
                 f"Budget of {_budget(budget)}: analysing the newest {analysed:,} of {entries:,} "
                 f"entries of agent {quoted(agent)}"
             )
-        case AgentSkipped(agent=agent, error=error):
+        case events.AgentSkipped(agent=agent, error=error):
             return f"Warning: skipping agent {quoted(agent)}: {error}"
-        case RecordNotKept(agent=agent, reason=reason):
+        case events.RecordNotKept(agent=agent, reason=reason):
             return (
                 f"Warning: --skip-unchanged cannot record the analysis of agent {quoted(agent)} "
                 f"({reason}), so it will be analysed on every run"
             )
-        case TrimWarning(agent=agent, warning=warning):
+        case events.TrimWarning(agent=agent, warning=warning):
             return f"Warning: agent {quoted(agent)}: {warning}"
-        case AgentsIgnored(path=path):
+        case events.AgentsIgnored(path=path):
             return f"Warning: ignoring {path}: {_exposure(event)}"
-        case NoAgentsDirectory(searched=searched):
+        case events.NoAgentsDirectory(searched=searched):
             return f"No agents directory found (looked in {_joined(searched)})"
-        case NoEntryHeadings(agent=agent):
+        case events.NoEntryHeadings(agent=agent):
             return (
                 f"Warning: no line in the memory file of agent {quoted(agent)} starts with "
                 '"## ", so it holds no entries; its text is analysed as it is and nothing is '
@@ -353,16 +315,16 @@ def _left_out(
             assert_never(event)
 
 
-def _exposure(ignored: AgentsIgnored) -> str:
+def _exposure(ignored: events.AgentsIgnored) -> str:
     match ignored.why:
-        case Exposure.OWNER:
+        case events.Exposure.OWNER:
             return f"it belongs to another user (uid {ignored.owner}), not to you"
-        case Exposure.WRITABLE:
+        case events.Exposure.WRITABLE:
             return (
                 f"other users can write to it (mode {ignored.mode or 0:04o}); run chmod go-w "
                 "on it, or name it with --agents-dir"
             )
-        case Exposure.UNCHECKED:
+        case events.Exposure.UNCHECKED:
             return (
                 "outside your user profile, who can write to it cannot be checked; name it "
                 "with --agents-dir"

@@ -1,9 +1,6 @@
-"""``ConsoleOutput``: the ``Output`` port on a process's stdout and stderr.
-
-stdout carries exactly the spec's lines (or, with ``--json``, one JSON object per agent);
-warnings and errors go to stderr, identical in both modes. The status line appears only
-where a person is watching stderr, erased before anything else is written.
-"""
+"""The ``Output`` port on a process's stdout and stderr: the spec's lines (or, with
+``--json``, one JSON object per agent) on stdout, warnings and errors on stderr in both
+modes, and a status line only where a person watches stderr."""
 
 from __future__ import annotations
 
@@ -12,37 +9,23 @@ import threading
 from collections.abc import Callable
 from typing import BinaryIO
 
+from axe.adapters.console.json_lines import result_line
 from axe.adapters.console.lines import Line, Stream, TextLines
 from axe.adapters.console.status import StatusLine
 from axe.adapters.shared.clock import SystemClock
 from axe.application.ports import Clock
-from axe.domain.events import (
-    AgentFinished,
-    AgentSkipped,
-    AnalysisNarrowed,
-    AnalysisReady,
-    AnalysisSplit,
-    AnalysisStarted,
-    Event,
-    MemoryRead,
-    MergeStarted,
-    PartAnalysed,
-    SweepFinished,
-    SweepProgress,
-    WaitingForLock,
-)
+from axe.domain import events
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, AgentStatus
 from axe.domain.safe_text import terminal_safe
 
 
-def _reported(event: Event) -> AgentResult | None:
+def _reported(event: events.Event) -> AgentResult | None:
     """The result ``--json`` prints an object for: every agent gc ran, and every agent file
-    ``--all`` could not load (failed, with its error and exit code 2), so a monitor reading
-    only stdout sees it too; the text output, like the Go axe, only warns on stderr."""
-    if isinstance(event, AgentFinished):
+    ``--all`` could not load, so a monitor reading only stdout sees it too."""
+    if isinstance(event, events.AgentFinished):
         return event.result
-    if isinstance(event, AgentSkipped):
+    if isinstance(event, events.AgentSkipped):
         return AgentResult(agent=event.agent, status=AgentStatus.FAILED, error=event.error)
     return None
 
@@ -88,7 +71,7 @@ class ConsoleOutput:
             else None
         )
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: events.Event) -> None:
         lines = self._lines(event)
         with self._lock:
             if self._status is not None:
@@ -97,11 +80,9 @@ class ConsoleOutput:
                 self._write(line)
 
     def close(self) -> None:
-        """Erase the status line, if one is showing, when the run ends however it ends
-        (Ctrl-C included), so the shell prompt does not land beside a stale spinner.
-
-        The lock is only tried briefly: an interrupt may have struck while this thread held
-        it, and a run that is ending must not hang on itself."""
+        """Erase the status line however the run ends, so the shell prompt does not land
+        beside a stale spinner; the lock is only tried briefly, as an interrupt may have
+        struck while this thread held it."""
         if self._status is None or not self._lock.acquire(timeout=0.5):
             return
         try:
@@ -109,40 +90,38 @@ class ConsoleOutput:
         finally:
             self._lock.release()
 
-    def _lines(self, event: Event) -> list[Line]:
+    def _lines(self, event: events.Event) -> list[Line]:
         lines = self._text.render(event)
         if not self._json:
             return lines
         lines = [line for line in lines if line.stream is Stream.ERR]
         result = _reported(event)
         if result is not None:
-            from axe.adapters.console.json_lines import result_line  # noqa: PLC0415  (--json)
-
             lines.append(Line(Stream.OUT, result_line(result)))
         return lines
 
-    def _follow(self, status: StatusLine, event: Event) -> None:
+    def _follow(self, status: StatusLine, event: events.Event) -> None:
         """Start, change or stop the status line as the run moves on."""
         match event:
-            case SweepProgress(done=done, total=total, running=running):
+            case events.SweepProgress(done=done, total=total, running=running):
                 self._sweeping = True
                 status.update(
                     f"gc --all: {done}/{total} agents done; at work: {', '.join(running)}"
                 )
-            case SweepFinished():
+            case events.SweepFinished():
                 self._sweeping = False
                 status.hide()
             case _ if not self._sweeping:  # under --jobs, agents' events are replays
                 self._follow_analysis(status, event)
 
-    def _follow_analysis(self, status: StatusLine, event: Event) -> None:
+    def _follow_analysis(self, status: StatusLine, event: events.Event) -> None:
         match event:
-            case WaitingForLock(agent=agent, holder=holder):
+            case events.WaitingForLock(agent=agent, holder=holder):
                 by = f" (pid {holder})" if holder else ""
                 status.show(f"{agent}: waiting for another gc{by} to finish with its memory", agent)
-            case MemoryRead():
+            case events.MemoryRead():
                 status.hide()
-            case AnalysisStarted(agent=agent, model=model, entries=entries):
+            case events.AnalysisStarted(agent=agent, model=model, entries=entries):
                 self._model = model
                 short = short_model(model)
                 status.show(
@@ -150,18 +129,18 @@ class ConsoleOutput:
                     agent,
                     shorter=(f"Analysing {agent} with {short}", f"{agent}: {short}"),
                 )
-            case AnalysisNarrowed(agent=agent, analysed=analysed):
+            case events.AnalysisNarrowed(agent=agent, analysed=analysed):
                 status.update(f"Analysing {agent}: the newest {analysed} entries", agent)
-            case AnalysisSplit(agent=agent, parts=parts):  # the plan's count: it may change
+            case events.AnalysisSplit(agent=agent, parts=parts):  # the plan's count: it may change
                 status.update(f"Analysing {agent}: about {parts} parts with {self._model}", agent)
-            case PartAnalysed(agent=agent, done=done, parts=parts):
+            case events.PartAnalysed(agent=agent, done=done, parts=parts):
                 status.update(
                     f"Analysing {agent}: part {done} of about {parts} done with {self._model}",
                     agent,
                 )
-            case MergeStarted(agent=agent, reports=reports):
+            case events.MergeStarted(agent=agent, reports=reports):
                 status.update(f"Merging {agent}'s {reports} part reports with {self._model}", agent)
-            case AnalysisReady() | AgentFinished():
+            case events.AnalysisReady() | events.AgentFinished():
                 status.hide()
 
     def _write(self, line: Line) -> None:

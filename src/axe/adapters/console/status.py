@@ -1,12 +1,8 @@
 """The live status line on a terminal's stderr while gc waits for something slow.
 
-It must never wrap: ``\\r`` plus erase-line clears only the row the cursor is on, so a line
-one character wider than the terminal would leave a stale row behind at every repaint.
-Nor may what the terminal itself writes after it: Ctrl-C is echoed as ``^C`` where the
-cursor stands, at the end of the line, and two cells too many wrap it onto a new row that
-the final erase then clears instead of the status. Each paint therefore measures the
-terminal (windows get resized) and cuts the line to leave :data:`ROOM_FOR_ECHO` columns
-free, counting wide characters as two cells.
+It must never wrap, nor may the ``^C`` the terminal echoes after it: erase-line clears only
+the cursor's row. So each paint measures the terminal (windows get resized) and cuts the
+line to leave :data:`ROOM_FOR_ECHO` columns free, wide characters counting two cells.
 """
 
 from __future__ import annotations
@@ -17,18 +13,15 @@ import re
 import threading
 import unicodedata
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
+from axe.application.ports import Clock
 from axe.domain.safe_text import terminal_safe
-
-if TYPE_CHECKING:
-    from axe.application.ports import Clock
 
 _FRAMES = "|/-\\"
 ERASE_LINE = "\r\x1b[2K"
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
 _ELLIPSIS = "\u2026"
-_FALLBACK_COLUMNS = 80
 ROOM_FOR_ECHO = 3  # the echoed "^C", and one column so the cursor never waits to wrap
 
 
@@ -54,10 +47,6 @@ def _head(text: str, room: int) -> str:
     return "".join(taken)
 
 
-def _tail(text: str, room: int) -> str:
-    return _head(text[::-1], room)[::-1]
-
-
 def fit(text: str, room: int) -> str:
     """``text`` in at most ``room`` cells: if too wide, its middle gives way to an ellipsis,
     so both the start (what is being done) and the end (to whom, how far) stay readable."""
@@ -65,9 +54,9 @@ def fit(text: str, room: int) -> str:
         return text
     if room <= 1:
         return _head(text, room)
-    keep = room - 1
-    head = _head(text, keep // 3)
-    return head + _ELLIPSIS + _tail(text, keep - cells(head))
+    head = _head(text, (room - 1) // 3)
+    tail = _head(text[::-1], room - 1 - cells(head))[::-1]  # as much of its end as fits
+    return head + _ELLIPSIS + tail
 
 
 def fit_keeping(text: str, keep: str, room: int) -> str:
@@ -125,9 +114,8 @@ def status_text(
 
 
 def terminal_columns(stream: BinaryIO, environ: Mapping[str, str]) -> int:
-    """The width of the terminal behind ``stream``. Some terminals report 0 columns (a
-    container console with no size set, a serial line); then ``COLUMNS``, as the shell or
-    the user sets it, else 80."""
+    """The width of the terminal behind ``stream``; where it reports none (a container
+    console, a serial line), ``COLUMNS``, else 80."""
     try:
         columns = os.get_terminal_size(stream.fileno()).columns
     except (OSError, ValueError, AttributeError):
@@ -135,14 +123,13 @@ def terminal_columns(stream: BinaryIO, environ: Mapping[str, str]) -> int:
     if columns > 0:
         return columns
     declared = environ.get("COLUMNS", "").strip()
-    return int(declared) if declared.isdecimal() and int(declared) > 0 else _FALLBACK_COLUMNS
+    return int(declared) if declared.isdecimal() and int(declared) > 0 else 80
 
 
 class StatusLine:
-    """An animated one-row status on ``stream``, repainted every ``refresh_seconds``, its
-    timer read from the run's ``clock``; every write, the painter's included, happens under
-    ``lock``, which the console shares, so a status frame never lands in the middle of a
-    result line."""
+    """An animated one-row status on ``stream``, repainted every ``refresh_seconds``, timed
+    by the run's ``clock``; every write happens under ``lock``, which the console shares, so
+    a frame never lands in the middle of a result line."""
 
     def __init__(
         self,
@@ -160,9 +147,7 @@ class StatusLine:
         self._clock = clock
         self._refresh = refresh_seconds
         self._columns = columns or (lambda: terminal_columns(stream, os.environ))
-        self._text: str | None = None
-        self._keep = ""
-        self._shorter: tuple[str, ...] = ()
+        self._words: tuple[str, str, tuple[str, ...]] | None = None  # text, keep, shorter
         self._started = 0.0
         self._frame = 0
         self._painted = False
@@ -173,7 +158,7 @@ class StatusLine:
         """Start showing ``text`` (caller holds the lock); the timer starts now. ``keep``
         is the part of it cut last on a narrow terminal (the agent's name), ``shorter`` the
         forms of it shown where it does not fit whole."""
-        self._set(text, keep, shorter)
+        self._words = one_row(text), one_row(keep), tuple(map(one_row, shorter))
         self._started = self._clock.monotonic()
         self._paint()
         if self._painter is None:
@@ -183,19 +168,15 @@ class StatusLine:
 
     def update(self, text: str, keep: str = "", shorter: tuple[str, ...] = ()) -> None:
         """Change the words but keep the timer running (caller holds the lock)."""
-        if self._text is None:
+        if self._words is None:
             self.show(text, keep, shorter)
             return
-        self._set(text, keep, shorter)
+        self._words = one_row(text), one_row(keep), tuple(map(one_row, shorter))
         self._paint()
-
-    def _set(self, text: str, keep: str, shorter: tuple[str, ...]) -> None:
-        self._text, self._keep = one_row(text), one_row(keep)
-        self._shorter = tuple(map(one_row, shorter))
 
     def hide(self) -> None:
         """Stop and erase (caller holds the lock); nothing is left on the screen."""
-        self._text = None
+        self._words = None
         self.erase()
         painter, self._painter = self._painter, None
         if painter is not None:
@@ -222,13 +203,11 @@ class StatusLine:
                 self._lock.release()
 
     def _paint(self) -> None:
-        if self._text is None:
+        if self._words is None:
             return
+        text, keep, shorter = self._words
         elapsed = self._clock.monotonic() - self._started
-        columns = self._columns()
-        line = status_text(
-            self._frame, self._text, elapsed, columns, self._keep, shorter=self._shorter
-        )
+        line = status_text(self._frame, text, elapsed, self._columns(), keep, shorter=shorter)
         if self._color:
             line = f"{_DIM}{line}{_RESET}"
         self._painted = True  # first: a Ctrl-C during the write must still erase it

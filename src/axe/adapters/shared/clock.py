@@ -6,13 +6,8 @@ import time
 
 
 class SystemClock:
-    """``time.time``, ``time.monotonic`` and ``time.sleep``; composition builds one per run."""
+    """The system's time; composition builds one per run."""
 
-    def now(self) -> float:
-        return time.time()
-
-    def monotonic(self) -> float:
-        return time.monotonic()
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+    now = staticmethod(time.time)
+    monotonic = staticmethod(time.monotonic)
+    sleep = staticmethod(time.sleep)

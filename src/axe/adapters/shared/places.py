@@ -1,8 +1,5 @@
-"""Where axe keeps its files, identical to the Go axe on every platform (axe-formats.md).
-
-Resolving a place never creates a directory. The environment is passed in rather than read
-from ``os.environ`` so tests and embedding programs can point axe anywhere.
-"""
+"""Where axe keeps its files, as the Go axe does on every platform (axe-formats.md); the
+environment is passed in, so tests and embedding programs can point axe anywhere."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Read a whole regular file, refusing anything that could hang or mislead the caller.
-
-``open()`` on a FIFO blocks forever and a directory raises a confusing error, so the file
-is opened non-blocking, checked to be a regular file, and only then read.
-"""
+"""Read a whole regular file: opened non-blocking (a FIFO would hang ``open()``) and checked
+to be a regular file before a byte is read."""
 
 from __future__ import annotations
 
@@ -95,12 +92,7 @@ def read_regular(
             check(status)
         if limit is not None and status.st_size > limit:
             raise ValueError(f"{path} is larger than {limit} bytes")
-        # One read of the known size avoids growing a buffer for big memory logs (and a copy
-        # to join it); the loop picks up bytes appended while reading.
-        chunks = [file.read(max(status.st_size, 1 << 16))]
-        while chunks[-1]:
-            chunks.append(file.read(1 << 16))
-        data = chunks[0] if len(chunks) <= 2 else b"".join(chunks)
+        data = file.read()  # to the end, bytes appended while reading included
     return data, FileStamp(device=status.st_dev, inode=status.st_ino, size=len(data))
 
 

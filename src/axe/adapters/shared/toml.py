@@ -1,8 +1,6 @@
-"""TOML files read into attrs values as strictly as the Go axe reads them: ``last_n = "ten"``
-is a config error naming the key, never a coercion. cattrs builds the values, with hooks that
-take a value only from the TOML type meant, ignoring keys no field names, as the Go axe does;
-of its tree of errors the user reads the first, in field order, in TOML's words: the dotted
-key (``providers."my.llm".api_key``) and the value (``true``, ``"ten"``) as a file writes them.
+"""TOML files into attrs values as strictly as the Go axe reads them: ``last_n = "ten"`` is
+an error naming the key, never a coercion; unknown keys are ignored. Of cattrs' tree of
+errors the user reads the first, in TOML's words (``providers."my.llm".api_key``, ``true``).
 """
 
 from __future__ import annotations
