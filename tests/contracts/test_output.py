@@ -298,8 +298,8 @@ BUDGET_TEXT_LINES = [
     (
         "Model: anthropic/claude-3, input window 200,000 tokens\n"
         "Requests: none\n"
-        "Input tokens: 0\n"
-        "Output tokens: 0\n"
+        "Input tokens: none\n"
+        "Output tokens: none\n"
         "Budget: 2,000 tokens (from [budget] max_tokens in /c/axe/agents/h.toml): too small, "
         "the newest entry alone needs 4,700 (every entry needs 9,000 at most)\n",
         "",

@@ -122,12 +122,14 @@ def test_a_budget_is_planned_on_counts_that_it_does_not_pay_for(
     home: AxeHome, server: LoopbackLLM
 ) -> None:
     """Under a budget the provider counts what gc may send; the counts are free, so what
-    the budget used is the analysis' own usage, within the budget."""
+    the budget used is the analysis' own usage, within the budget, and `requests` counts
+    the analysis alone."""
     done = gc(home, server, "anthropic/claude-3", "--dry-run", "--json", "--max-tokens", "12000")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert server.counts
     (billed,) = server.prompts
+    assert result["requests"] == 1  # the counts are not requests of the analysis
     assert result["usage"]["input_tokens"] == billed.tokens
     assert result["budget_used_tokens"] == billed.tokens + result["usage"]["output_tokens"]
     assert result["budget_used_tokens"] <= 12000

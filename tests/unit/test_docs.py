@@ -181,3 +181,23 @@ def test_the_offline_sample_in_the_docs_is_what_axe_prints(home: AxeHome) -> Non
     assert command == f"$ axe gc {demo.AGENT} --model builtin/heuristic"
     result = CliRunner().invoke(cli, command.split()[2:], catch_exceptions=False)
     assert result.stdout == printed
+
+
+def test_the_estimates_the_cost_page_shows_are_what_axe_prints(home: AxeHome) -> None:
+    """docs/cost.md's `--estimate` examples, on the log it names and with no key, print
+    exactly the lines shown, and the warning the page quotes for a keyless estimate."""
+    from click.testing import CliRunner
+
+    from axe.cli.commands import cli
+
+    page = (DOCS / "cost.md").read_text()
+    home.add_agent("diary", last_n=10)
+    home.write_memory("diary", entries(3600))
+    examples = re.findall(r"```\n\$ (axe gc diary --estimate.*?)```", page, re.DOTALL)
+    assert len(examples) == 2
+    for example in examples:
+        command, _, printed = example.partition("\n")
+        result = CliRunner().invoke(cli, command.split()[1:], catch_exceptions=False)
+        assert result.stdout == printed
+        assert result.stderr in page
+        assert result.stderr.startswith("Warning: anthropic could not count gc's requests")

@@ -162,8 +162,8 @@ def estimate_lines(result: AgentResult) -> list[str]:
         counted = " (the parts as the provider counts them)" if estimate.counted else ""
         sent = f"{sure:,} at most, likely about {likely:,}{counted}"
     else:
-        sent = "0"
-    reply = f"{estimate.output_tokens:,} at most" if estimate.requests else "0"
+        sent = "none"
+    reply = f"{estimate.output_tokens:,} at most" if estimate.requests else "none"
     return [
         f"Model: {result.model}, {_window(estimate)}",
         f"Requests: {requests}",
