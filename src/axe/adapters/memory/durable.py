@@ -1,9 +1,13 @@
-"""Replacing a memory file by its tail, so that it is always exactly as it was or exactly
-trimmed (SIGKILL, full disk) and nothing ``axe run`` appends meanwhile is lost: a temp file
-beside it (named with its writer's pid, for a later gc to remove) gets the tail, flushed, then
-is renamed over it; a writer that opened the old file still writes there, so gc waits until
-none holds it (a Linux read lease is granted only then; elsewhere 20 ms of quiet), at most
-:data:`DRAIN_SECONDS`, and carries over what arrived.
+"""Replacing a memory file by its tail so that, whatever stops gc (SIGKILL, a full disk), it
+is exactly as it was or exactly trimmed, and nothing ``axe run`` appends meanwhile is lost:
+
+1. the tail goes to a temp file beside it, flushed, with its permissions (named with gc's
+   pid, so a later gc can tell an abandoned one and remove it);
+2. the temp file is renamed over it (on Windows only once no handle is open on it: retried)
+   and the directory flushed;
+3. a writer that opened the old file still writes there: gc reads on until none holds it (a
+   Linux read lease is granted only then; elsewhere until 20 ms pass quiet), at most
+   :data:`DRAIN_SECONDS`, and appends what arrived to the new file, flushed.
 """
 
 from __future__ import annotations
@@ -19,8 +23,7 @@ from types import FrameType
 from typing import Any
 
 from axe.adapters.memory.paths import sidecar
-from axe.adapters.memory.side_files import HandledFile, Place, create_new
-from axe.adapters.shared.reading import open_regular
+from axe.adapters.memory.side_files import HandledFile, Place, create_new, open_side
 
 DRAIN_SECONDS = 2.0  # how long a trim waits for the old file's last writer to close it
 _CHUNK = 1 << 20
@@ -54,11 +57,12 @@ def signals_deferred() -> Iterator[None]:
 
 
 class SourceFile:
-    """The memory file as a trim holds it open, closed once (before the rename on Windows)."""
+    """The memory file as a trim holds it open (closed once: before the rename on Windows),
+    and whether it has been renamed over, after which the trim stands whatever fails."""
 
     def __init__(self, file: HandledFile, place: Place, fd: int, status: os.stat_result) -> None:
         self.path, self.place, self.fd, self.status = place.real, place, fd, status
-        self.platform, self.clock = file.platform, file.clock
+        self.platform, self.clock, self.renamed = file.platform, file.clock, False
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -80,7 +84,7 @@ class ReplacedDuringTrimError(OSError):
 
 def replace_open(source: SourceFile, keep_from: int) -> bool:
     """Replace ``source`` by its bytes from ``keep_from`` on, renamed over while open; True if
-    a writer still held the old file at the end. LateAppendError only after the rename."""
+    a writer still held the old file at the end."""
     temp, copied_to = write_tail_to_temp(source, keep_from)
     try:
         require_same_file(source.path, source.status)  # an editor may have saved meanwhile
@@ -88,6 +92,7 @@ def replace_open(source: SourceFile, keep_from: int) -> bool:
     except BaseException:
         remove_quietly(temp)
         raise
+    source.renamed = True
     source.platform.fsync_directory(source.path.parent)
     late, held = collect_late_appends(source, source.fd, copied_to)
     carry_over(source, late)
@@ -108,27 +113,23 @@ def replace_closed(source: SourceFile, keep_from: int) -> bool:
         if attempt.linked:
             remove_quietly(attempt.sidecar)
         raise
+    source.renamed = True
     source.platform.fsync_directory(source.path.parent)
     carry_over(source, attempt.collect_from_sidecar() if attempt.linked else b"")
     return False
 
 
 class _Attempt:
-    """The tries at a Windows rename: whether the sidecar exists, how far the old file
-    has been copied."""
+    """The tries at a Windows rename: whether the old file is kept under a hard link, the
+    sidecar (None: not yet known), and how far it has been copied into the temp file."""
 
     def __init__(self, source: SourceFile, temp: Path, copied_to: int) -> None:
-        self.source, self.platform, self.temp, self.copied_to = (
-            source,
-            source.platform,
-            temp,
-            copied_to,
-        )
+        self.source, self.temp, self.copied_to = source, temp, copied_to
         self.sidecar = new_temp(source.path, "-old")
-        self.linked: bool | None = None  # None: not yet known
+        self.linked: bool | None = None
 
     def retry_while_in_use(self) -> None:
-        """Try until no attempt fails with a file in use, for 2 s at most."""
+        """Try until no step fails with the file in use, for 2 s at most."""
         clock, pause = self.source.clock, _FIRST_PAUSE
         deadline = clock.monotonic() + _IN_USE_SECONDS
         while True:
@@ -137,11 +138,10 @@ class _Attempt:
                     self._link_sidecar()
                 if not self.linked:
                     self._catch_up()  # no hard links here: catch up before each try instead
-                self.platform.replace(self.temp, self.source.path)
+                self.source.platform.replace(self.temp, self.source.path)
             except OSError as error:
-                if getattr(error, "winerror", None) not in {_SHARING_VIOLATION, _ACCESS_DENIED}:
-                    raise
-                if clock.monotonic() + pause > deadline:
+                in_use = getattr(error, "winerror", None) in {_SHARING_VIOLATION, _ACCESS_DENIED}
+                if not in_use or clock.monotonic() + pause > deadline:
                     raise
             else:
                 return
@@ -150,39 +150,37 @@ class _Attempt:
 
     def _link_sidecar(self) -> None:
         try:
-            self.platform.link(self.source.path, self.sidecar)
+            self.source.platform.link(self.source.path, self.sidecar)
         except OSError as error:
             if getattr(error, "winerror", None) == _SHARING_VIOLATION:
                 raise
             self.linked = False
             return
         self.linked = True  # from here on, a failure removes the sidecar
-        fd, status = open_regular(self.sidecar)
+        fd, status = open_side(self.sidecar, self.source.place)
         os.close(fd)
         require_same_file(status, self.source.status)
 
     def _catch_up(self) -> None:
         """Copy what the old file gained into the temp file (statuses from ``fstat``, whose
         file ids compare alike on every Windows)."""
-        fd, status = open_regular(self.source.path)
+        fd, status = self.source.place.open_memory()
         try:
             require_same_file(status, self.source.status)
-            if status.st_size <= self.copied_to:
-                return
-            flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0)
-            temp_fd = os.open(self.temp, flags | getattr(os, "O_CLOEXEC", 0))
-            try:
-                self.copied_to = copy_to_end(fd, self.copied_to, temp_fd)
-                self.platform.fsync(temp_fd)
-            finally:
-                os.close(temp_fd)
+            if status.st_size > self.copied_to:
+                temp_fd, _ = open_side(self.temp, self.source.place, os.O_WRONLY | os.O_APPEND)
+                try:
+                    self.copied_to = copy_to_end(fd, self.copied_to, temp_fd)
+                    self.source.platform.fsync(temp_fd)
+                finally:
+                    os.close(temp_fd)
         finally:
             os.close(fd)
 
     def collect_from_sidecar(self) -> bytes:
         """What the old file, kept as the sidecar (then removed), holds beyond the copy."""
         try:
-            fd, _ = open_regular(self.sidecar)
+            fd, _ = open_side(self.sidecar, self.source.place)
             try:
                 return collect_late_appends(self.source, fd, self.copied_to)[0]
             finally:
@@ -210,11 +208,15 @@ def new_temp(target: Path, kind: str = "") -> Path:
     return sidecar(target, f"-{os.getpid()}-{os.urandom(4).hex()}{kind}.tmp")
 
 
+def temp_prefix(target: Path) -> str:
+    return sidecar(target, "-").name
+
+
 @contextlib.contextmanager
-def temp_file(target: Path) -> Iterator[tuple[Path, int]]:
-    """A new temp file beside ``target``, open for the block, removed if the block fails."""
-    temp = new_temp(target)
-    fd = create_new(temp)
+def temp_file(place: Place) -> Iterator[tuple[Path, int]]:
+    """A new temp file beside the memory file, open for the block, removed if it fails."""
+    temp = new_temp(place.real)
+    fd = create_new(temp, place)
     try:
         try:
             yield temp, fd
@@ -226,9 +228,9 @@ def temp_file(target: Path) -> Iterator[tuple[Path, int]]:
 
 
 def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
-    """A new temp file holding ``source`` from ``keep_from`` to its end, as private as it,
+    """A new temp file holding ``source`` from ``keep_from`` to its end, with its permissions,
     flushed, and the offset copied to (OSError: none is left)."""
-    with temp_file(source.path) as (temp, fd):
+    with temp_file(source.place) as (temp, fd):
         copied_to = copy_to_end(source.fd, keep_from, fd)
         copy_ownership(fd, source.status)
         source.platform.fsync(fd)
@@ -254,10 +256,6 @@ def remove_abandoned_temps(file: HandledFile) -> list[Path]:
     return removed
 
 
-def temp_prefix(target: Path) -> str:
-    return sidecar(target, "-").name
-
-
 def remove_quietly(path: Path) -> None:  # a temp it leaves, a later gc removes
     with contextlib.suppress(OSError):
         os.unlink(path)
@@ -275,10 +273,6 @@ def write_all(fd: int, data: bytes, *, write: Callable[[int, memoryview], int] =
     view = memoryview(data)
     while view:
         view = view[write(fd, view) :]
-
-
-def read_from(fd: int, offset: int) -> bytes:
-    return pread(fd, max(os.fstat(fd).st_size - offset, 0), offset)
 
 
 def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
@@ -302,9 +296,7 @@ def carry_over(source: SourceFile, late: bytes) -> None:
     if not late:
         return
     try:
-        fd, _ = open_regular(
-            source.path, nofollow=source.place.shared is not None, flags=os.O_WRONLY | os.O_APPEND
-        )
+        fd, _ = source.place.open_memory(os.O_WRONLY | os.O_APPEND)
         try:
             write_all(fd, late, write=source.platform.write)
             source.platform.fsync(fd)
@@ -322,7 +314,7 @@ def collect_late_appends(source: SourceFile, old_fd: int, offset: int) -> tuple[
     deadline = quiet_since + DRAIN_SECONDS
     while True:
         with source.platform.lease(old_fd) as unbroken:
-            late += (chunk := read_from(old_fd, offset + len(late)))
+            late += (chunk := _read_from(old_fd, offset + len(late)))
             if unbroken is not None and unbroken():
                 return bytes(late), False
         now = clock.monotonic()
@@ -331,5 +323,9 @@ def collect_late_appends(source: SourceFile, old_fd: int, offset: int) -> tuple[
         if unbroken is None and now - quiet_since >= _QUIET_SECONDS:
             return bytes(late), False
         if now >= deadline:
-            return bytes(late + read_from(old_fd, offset + len(late))), unbroken is not None
+            return bytes(late + _read_from(old_fd, offset + len(late))), unbroken is not None
         clock.sleep(_POLL_SECONDS)
+
+
+def _read_from(fd: int, offset: int) -> bytes:
+    return pread(fd, max(os.fstat(fd).st_size - offset, 0), offset)

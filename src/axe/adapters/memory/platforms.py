@@ -1,6 +1,5 @@
 """Where Linux, macOS and Windows differ for a memory file, as one value the file is handed
-(rather than asking ``sys.platform`` at each step), so the tests run every branch on Linux by
-substituting one: Windows' rule on renames, a recording ``fcntl``, a failing write.
+(not ``sys.platform`` asked at each step), so tests run every branch on Linux by substitution.
 """
 
 from __future__ import annotations
@@ -132,7 +131,7 @@ def current_platform() -> FilePlatform:
     """The rules of the system this process runs on: one value per process."""
     try:
         import fcntl  # noqa: PLC0415  (POSIX only)
-    except ImportError:  # Windows
+    except ImportError:
         return platform_for(sys.platform, fcntl=None)
     return platform_for(sys.platform, fcntl=fcntl)
 

@@ -7,10 +7,12 @@ files (gc gives them those it makes) trusted. Windows has access lists: nothing 
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from attrs import frozen
 
@@ -21,6 +23,7 @@ from axe.domain.errors import AgentError
 
 _OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
 _MOST_LINKS = 40  # the kernel's own limit on the links in a path
+_LARGEST_RECORD = 4096  # gc's records are about 200 bytes; anything much larger is none
 
 
 class Shared(NamedTuple):
@@ -63,6 +66,10 @@ class Place:
                 f"{where.directory} {where.why}: gc trims only its own files there "
                 f"({where.fix}); nothing was changed"
             )
+
+    def open_memory(self, flags: int = os.O_RDONLY) -> tuple[int, os.stat_result]:
+        """The memory file itself, and its status (no link followed in a shared directory)."""
+        return open_regular(self.real, nofollow=self.shared is not None, flags=flags)
 
 
 class HandledFile(Protocol):
@@ -138,7 +145,25 @@ def open_side(
     return fd, status
 
 
-def create_new(path: Path, flags: int = os.O_WRONLY) -> int:
-    """A new file at ``path``, private to gc's user, never one already there (nor a link)."""
-    flags |= os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
+def create_new(path: Path, place: Place, flags: int = os.O_WRONLY) -> int:
+    """A new file of gc's at ``path``, private to its user: never one already there (a link
+    included: FileExistsError)."""
+    return open_side(path, place, flags | os.O_CREAT | os.O_EXCL)[0]
+
+
+def read_fields(
+    path: Path, place: Place, types: Mapping[str, tuple[type, ...]]
+) -> dict[str, Any] | None:
+    """The fields of gc's JSON record at ``path`` (opened as :func:`open_side`), or None
+    unless it is one object with exactly the fields ``types`` names, each of its types
+    (``True`` is no ``int``), and no larger than gc writes one. Raises as :func:`open_side`."""
+    fd, _ = open_side(path, place)
+    with os.fdopen(fd, "rb") as opened:
+        text = opened.read(_LARGEST_RECORD + 1)
+    try:
+        fields = json.loads(text) if len(text) <= _LARGEST_RECORD else None
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
+        return None
+    if not isinstance(fields, dict) or fields.keys() != types.keys():
+        return None
+    return fields if all(type(fields[k]) in kinds for k, kinds in types.items()) else None

@@ -1,7 +1,7 @@
 """Memory logs as files (``<data dir>/memory/<name>.md`` or ``memory.path``): all a gc does to
-one, in the sentences a user reads when it fails; and the record ``--skip-unchanged`` reads
-(``.<name>.axe-gc.analysed``), only ever a reason to skip, so any doubt reads as none. It is
-renamed into place under the lock, not flushed: a skip also needs the file's digest to match.
+one, in the sentences a user reads when it fails; and the ``--skip-unchanged`` record beside
+it, only ever a reason to skip (any doubt reads as none): renamed into place under the lock,
+not flushed, since a skip also needs the file's digest to match.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from axe.adapters.memory.durable import LateAppendError, ReplacedDuringTrimError
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
 from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.memory.platforms import FilePlatform, current_platform
-from axe.adapters.memory.side_files import HandledFile, Place, locate
+from axe.adapters.memory.side_files import HandledFile, Place, locate, read_fields
 from axe.adapters.shared import reading
 from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.reading import describe_os_error
@@ -33,21 +33,18 @@ from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, ModelRef, quoted, validate_agent_name
 
 _CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim to go ahead
-_LARGEST = 4096  # a record is about 150 bytes; anything much larger is not one
 _LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z
 _FIELDS = {"size": (int,), "sha256": (str,), "model": (str,), "at": (float, int)}
 
 
+@attrs.define
 class MemoryFile:
     """The memory file at ``path`` (a link outside a shared directory stays: its target is
     trimmed), by the rules of ``platform``."""
 
-    def __init__(
-        self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
-    ) -> None:
-        self.path = path
-        self.platform = platform or current_platform()
-        self.clock = clock or SystemClock()
+    path: Path
+    platform: FilePlatform = attrs.field(factory=current_platform, kw_only=True)
+    clock: Clock = attrs.field(factory=SystemClock, kw_only=True)
 
     def place(self) -> Place:
         return locate(self.path, self.platform)
@@ -94,7 +91,7 @@ class MemoryFile:
         """Apply ``plan`` (archived first if ``archive``; Ctrl-C waits); a warning's clause
         if a program still holds the old file open for writing. AgentError: nothing changed."""
         with durable.signals_deferred():
-            source = self._open_to_trim(self.place())
+            source = self._open_to_trim()
             try:
                 held = self._trim(source, snapshot, plan, archive=archive)
             except LateAppendError as error:
@@ -119,9 +116,10 @@ class MemoryFile:
             "replaced file, not to the trimmed one"
         )
 
-    def _open_to_trim(self, place: Place) -> SourceFile:
+    def _open_to_trim(self) -> SourceFile:
+        place = self.place()
         try:
-            fd, status = reading.open_regular(place.real, nofollow=place.shared is not None)
+            return SourceFile(self, place, *place.open_memory())
         except FileNotFoundError:
             raise AgentError(
                 f"memory file {self.path} disappeared before it could be trimmed; "
@@ -131,23 +129,18 @@ class MemoryFile:
             raise AgentError(
                 f"cannot open memory file {self.path} to trim it: {describe_os_error(error)}"
             ) from None
-        try:
-            place.mine(self.path, status)
-        except AgentError:
-            os.close(fd)
-            raise
-        return SourceFile(self, place, fd, status)
 
     def _trim(
         self, source: SourceFile, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> bool:
+        source.place.mine(self.path, source.status)
         self._check_unchanged(source, snapshot, plan.keep_from)
         durable.remove_abandoned_temps(self)
         with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
             if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
                 removed = snapshot.content[: plan.keep_from]
                 try:
-                    archived.enter_context(archiving(self, removed, source.status))
+                    archived.enter_context(archiving(self, removed, source))
                 except OSError as error:
                     raise AgentError(
                         f"cannot archive removed entries to {archive_path(self.path)}: "
@@ -296,21 +289,18 @@ def record_path(real: Path) -> Path:
 
 
 def read_record(file: HandledFile) -> AnalysedMemory | None:
-    """The record beside ``file``, or None on any doubt."""
+    """The record beside ``file``, or None on any doubt (a refused memory file included:
+    the read that follows says why)."""
     try:
         place = file.place()
-    except AgentError:  # the memory file is refused: the read that follows says why
+        if place.shared or os.path.lexists(intent_path(file.path)):
+            return None  # a stopped archiving, settled under the lock, changes the file
+        fields = read_fields(record_path(place.real), place, _FIELDS)
+    except (OSError, AgentError):
         return None
-    if place.shared or os.path.lexists(intent_path(file.path)):
-        return None
-    record = record_path(place.real)
-    try:
-        text, _ = reading.read_regular(
-            record, limit=_LARGEST, check=lambda status: place.check(record, status), nofollow=True
-        )
-    except (OSError, ValueError, AgentError):
-        return None
-    return _parse(text)
+    if fields is None or fields["size"] < 0 or not 0 <= fields["at"] <= _LATEST:
+        return None  # NaN too: a time to print
+    return AnalysedMemory(**fields)
 
 
 def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
@@ -326,7 +316,7 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
     durable.remove_abandoned_temps(file)
     try:
         with durable.signals_deferred():  # else Ctrl-C could leave the record in its temp file
-            with durable.temp_file(place.real) as (temp, fd):
+            with durable.temp_file(place) as (temp, fd):
                 durable.write_all(fd, data.encode(), write=file.platform.write)
             try:
                 file.platform.replace(temp, record_path(place.real))
@@ -336,18 +326,3 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
     except OSError as error:
         return f"cannot write {record_path(place.real)}: {describe_os_error(error)}"
     return None
-
-
-def _parse(text: bytes) -> AnalysedMemory | None:
-    """The record in ``text``, or None unless it is exactly one, every field of its type."""
-    try:
-        fields = json.loads(text)
-    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
-        return None
-    if not isinstance(fields, dict) or fields.keys() != _FIELDS.keys():
-        return None
-    if any(type(fields[name]) not in kinds for name, kinds in _FIELDS.items()):
-        return None
-    if fields["size"] < 0 or not 0 <= fields["at"] <= _LATEST:  # NaN too: a time to print
-        return None
-    return AnalysedMemory(**fields)
