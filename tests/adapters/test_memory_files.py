@@ -8,6 +8,7 @@ file replaced or shrunk behind gc's back.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import stat
@@ -591,6 +592,31 @@ def test_a_version_saved_by_an_editor_during_the_trim_is_not_overwritten(
             snapshot, plan_trim(snapshot.content, 2), archive=False
         )
     assert path.read_bytes() == saved
+    assert files_in(tmp_path) == ["m.md"]
+
+
+def test_a_failure_after_the_rename_does_not_claim_the_file_unchanged(tmp_path: Path) -> None:
+    """Once the trimmed file is in place, a failure that follows (here flushing the
+    directory: EIO) says the file was trimmed and that entries appended meanwhile may be
+    missing, never that it was not changed."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = MemoryFile(path).read()
+    base = current_platform()
+
+    def directory_fails(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(tmp_path):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        base.fsync(fd)
+
+    file = MemoryFile(path, platform=attrs.evolve(base, fsync=directory_fails))
+    with pytest.raises(AgentError) as caught:
+        file.trim(snapshot, plan_trim(snapshot.content, 2), archive=False)
+    assert str(caught.value) == (
+        f"trimmed memory file {path}, but could not finish: Input/output error; entries "
+        "appended during the trim may not have been carried over"
+    )
+    assert path.read_bytes() == entries(2, start=3)
     assert files_in(tmp_path) == ["m.md"]
 
 

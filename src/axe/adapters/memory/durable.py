@@ -104,94 +104,89 @@ def replace_closed(source: SourceFile, keep_from: int) -> bool:
     handle closed, retried for 2 s; a hard link to the old file keeps what was appended (no
     hard links: gc catches up before each try, losing at most an entry in the last instant)."""
     temp, copied_to = write_tail_to_temp(source, keep_from)
-    attempt = _Attempt(source, temp, copied_to)
+    old, linked = new_temp(source.path, "-old"), None
+    clock, pause = source.clock, _FIRST_PAUSE
+    deadline = clock.monotonic() + _IN_USE_SECONDS
+    source.close()
     try:
-        source.close()
-        attempt.retry_while_in_use()
-    except BaseException:
-        remove_quietly(temp)
-        if attempt.linked:
-            remove_quietly(attempt.sidecar)
-        raise
-    source.renamed = True
-    source.platform.fsync_directory(source.path.parent)
-    carry_over(source, attempt.collect_from_sidecar() if attempt.linked else b"")
-    return False
-
-
-class _Attempt:
-    """The tries at a Windows rename: whether the old file is kept under a hard link, the
-    sidecar (None: not yet known), and how far it has been copied into the temp file."""
-
-    def __init__(self, source: SourceFile, temp: Path, copied_to: int) -> None:
-        self.source, self.temp, self.copied_to = source, temp, copied_to
-        self.sidecar = new_temp(source.path, "-old")
-        self.linked: bool | None = None
-
-    def retry_while_in_use(self) -> None:
-        """Try until no step fails with the file in use, for 2 s at most."""
-        clock, pause = self.source.clock, _FIRST_PAUSE
-        deadline = clock.monotonic() + _IN_USE_SECONDS
         while True:
             try:
-                if self.linked is None:
-                    self._link_sidecar()
-                if not self.linked:
-                    self._catch_up()  # no hard links here: catch up before each try instead
-                self.source.platform.replace(self.temp, self.source.path)
+                if linked is None:
+                    linked = _link(source, old)
+                if not linked:  # no hard links here: catch up before each try instead
+                    copied_to = _catch_up(source, temp, copied_to)
+                source.platform.replace(temp, source.path)
             except OSError as error:
                 in_use = getattr(error, "winerror", None) in {_SHARING_VIOLATION, _ACCESS_DENIED}
                 if not in_use or clock.monotonic() + pause > deadline:
                     raise
             else:
-                return
+                break
             clock.sleep(pause)
             pause = min(pause * 2, _LONGEST_PAUSE)
+    except BaseException:
+        remove_quietly(temp)
+        if linked:
+            remove_quietly(old)
+        raise
+    source.renamed = True
+    source.platform.fsync_directory(source.path.parent)
+    carry_over(source, _collect_from(old, source, copied_to) if linked else b"")
+    return False
 
-    def _link_sidecar(self) -> None:
-        try:
-            self.source.platform.link(self.source.path, self.sidecar)
-        except OSError as error:
-            if getattr(error, "winerror", None) == _SHARING_VIOLATION:
-                raise
-            self.linked = False
-            return
-        self.linked = True  # from here on, a failure removes the sidecar
-        fd, status = open_side(self.sidecar, self.source.place)
+
+def _link(source: SourceFile, old: Path) -> bool:
+    """Whether the old file is now also ``old`` (a hard link), to be read after the rename."""
+    try:
+        source.platform.link(source.path, old)
+    except OSError as error:
+        if getattr(error, "winerror", None) == _SHARING_VIOLATION:
+            raise
+        return False
+    try:
+        fd, status = open_side(old, source.place)
         os.close(fd)
-        require_same_file(status, self.source.status)
+        require_same_file(status, source.status)
+    except BaseException:
+        remove_quietly(old)
+        raise
+    return True
 
-    def _catch_up(self) -> None:
-        """Copy what the old file gained into the temp file (statuses from ``fstat``, whose
-        file ids compare alike on every Windows)."""
-        fd, status = self.source.place.open_memory()
+
+def _catch_up(source: SourceFile, temp: Path, copied_to: int) -> int:
+    """Copy what the old file gained into the temp file; how far it is copied now (statuses
+    from ``fstat``, whose file ids compare alike on every Windows)."""
+    fd, status = source.place.open_memory()
+    try:
+        require_same_file(status, source.status)
+        if status.st_size <= copied_to:
+            return copied_to
+        temp_fd, _ = open_side(temp, source.place, os.O_WRONLY | os.O_APPEND)
         try:
-            require_same_file(status, self.source.status)
-            if status.st_size > self.copied_to:
-                temp_fd, _ = open_side(self.temp, self.source.place, os.O_WRONLY | os.O_APPEND)
-                try:
-                    self.copied_to = copy_to_end(fd, self.copied_to, temp_fd)
-                    self.source.platform.fsync(temp_fd)
-                finally:
-                    os.close(temp_fd)
+            copied_to = copy_to_end(fd, copied_to, temp_fd)
+            source.platform.fsync(temp_fd)
+        finally:
+            os.close(temp_fd)
+        return copied_to
+    finally:
+        os.close(fd)
+
+
+def _collect_from(old: Path, source: SourceFile, copied_to: int) -> bytes:
+    """What the old file, kept as ``old`` (then removed), holds beyond the copy."""
+    try:
+        fd, _ = open_side(old, source.place)
+        try:
+            return collect_late_appends(source, fd, copied_to)[0]
         finally:
             os.close(fd)
-
-    def collect_from_sidecar(self) -> bytes:
-        """What the old file, kept as the sidecar (then removed), holds beyond the copy."""
-        try:
-            fd, _ = open_side(self.sidecar, self.source.place)
-            try:
-                return collect_late_appends(self.source, fd, self.copied_to)[0]
-            finally:
-                os.close(fd)
-        except OSError as error:
-            late = 0
-            with contextlib.suppress(OSError):
-                late = max(os.stat(self.sidecar).st_size - self.copied_to, 0)
-            raise LateAppendError(late, error) from error
-        finally:
-            remove_quietly(self.sidecar)
+    except OSError as error:
+        late = 0
+        with contextlib.suppress(OSError):
+            late = max(os.stat(old).st_size - copied_to, 0)
+        raise LateAppendError(late, error) from error
+    finally:
+        remove_quietly(old)
 
 
 def require_same_file(found: Path | os.stat_result, original: os.stat_result) -> None:

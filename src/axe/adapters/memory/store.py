@@ -89,7 +89,8 @@ class MemoryFile:
 
     def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> str | None:
         """Apply ``plan`` (archived first if ``archive``; Ctrl-C waits); a warning's clause
-        if a program still holds the old file open for writing. AgentError: nothing changed."""
+        if a program still holds the old file open for writing. AgentError: nothing changed,
+        unless it says the file was trimmed."""
         with durable.signals_deferred():
             source = self._open_to_trim()
             try:
@@ -102,6 +103,12 @@ class MemoryFile:
             except ReplacedDuringTrimError:
                 raise self._changed("was replaced") from None
             except OSError as error:
+                if source.renamed:
+                    raise AgentError(
+                        f"trimmed memory file {self.path}, but could not finish: "
+                        f"{describe_os_error(error)}; entries appended during the trim may not "
+                        "have been carried over"
+                    ) from None
                 raise AgentError(
                     f"cannot trim memory file {self.path}: {describe_os_error(error)}; "
                     "the file was not changed"
