@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
-from axe.adapters.memory.platforms import current_platform
+from axe.adapters.memory.platforms import ReadLeases, current_platform
 from axe.adapters.memory.store import FileMemoryStore, MemoryFile, trim_entries
 from axe.domain.entries import count_entries, plan_trim
 from axe.domain.errors import AgentError, ConfigError
@@ -618,6 +618,35 @@ def test_a_failure_after_the_rename_does_not_claim_the_file_unchanged(tmp_path: 
     )
     assert path.read_bytes() == entries(2, start=3)
     assert files_in(tmp_path) == ["m.md"]
+
+
+def test_a_worker_thread_takes_no_lease_while_sigio_still_kills(tmp_path: Path) -> None:
+    """A lease broken where SIGIO is not ignored ends the process, so a worker thread leases
+    only where SIGIO is ignored for good: not in the moment the main thread ignores it for
+    its own lease (the worker then watches for 20 ms of quiet instead)."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(1))
+    leases, seen = ReadLeases(), []
+    mine, theirs = os.open(path, os.O_RDONLY), os.open(path, os.O_RDONLY)
+
+    def worker() -> None:
+        with leases.held(theirs) as unbroken:
+            seen.append(unbroken)
+
+    previous = signal.signal(signal.SIGIO, signal.SIG_DFL)
+    try:
+        with leases.held(mine) as unbroken:
+            if unbroken is None:
+                pytest.skip("no read leases on this filesystem")
+            asking = threading.Thread(target=worker)
+            asking.start()
+            time.sleep(0.2)  # the worker asks while the main thread holds its lease
+        asking.join()
+    finally:
+        signal.signal(signal.SIGIO, previous)
+        os.close(mine)
+        os.close(theirs)
+    assert seen == [None]
 
 
 # a run holds nothing open once a trim returns

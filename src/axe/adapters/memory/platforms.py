@@ -79,25 +79,25 @@ class FilePlatform:
 class ReadLeases:
     """Linux read leases, granted only while nobody has the file open for writing. Breaking
     one sends SIGIO, which kills: the main thread ignores it while it holds one; another
-    thread leases only where SIGIO is ignored already (``axe gc`` ignores it at start)."""
+    thread leases only where SIGIO is ignored for good (``axe gc`` ignores it at start)."""
 
     def __init__(self) -> None:
-        self._sigio = threading.Lock()
+        self._sigio = threading.Lock()  # held while the main thread ignores SIGIO for a while
 
     @contextlib.contextmanager
     def held(self, fd: int) -> Iterator[Callable[[], bool] | None]:
         """A read lease on ``fd`` for the block: yields a check that it is held unbroken,
         or None where none can be had here."""
-        main = threading.current_thread() is threading.main_thread()
-        if not main and signal.getsignal(signal.SIGIO) != signal.SIG_IGN:
-            yield None
-            return
         import fcntl  # noqa: PLC0415  (POSIX only: this module is imported on Windows too)
 
         def unbroken() -> bool:
             return held and fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK
 
-        with self._sigio:
+        main = threading.current_thread() is threading.main_thread()
+        with self._sigio:  # so another thread never takes the main one's SIG_IGN for good
+            if not main and signal.getsignal(signal.SIGIO) != signal.SIG_IGN:
+                yield None
+                return
             previous = signal.signal(signal.SIGIO, signal.SIG_IGN) if main else None
             try:
                 fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
