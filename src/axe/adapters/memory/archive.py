@@ -46,21 +46,16 @@ class Intent:
     inode: int
 
 
-_TYPES: dict[str, tuple[type, ...]] = {
-    "archive_size": (int,),
-    "archive_existed": (bool,),
-    "length": (int,),
-    "sha256": (str,),
-    "device": (int,),
-    "inode": (int,),
-}
+_TYPES: dict[str, tuple[type, ...]] = dict.fromkeys(
+    ("archive_size", "length", "device", "inode"), (int,)
+)
+_TYPES |= {"archive_existed": (bool,), "sha256": (str,)}
 
 
 @contextlib.contextmanager
 def archiving(file: HandledFile, removed: bytes, source: SourceFile) -> Iterator[None]:
     """Append ``removed`` to the archive, flushed, for a block that trims ``source``; given
     back if either fails before the rename (OSError, AgentError)."""
-    settle_archive(file)
     archive, archive_place = archive_at(file)
     fd, size, made = _open_archive(file, archive, archive_place)
     status, digest = source.status, hashlib.sha256(removed).hexdigest()
@@ -114,24 +109,16 @@ def _open_archive(file: HandledFile, archive: Path, place: Place) -> tuple[int, 
 
 def _record(file: HandledFile, intent: Intent, memory_status: os.stat_result) -> None:
     """Create the intent record, as private as the memory file, flushed (OSError: none)."""
-    record = intent_path(file.path)
+    record, text = intent_path(file.path), json.dumps(attrs.asdict(intent)) + "\n"
     try:
-        fd = create_new(record, file.place())
+        with durable.new_file(record, file.place()) as fd:
+            durable.copy_ownership(fd, memory_status)
+            durable.write_all(fd, text.encode(), write=file.platform.write)
+            file.platform.fsync(fd)
+            file.platform.fsync_directory(record.parent)
     except FileExistsError:
         made = f"{record} was made by another program while gc ran"
         raise FileExistsError(errno.EEXIST, made) from None
-    try:
-        try:
-            durable.copy_ownership(fd, memory_status)
-            text = json.dumps(attrs.asdict(intent)) + "\n"
-            durable.write_all(fd, text.encode(), write=file.platform.write)
-            file.platform.fsync(fd)
-        finally:
-            os.close(fd)
-        file.platform.fsync_directory(record.parent)
-    except BaseException:
-        durable.remove_quietly(record)
-        raise
 
 
 def settle_archive(file: HandledFile) -> None:

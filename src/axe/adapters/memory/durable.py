@@ -94,9 +94,7 @@ def replace_open(source: SourceFile, keep_from: int) -> bool:
         raise
     source.renamed = True
     source.platform.fsync_directory(source.path.parent)
-    late, held = collect_late_appends(source, source.fd, copied_to)
-    carry_over(source, late)
-    return held
+    return carry_over(source, source.fd, copied_to)
 
 
 def replace_closed(source: SourceFile, keep_from: int) -> bool:
@@ -104,35 +102,50 @@ def replace_closed(source: SourceFile, keep_from: int) -> bool:
     handle closed, retried for 2 s; a hard link to the old file keeps what was appended (no
     hard links: gc catches up before each try, losing at most an entry in the last instant)."""
     temp, copied_to = write_tail_to_temp(source, keep_from)
-    old, linked = new_temp(source.path, "-old"), None
-    clock, pause = source.clock, _FIRST_PAUSE
-    deadline = clock.monotonic() + _IN_USE_SECONDS
+    old = new_temp(source.path, "-old")
     source.close()
     try:
-        while True:
-            try:
-                if linked is None:
-                    linked = _link(source, old)
-                if not linked:  # no hard links here: catch up before each try instead
-                    copied_to = _catch_up(source, temp, copied_to)
-                source.platform.replace(temp, source.path)
-            except OSError as error:
-                in_use = getattr(error, "winerror", None) in {_SHARING_VIOLATION, _ACCESS_DENIED}
-                if not in_use or clock.monotonic() + pause > deadline:
-                    raise
-            else:
-                break
-            clock.sleep(pause)
-            pause = min(pause * 2, _LONGEST_PAUSE)
+        linked, copied_to = _rename_when_free(source, temp, old, copied_to)
     except BaseException:
         remove_quietly(temp)
-        if linked:
-            remove_quietly(old)
+        remove_quietly(old)
         raise
     source.renamed = True
     source.platform.fsync_directory(source.path.parent)
-    carry_over(source, _collect_from(old, source, copied_to) if linked else b"")
+    if linked:
+        try:
+            fd, _ = open_side(old, source.place)
+            try:
+                carry_over(source, fd, copied_to)
+            finally:
+                os.close(fd)
+        finally:
+            remove_quietly(old)
     return False
+
+
+def _rename_when_free(
+    source: SourceFile, temp: Path, old: Path, copied_to: int
+) -> tuple[bool, int]:
+    """Rename ``temp`` over the memory file, retried while it is in use; whether the old
+    file is kept as ``old``, and how far it is copied into ``temp``."""
+    clock, pause, linked = source.clock, _FIRST_PAUSE, None
+    deadline = clock.monotonic() + _IN_USE_SECONDS
+    while True:
+        try:
+            if linked is None:
+                linked = _link(source, old)
+            if not linked:  # no hard links here: catch up before each try instead
+                copied_to = _catch_up(source, temp, copied_to)
+            source.platform.replace(temp, source.path)
+        except OSError as error:
+            in_use = getattr(error, "winerror", None) in {_SHARING_VIOLATION, _ACCESS_DENIED}
+            if not in_use or clock.monotonic() + pause > deadline:
+                raise
+        else:
+            return linked, copied_to
+        clock.sleep(pause)
+        pause = min(pause * 2, _LONGEST_PAUSE)
 
 
 def _link(source: SourceFile, old: Path) -> bool:
@@ -143,50 +156,28 @@ def _link(source: SourceFile, old: Path) -> bool:
         if getattr(error, "winerror", None) == _SHARING_VIOLATION:
             raise
         return False
-    try:
-        fd, status = open_side(old, source.place)
-        os.close(fd)
-        require_same_file(status, source.status)
-    except BaseException:
-        remove_quietly(old)
-        raise
+    fd, status = open_side(old, source.place)
+    os.close(fd)
+    require_same_file(status, source.status)
     return True
 
 
 def _catch_up(source: SourceFile, temp: Path, copied_to: int) -> int:
-    """Copy what the old file gained into the temp file; how far it is copied now (statuses
-    from ``fstat``, whose file ids compare alike on every Windows)."""
+    """Copy what the old file gained into ``temp``; how far it is copied now (statuses from
+    ``fstat``, whose file ids compare alike on every Windows)."""
     fd, status = source.place.open_memory()
     try:
         require_same_file(status, source.status)
-        if status.st_size <= copied_to:
-            return copied_to
-        temp_fd, _ = open_side(temp, source.place, os.O_WRONLY | os.O_APPEND)
-        try:
-            copied_to = copy_to_end(fd, copied_to, temp_fd)
-            source.platform.fsync(temp_fd)
-        finally:
-            os.close(temp_fd)
+        if status.st_size > copied_to:
+            temp_fd, _ = open_side(temp, source.place, os.O_WRONLY | os.O_APPEND)
+            try:
+                copied_to = copy_to_end(fd, copied_to, temp_fd)
+                source.platform.fsync(temp_fd)
+            finally:
+                os.close(temp_fd)
         return copied_to
     finally:
         os.close(fd)
-
-
-def _collect_from(old: Path, source: SourceFile, copied_to: int) -> bytes:
-    """What the old file, kept as ``old`` (then removed), holds beyond the copy."""
-    try:
-        fd, _ = open_side(old, source.place)
-        try:
-            return collect_late_appends(source, fd, copied_to)[0]
-        finally:
-            os.close(fd)
-    except OSError as error:
-        late = 0
-        with contextlib.suppress(OSError):
-            late = max(os.stat(old).st_size - copied_to, 0)
-        raise LateAppendError(late, error) from error
-    finally:
-        remove_quietly(old)
 
 
 def require_same_file(found: Path | os.stat_result, original: os.stat_result) -> None:
@@ -208,24 +199,24 @@ def temp_prefix(target: Path) -> str:
 
 
 @contextlib.contextmanager
-def temp_file(place: Place) -> Iterator[tuple[Path, int]]:
-    """A new temp file beside the memory file, open for the block, removed if it fails."""
-    temp = new_temp(place.real)
-    fd = create_new(temp, place)
+def new_file(path: Path, place: Place) -> Iterator[int]:
+    """A new file of gc's at ``path`` (FileExistsError: one is there), open for the block,
+    removed if the block fails."""
+    fd = create_new(path, place)
     try:
         try:
-            yield temp, fd
+            yield fd
         finally:
             os.close(fd)
     except BaseException:
-        remove_quietly(temp)
+        remove_quietly(path)
         raise
 
 
 def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
-    """A new temp file holding ``source`` from ``keep_from`` to its end, with its permissions,
-    flushed, and the offset copied to (OSError: none is left)."""
-    with temp_file(source.place) as (temp, fd):
+    """A temp file holding ``source`` from ``keep_from`` on, with its permissions, flushed,
+    and the offset copied to (OSError: none is left)."""
+    with new_file(temp := new_temp(source.path), source.place) as fd:
         copied_to = copy_to_end(source.fd, keep_from, fd)
         copy_ownership(fd, source.status)
         source.platform.fsync(fd)
@@ -285,25 +276,27 @@ def copy_ownership(fd: int, status: os.stat_result) -> None:
             os.fchown(fd, status.st_uid, status.st_gid)
 
 
-def carry_over(source: SourceFile, late: bytes) -> None:
-    """Append ``late`` (written into the old file after the copy) to the new one, flushed;
-    LateAppendError if that fails."""
-    if not late:
-        return
-    try:
-        fd, _ = source.place.open_memory(os.O_WRONLY | os.O_APPEND)
+def carry_over(source: SourceFile, old_fd: int, offset: int) -> bool:
+    """Append to the new file, flushed, what was written into the old one (``old_fd``) after
+    ``offset``; whether a writer still held it at the end (if the platform tells).
+    LateAppendError if the append fails."""
+    late, held = _late_appends(source, old_fd, offset)
+    if late:
         try:
-            write_all(fd, late, write=source.platform.write)
-            source.platform.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as error:
-        raise LateAppendError(len(late), error) from error
+            fd, _ = source.place.open_memory(os.O_WRONLY | os.O_APPEND)
+            try:
+                write_all(fd, late, write=source.platform.write)
+                source.platform.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as error:
+            raise LateAppendError(len(late), error) from error
+    return held
 
 
-def collect_late_appends(source: SourceFile, old_fd: int, offset: int) -> tuple[bytes, bool]:
-    """Bytes written to the replaced file after ``offset`` once no writer can add more (at
-    most :data:`DRAIN_SECONDS`), and whether one still held it then (if the platform tells)."""
+def _late_appends(source: SourceFile, old_fd: int, offset: int) -> tuple[bytes, bool]:
+    """What the old file holds after ``offset`` once no writer can add more (at most
+    :data:`DRAIN_SECONDS`), and whether one still held it then (if the platform tells)."""
     clock, late = source.clock, bytearray()
     quiet_since = clock.monotonic()
     deadline = quiet_since + DRAIN_SECONDS

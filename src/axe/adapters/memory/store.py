@@ -236,13 +236,16 @@ class FileMemoryStore:
         return write_record(self.file_for(agent), record)
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:
-        """``agent``'s memory file (a ``ConfigError`` as :meth:`path_for` says)."""
         return MemoryFile(self.path_for(agent), clock=self._clock)
 
     def path_for(self, agent: AgentConfig) -> Path:
         """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does, but an
         unset variable refused (``$AXE_MEM/x.md`` would trim ``/x.md``); else ConfigError."""
-        path = self._expanded(agent)
+        if custom := agent.memory.path:
+            path = _expanded(custom, self._environ, agent.name)
+        else:
+            validate_agent_name(agent.name)
+            path = self._data_dir() / "memory" / f"{agent.name}.md"
         if (size := len(os.fsencode(path.name))) > paths.LONGEST_MEMORY_NAME:
             longest, more = paths.LONGEST_MEMORY_NAME, paths.OWN_NAMES_LONGER_BY
             raise ConfigError(
@@ -252,28 +255,25 @@ class FileMemoryStore:
             )
         return path
 
-    def _expanded(self, agent: AgentConfig) -> Path:
-        custom = agent.memory.path
-        if not custom:
-            validate_agent_name(agent.name)
-            return self._data_dir() / "memory" / f"{agent.name}.md"
-        unset: list[str] = []
-        expanded = paths.expand_path(custom, self._environ, unset=unset)
-        where = f"memory.path {quoted(custom)} of agent {quoted(agent.name)}"
-        if "\0" in expanded or not os.path.isabs(expanded):
-            became = f" (it expands to {quoted(expanded)})" if expanded != custom else ""
-            raise ConfigError(
-                f"{where} is not an absolute path{became}; use an absolute path such as "
-                "/home/me/agent-memory.md"
-            )
-        if unset:
-            *others, last = [f"${name}" for name in dict.fromkeys(unset)]
-            names = f"{', '.join(others)} and {last}, which are" if others else f"{last}, which is"
-            raise ConfigError(
-                f"{where} uses {names} not set (it would name {quoted(expanded)} instead); "
-                "set it or write the path out"
-            )
-        return Path(expanded)
+
+def _expanded(custom: str, environ: Mapping[str, str], agent: str) -> Path:
+    unset: list[str] = []
+    expanded = paths.expand_path(custom, environ, unset=unset)
+    where = f"memory.path {quoted(custom)} of agent {quoted(agent)}"
+    if "\0" in expanded or not os.path.isabs(expanded):
+        became = f" (it expands to {quoted(expanded)})" if expanded != custom else ""
+        raise ConfigError(
+            f"{where} is not an absolute path{became}; use an absolute path such as "
+            "/home/me/agent-memory.md"
+        )
+    if unset:
+        *others, last = [f"${name}" for name in dict.fromkeys(unset)]
+        names = f"{', '.join(others)} and {last}, which are" if others else f"{last}, which is"
+        raise ConfigError(
+            f"{where} uses {names} not set (it would name {quoted(expanded)} instead); "
+            "set it or write the path out"
+        )
+    return Path(expanded)
 
 
 def trim_entries(path: Path, keep: int) -> int:
@@ -323,7 +323,7 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
     durable.remove_abandoned_temps(file)
     try:
         with durable.signals_deferred():  # else Ctrl-C could leave the record in its temp file
-            with durable.temp_file(place) as (temp, fd):
+            with durable.new_file(temp := durable.new_temp(place.real), place) as fd:
                 durable.write_all(fd, data.encode(), write=file.platform.write)
             try:
                 file.platform.replace(temp, record_path(place.real))
