@@ -85,16 +85,15 @@ def archiving(file: HandledFile, removed: bytes, source: SourceFile) -> Iterator
 
 
 def archive_at(file: HandledFile) -> tuple[Path, Place]:
-    """Where the archive really is (a link followed only outside a shared directory, else
-    AgentError), with the rules it is opened by."""
+    """Where the archive really is, and the rules it is opened by (AgentError: a link in a
+    shared directory)."""
     found, _ = follow(archive_path(file.path), file.platform, "archive")
     real = Path(os.path.realpath(found.parent)) / found.name
     return real, attrs.evolve(file.place(), shared=shared(real.parent, file.platform))
 
 
 def _open_archive(file: HandledFile, archive: Path, place: Place) -> tuple[int, int, bool]:
-    """The archive open for appending, its size, and whether this made it (through a
-    dangling link: its target, the link kept)."""
+    """The archive open for appending, its size, and whether this made it."""
     try:
         return create_new(archive, place, os.O_WRONLY | os.O_APPEND), 0, True
     except FileExistsError:
@@ -122,8 +121,8 @@ def _record(file: HandledFile, intent: Intent, memory_status: os.stat_result) ->
 
 
 def settle_archive(file: HandledFile) -> None:
-    """Settle what an archiving that did not end left (see the module docstring). Raises
-    OSError (the record stays), or AgentError for a record or archive gc does not trust."""
+    """Settle what a stopped archiving left (see the module docstring). Raises OSError (the
+    record stays), or AgentError for a record or archive gc does not trust."""
     record, place = intent_path(file.path), file.place()
     try:
         fields = read_fields(record, place, _TYPES)
@@ -139,8 +138,7 @@ def settle_archive(file: HandledFile) -> None:
 
 
 def _holds(place: Place, archive: Path | None, intent: Intent) -> bool:
-    """Whether the archive holds the recorded bytes where they were appended, or, with
-    ``archive`` None, whether the memory file the record names still begins with them."""
+    """Whether the archive (None: the memory file) holds the recorded bytes where they were."""
     try:
         fd, status = place.open_memory() if archive is None else open_side(archive, place)
     except FileNotFoundError:

@@ -127,8 +127,8 @@ def replace_closed(source: SourceFile, keep_from: int) -> bool:
 def _rename_when_free(
     source: SourceFile, temp: Path, old: Path, copied_to: int
 ) -> tuple[bool, int]:
-    """Rename ``temp`` over the memory file, retried while it is in use; whether the old
-    file is kept as ``old``, and how far it is copied into ``temp``."""
+    """Rename ``temp`` over the memory file while it is not in use; whether the old file is
+    kept as ``old``, and how far it is copied into ``temp``."""
     clock, pause, linked = source.clock, _FIRST_PAUSE, None
     deadline = clock.monotonic() + _IN_USE_SECONDS
     while True:
@@ -200,8 +200,7 @@ def temp_prefix(target: Path) -> str:
 
 @contextlib.contextmanager
 def new_file(path: Path, place: Place) -> Iterator[int]:
-    """A new file of gc's at ``path`` (FileExistsError: one is there), open for the block,
-    removed if the block fails."""
+    """A new file of gc's at ``path``, open for the block, removed if the block fails."""
     fd = create_new(path, place)
     try:
         try:
@@ -214,8 +213,7 @@ def new_file(path: Path, place: Place) -> Iterator[int]:
 
 
 def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
-    """A temp file holding ``source`` from ``keep_from`` on, with its permissions, flushed,
-    and the offset copied to (OSError: none is left)."""
+    """A flushed temp file holding ``source`` from ``keep_from`` on, and where it ends."""
     with new_file(temp := new_temp(source.path), source.place) as fd:
         copied_to = copy_to_end(source.fd, keep_from, fd)
         copy_ownership(fd, source.status)
@@ -301,7 +299,7 @@ def _late_appends(source: SourceFile, old_fd: int, offset: int) -> tuple[bytes, 
     quiet_since = clock.monotonic()
     deadline = quiet_since + DRAIN_SECONDS
     while True:
-        with source.platform.lease(old_fd) as unbroken:
+        with source.platform.leases.held(old_fd) as unbroken:
             late += (chunk := _read_from(old_fd, offset + len(late)))
             if unbroken is not None and unbroken():
                 return bytes(late), False

@@ -185,8 +185,7 @@ class MemoryFileLocks:
 
 
 def _open(path: Path, place: Place, agent: str) -> tuple[int | None, bool]:
-    """The sidecar (reused, made, read-only where gc may not write; None: none) and whether
-    it is writable."""
+    """The sidecar (None where gc may not make one) and whether gc may write it."""
     try:
         return open_side(path, place, os.O_RDWR | os.O_CREAT, 0o644)[0], True
     except OSError as error:

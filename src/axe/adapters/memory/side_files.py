@@ -58,8 +58,7 @@ class Place:
         )
 
     def mine(self, path: Path, status: os.stat_result) -> None:
-        """Raises AgentError if the memory file ``path`` is in a shared directory and not
-        gc's user's own."""
+        """Raises AgentError for another user's memory file ``path`` in a shared directory."""
         if (where := self.shared) is not None and status.st_uid != os.geteuid():
             raise AgentError(
                 f"memory file {path} belongs to another user (uid {status.st_uid}), and "
@@ -124,7 +123,7 @@ def locate(path: Path, platform: FilePlatform) -> Place:
     real = Path(os.path.realpath(found.parent)) / found.name
     owners = None  # os.geteuid does not exist where files have no owners
     if not platform.windows:
-        owners = frozenset({os.geteuid(), *([status.st_uid] if status else [])})
+        owners = frozenset({os.geteuid(), status.st_uid if status else os.geteuid()})
     place = Place(real, shared(real.parent, platform), owners)
     if status is not None:
         place.mine(path, status)
@@ -146,8 +145,7 @@ def open_side(
 
 
 def create_new(path: Path, place: Place, flags: int = os.O_WRONLY) -> int:
-    """A new file of gc's at ``path``, private to its user: never one already there (a link
-    included: FileExistsError)."""
+    """A new file of gc's, private to its user (FileExistsError: a file or link is there)."""
     return open_side(path, place, flags | os.O_CREAT | os.O_EXCL)[0]
 
 

@@ -296,14 +296,13 @@ def record_path(real: Path) -> Path:
 
 
 def read_record(file: HandledFile) -> AnalysedMemory | None:
-    """The record beside ``file``, or None on any doubt (a refused memory file included:
-    the read that follows says why)."""
+    """The record beside ``file``, or None on any doubt."""
     try:
         place = file.place()
         if place.shared or os.path.lexists(intent_path(file.path)):
             return None  # a stopped archiving, settled under the lock, changes the file
         fields = read_fields(record_path(place.real), place, _FIELDS)
-    except (OSError, AgentError):
+    except (OSError, AgentError):  # a refused memory file: the read that follows says why
         return None
     if fields is None or fields["size"] < 0 or not 0 <= fields["at"] <= _LATEST:
         return None  # NaN too: a time to print
