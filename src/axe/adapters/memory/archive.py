@@ -13,6 +13,7 @@ import errno
 import hashlib
 import json
 import os
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,10 +47,7 @@ class Intent:
     inode: int
 
 
-_TYPES: dict[str, tuple[type, ...]] = dict.fromkeys(
-    ("archive_size", "length", "device", "inode"), (int,)
-)
-_TYPES |= {"archive_existed": (bool,), "sha256": (str,)}
+_TYPES = {name: (kind,) for name, kind in typing.get_type_hints(Intent).items()}
 
 
 @contextlib.contextmanager

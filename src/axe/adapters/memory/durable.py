@@ -19,8 +19,6 @@ import stat
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 from axe.adapters.memory.paths import sidecar
 from axe.adapters.memory.side_files import HandledFile, Place, create_new, open_side
@@ -42,11 +40,10 @@ def signals_deferred() -> Iterator[None]:
         yield
         return
     arrived: list[int] = []
-    previous: dict[int, Callable[[int, FrameType | None], Any] | int] = {}
-    for number in _DEFERRED:
-        if (handler := signal.getsignal(number)) is not None:  # None: not set from Python
-            signal.signal(number, lambda got, _: arrived.append(got))
-            previous[number] = handler
+    # None: a handler not set from Python, which cannot be put back
+    previous = {n: handler for n in _DEFERRED if (handler := signal.getsignal(n)) is not None}
+    for number in previous:
+        signal.signal(number, lambda got, _: arrived.append(got))
     try:
         yield
     finally:

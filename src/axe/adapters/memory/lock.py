@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from axe.adapters.memory.durable import pread
 from axe.adapters.memory.paths import sidecar
 from axe.adapters.memory.platforms import current_platform
 from axe.adapters.memory.side_files import Place, locate, open_side
@@ -202,12 +203,10 @@ def _open(path: Path, place: Place, agent: str) -> tuple[int | None, bool]:
 
 
 def _holder(fd: int) -> int | None:
-    try:
-        os.lseek(fd, 0, os.SEEK_SET)
-        text = os.read(fd, 32).decode("ascii", "replace").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdecimal() else None
+    with contextlib.suppress(OSError):
+        if (text := pread(fd, 32, 0).decode("ascii", "replace").strip()).isdecimal():
+            return int(text)
+    return None
 
 
 def _unusable(path: Path, agent: str, error: OSError) -> AgentError:

@@ -101,10 +101,8 @@ class FilePlatform:
 
     def may_be_running(self, pid_text: str) -> bool:
         """Whether the process ``pid_text`` names may still run (always, on Windows)."""
-        if self.windows:
-            return True
-        if not pid_text.isdigit():
-            return False
+        if self.windows or not pid_text.isdigit():
+            return self.windows
         try:
             os.kill(int(pid_text), 0)  # signal 0 only asks
         except ProcessLookupError:

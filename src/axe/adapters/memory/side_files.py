@@ -152,9 +152,8 @@ def create_new(path: Path, place: Place, flags: int = os.O_WRONLY) -> int:
 def read_fields(
     path: Path, place: Place, types: Mapping[str, tuple[type, ...]]
 ) -> dict[str, Any] | None:
-    """The fields of gc's JSON record at ``path`` (opened as :func:`open_side`), or None
-    unless it is one object with exactly the fields ``types`` names, each of its types
-    (``True`` is no ``int``), and no larger than gc writes one. Raises as :func:`open_side`."""
+    """The fields of gc's record at ``path`` (raises as :func:`open_side`), or None unless it
+    is one JSON object of gc's size with just the fields ``types`` names, each of its types."""
     fd, _ = open_side(path, place)
     with os.fdopen(fd, "rb") as opened:
         text = opened.read(_LARGEST_RECORD + 1)
