@@ -36,12 +36,9 @@ _DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if has
 def signals_deferred() -> Iterator[None]:
     """Hold Ctrl-C and SIGTERM back for the block (a trim half done would be worse), then
     raise them again for the program's own handlers; only the main thread has any."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    arrived: list[int] = []
+    main, arrived = threading.current_thread() is threading.main_thread(), list[int]()
     # None: a handler not set from Python, which cannot be put back
-    previous = {n: handler for n in _DEFERRED if (handler := signal.getsignal(n)) is not None}
+    previous = {n: h for n in _DEFERRED if main and (h := signal.getsignal(n)) is not None}
     for number in previous:
         signal.signal(number, lambda got, _: arrived.append(got))
     try:

@@ -39,10 +39,6 @@ _WINDOWS_LOCK_OFFSET = 1 << 30  # far past the pid at offset 0, which waiters mu
 Waiting = Callable[[int | None], None]
 
 
-def lock_path(memory_path: Path) -> Path:
-    return sidecar(Path(os.path.realpath(memory_path)), ".lock")
-
-
 class FlockLocker:
     """POSIX ``flock``, per open file; a holder may remove the sidecar before unlocking."""
 

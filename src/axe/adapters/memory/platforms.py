@@ -38,19 +38,16 @@ class ReadLeases:
     def held(self, fd: int) -> Iterator[Callable[[], bool] | None]:
         """A read lease on ``fd`` for the block: yields a check that it is held unbroken,
         or None where none can be had here."""
-        if not self.usable:
-            yield None
-            return
-        import fcntl  # noqa: PLC0415  (POSIX only: this module is imported on Windows too)
-
-        def unbroken() -> bool:
-            return held and fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK
-
         main = threading.current_thread() is threading.main_thread()
         with self._sigio:  # so another thread never takes the main one's SIG_IGN for good
-            if not main and signal.getsignal(signal.SIGIO) != signal.SIG_IGN:
+            if not self.usable or (not main and signal.getsignal(signal.SIGIO) != signal.SIG_IGN):
                 yield None
                 return
+            import fcntl  # noqa: PLC0415  (POSIX only: this module is imported on Windows too)
+
+            def unbroken() -> bool:
+                return held and fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK
+
             previous = signal.signal(signal.SIGIO, signal.SIG_IGN) if main else None
             try:
                 fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)

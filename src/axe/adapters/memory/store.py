@@ -19,7 +19,7 @@ import attrs
 from axe.adapters.memory import durable, paths
 from axe.adapters.memory.archive import archiving, settle_archive
 from axe.adapters.memory.durable import LateAppendError, ReplacedDuringTrimError, SourceFile
-from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
+from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks, Waiting
 from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.memory.platforms import FilePlatform, current_platform
 from axe.adapters.memory.side_files import HandledFile, Place, locate, read_fields
@@ -50,9 +50,7 @@ class MemoryFile:
         return locate(self.path, self.platform)
 
     @contextlib.contextmanager
-    def locked(
-        self, locks: MemoryFileLocks, *, agent: str, waiting: Callable[[int | None], None]
-    ) -> Iterator[None]:
+    def locked(self, locks: MemoryFileLocks, *, agent: str, waiting: Waiting) -> Iterator[None]:
         """Hold the file's lock for the block, having settled what a stopped archiving left;
         AgentError (nothing changed) if the file, lock or settling fails."""
         with locks.hold(self.path, agent=agent, waiting=waiting, place=self.place()):
@@ -206,9 +204,7 @@ class FileMemoryStore:
     def close(self) -> None:
         """Nothing to release: a trim closes and frees what it replaced before it returns."""
 
-    def lock(
-        self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
-    ) -> AbstractContextManager[None]:
+    def lock(self, agent: AgentConfig, *, waiting: Waiting) -> AbstractContextManager[None]:
         return self.file_for(agent).locked(self._locks, agent=agent.name, waiting=waiting)
 
     def read(self, agent: AgentConfig) -> MemorySnapshot:
