@@ -22,6 +22,7 @@ from pathlib import Path
 
 from axe.adapters.memory.paths import sidecar
 from axe.adapters.memory.side_files import HandledFile, Place, create_new, open_side
+from axe.domain.errors import AgentError
 
 DRAIN_SECONDS = 2.0  # how long a trim waits for the old file's last writer to close it
 _CHUNK = 1 << 20
@@ -52,11 +53,13 @@ def signals_deferred() -> Iterator[None]:
 
 class SourceFile:
     """The memory file as a trim holds it open (closed once: before the rename on Windows),
-    and whether it has been renamed over, after which the trim stands whatever fails."""
+    named as the user gave it, and whether it has been renamed over, after which the trim
+    stands whatever fails."""
 
     def __init__(self, file: HandledFile, place: Place, fd: int, status: os.stat_result) -> None:
-        self.path, self.place, self.fd, self.status = place.real, place, fd, status
-        self.platform, self.clock, self.renamed = file.platform, file.clock, False
+        self.given, self.path, self.place = file.path, place.real, place
+        self.fd, self.status, self.renamed = fd, status, False
+        self.platform, self.clock = file.platform, file.clock
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -72,16 +75,12 @@ class LateAppendError(OSError):
         self.size = size
 
 
-class ReplacedDuringTrimError(OSError):
-    """The path no longer names the file gc opened: another program replaced it."""
-
-
 def replace_open(source: SourceFile, keep_from: int) -> bool:
     """Replace ``source`` by its bytes from ``keep_from`` on, renamed over while open; True if
     a writer still held the old file at the end."""
     temp, copied_to = write_tail_to_temp(source, keep_from)
     try:
-        require_same_file(source.path, source.status)  # an editor may have saved meanwhile
+        require_same_file(source.path, source)  # an editor may have saved meanwhile
         source.platform.replace(temp, source.path)
     except BaseException:
         remove_quietly(temp)
@@ -152,7 +151,7 @@ def _link(source: SourceFile, old: Path) -> bool:
         return False
     fd, status = open_side(old, source.place)
     os.close(fd)
-    require_same_file(status, source.status)
+    require_same_file(status, source)
     return True
 
 
@@ -161,7 +160,7 @@ def _catch_up(source: SourceFile, temp: Path, copied_to: int) -> int:
     ``fstat``, whose file ids compare alike on every Windows)."""
     fd, status = source.place.open_memory()
     try:
-        require_same_file(status, source.status)
+        require_same_file(status, source)
         if status.st_size > copied_to:
             temp_fd, _ = open_side(temp, source.place, os.O_WRONLY | os.O_APPEND)
             try:
@@ -174,14 +173,16 @@ def _catch_up(source: SourceFile, temp: Path, copied_to: int) -> int:
         os.close(fd)
 
 
-def require_same_file(found: Path | os.stat_result, original: os.stat_result) -> None:
-    """Raises ReplacedDuringTrimError unless ``found`` (a path or status) is ``original``."""
-    try:
-        status = os.stat(found) if isinstance(found, Path) else found
-    except FileNotFoundError:
-        raise ReplacedDuringTrimError("removed by another program during the trim") from None
-    if not os.path.samestat(status, original):
-        raise ReplacedDuringTrimError("replaced by another program during the trim")
+def require_same_file(found: Path | os.stat_result, source: SourceFile) -> None:
+    """Raises AgentError unless ``found`` (a path or status) is still the file gc opened."""
+    with contextlib.suppress(FileNotFoundError):
+        if os.path.samestat(os.stat(found) if isinstance(found, Path) else found, source.status):
+            return
+    raise changed(source.given, "was replaced")
+
+
+def changed(path: Path, how: str) -> AgentError:
+    return AgentError(f"memory file {path} {how} while gc was running; not trimmed (run gc again)")
 
 
 def new_temp(target: Path, kind: str = "") -> Path:

@@ -18,7 +18,7 @@ import attrs
 
 from axe.adapters.memory import durable, paths
 from axe.adapters.memory.archive import archiving, settle_archive
-from axe.adapters.memory.durable import LateAppendError, ReplacedDuringTrimError, SourceFile
+from axe.adapters.memory.durable import LateAppendError, SourceFile, changed
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks, Waiting
 from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.memory.platforms import FilePlatform, current_platform
@@ -98,8 +98,6 @@ class MemoryFile:
                     f"trimmed memory file {self.path}, but {error.size} bytes appended during "
                     f"the trim could not be added back: {describe_os_error(error)}"
                 ) from None
-            except ReplacedDuringTrimError:
-                raise self._changed("was replaced") from None
             except OSError as error:
                 if source.renamed:
                     raise AgentError(
@@ -139,7 +137,16 @@ class MemoryFile:
         self, source: SourceFile, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> bool:
         source.place.mine(self.path, source.status)
-        self._check_unchanged(source, snapshot, plan.keep_from)
+        # a file no longer the one read plus appends is not trimmed: a stale cut cuts text
+        stamp, status, cut = snapshot.stamp, source.status, plan.keep_from
+        if isinstance(stamp, reading.FileStamp):
+            if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
+                raise changed(self.path, "was replaced")
+            if status.st_size < stamp.size:
+                raise changed(self.path, "shrank")
+            start, end = max(cut - _CUT_CONTEXT, 0), min(cut + _CUT_CONTEXT, stamp.size)
+            if durable.pread(source.fd, end - start, start) != snapshot.content[start:end]:
+                raise changed(self.path, "was rewritten")
         durable.remove_abandoned_temps(self)
         with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
             if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
@@ -154,24 +161,6 @@ class MemoryFile:
             if self.platform.windows:
                 return durable.replace_closed(source, plan.keep_from)
             return durable.replace_open(source, plan.keep_from)
-
-    def _check_unchanged(self, source: SourceFile, snapshot: MemorySnapshot, cut: int) -> None:
-        """Refuse a file no longer the one read plus appends: a stale cut cuts through text."""
-        stamp, status = snapshot.stamp, source.status
-        if not isinstance(stamp, reading.FileStamp):
-            return
-        if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
-            raise self._changed("was replaced")
-        if status.st_size < stamp.size:
-            raise self._changed("shrank")
-        start, end = max(cut - _CUT_CONTEXT, 0), min(cut + _CUT_CONTEXT, stamp.size)
-        if durable.pread(source.fd, end - start, start) != snapshot.content[start:end]:
-            raise self._changed("was rewritten")
-
-    def _changed(self, how: str) -> AgentError:
-        return AgentError(
-            f"memory file {self.path} {how} while gc was running; not trimmed (run gc again)"
-        )
 
 
 class FileMemoryStore:
