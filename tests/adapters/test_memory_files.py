@@ -620,6 +620,34 @@ def test_a_failure_after_the_rename_does_not_claim_the_file_unchanged(tmp_path: 
     assert files_in(tmp_path) == ["m.md"]
 
 
+def test_late_bytes_that_cannot_be_added_back_are_counted_in_one_line(tmp_path: Path) -> None:
+    """The trim stands, but what an `axe run` wrote into the old file and a full disk keeps
+    out of the new one is named by its size in one line, never lost in silence."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = MemoryFile(path).read()
+    writer = os.open(path, os.O_WRONLY | os.O_APPEND)
+
+    def replace_then_write(source: Path, target: Path) -> None:
+        os.replace(source, target)
+        os.write(writer, entry(77))  # into the old file
+        os.close(writer)
+
+    def full(fd: int, data: memoryview) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    platform = attrs.evolve(current_platform(), replace=replace_then_write, write=full)
+    with pytest.raises(AgentError) as caught:
+        MemoryFile(path, platform=platform, clock=FakeClock()).trim(
+            snapshot, plan_trim(snapshot.content, 2), archive=False
+        )
+    assert str(caught.value) == (
+        f"trimmed memory file {path}, but {len(entry(77))} bytes appended during the trim "
+        "could not be added back: No space left on device"
+    )
+    assert path.read_bytes() == entries(2, start=3)
+
+
 def test_a_worker_thread_takes_no_lease_while_sigio_still_kills(tmp_path: Path) -> None:
     """A lease broken where SIGIO is not ignored ends the process, so a worker thread leases
     only where SIGIO is ignored for good: not in the moment the main thread ignores it for

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from axe.adapters.memory.paths import sidecar
 from axe.adapters.memory.side_files import HandledFile, Place, create_new, open_side
+from axe.adapters.shared.reading import describe_os_error
 from axe.domain.errors import AgentError
 
 DRAIN_SECONDS = 2.0  # how long a trim waits for the old file's last writer to close it
@@ -65,14 +66,6 @@ class SourceFile:
         if self.fd >= 0:
             fd, self.fd = self.fd, -1
             os.close(fd)
-
-
-class LateAppendError(OSError):
-    """Bytes appended to the old file during the trim could not be added to the new one."""
-
-    def __init__(self, size: int, cause: OSError) -> None:
-        super().__init__(cause.errno, cause.strerror)
-        self.size = size
 
 
 def replace_open(source: SourceFile, keep_from: int) -> bool:
@@ -271,8 +264,7 @@ def copy_ownership(fd: int, status: os.stat_result) -> None:
 
 def carry_over(source: SourceFile, old_fd: int, offset: int) -> bool:
     """Append to the new file, flushed, what was written into the old one (``old_fd``) after
-    ``offset``; whether a writer still held it at the end (if the platform tells).
-    LateAppendError if the append fails."""
+    ``offset``; whether a writer still held it at the end (if the platform tells)."""
     late, held = _late_appends(source, old_fd, offset)
     if late:
         try:
@@ -283,7 +275,10 @@ def carry_over(source: SourceFile, old_fd: int, offset: int) -> bool:
             finally:
                 os.close(fd)
         except OSError as error:
-            raise LateAppendError(len(late), error) from error
+            raise AgentError(
+                f"trimmed memory file {source.given}, but {len(late)} bytes appended during "
+                f"the trim could not be added back: {describe_os_error(error)}"
+            ) from None
     return held
 
 

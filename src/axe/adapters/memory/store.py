@@ -18,7 +18,7 @@ import attrs
 
 from axe.adapters.memory import durable, paths
 from axe.adapters.memory.archive import archiving, settle_archive
-from axe.adapters.memory.durable import LateAppendError, SourceFile, changed
+from axe.adapters.memory.durable import SourceFile, changed
 from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks, Waiting
 from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.memory.platforms import FilePlatform, current_platform
@@ -93,11 +93,6 @@ class MemoryFile:
             source = self._open_to_trim()
             try:
                 held = self._trim(source, snapshot, plan, archive=archive)
-            except LateAppendError as error:
-                raise AgentError(
-                    f"trimmed memory file {self.path}, but {error.size} bytes appended during "
-                    f"the trim could not be added back: {describe_os_error(error)}"
-                ) from None
             except OSError as error:
                 if source.renamed:
                     raise AgentError(
