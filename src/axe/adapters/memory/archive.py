@@ -83,8 +83,7 @@ def archiving(file: HandledFile, removed: bytes, source: SourceFile) -> Iterator
 
 
 def archive_at(file: HandledFile) -> tuple[Path, Place]:
-    """Where the archive really is, and the rules it is opened by (AgentError: a link in a
-    shared directory)."""
+    """Where the archive really is, and its rules (AgentError: a link in a shared directory)."""
     found, _ = follow(archive_path(file.path), file.platform, "archive")
     real = Path(os.path.realpath(found.parent)) / found.name
     return real, attrs.evolve(file.place(), shared=shared(real.parent, file.platform))

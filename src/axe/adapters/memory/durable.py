@@ -38,7 +38,7 @@ _DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if has
 def signals_deferred() -> Iterator[None]:
     """Hold Ctrl-C and SIGTERM back for the block (a trim half done would be worse), then
     raise them again for the program's own handlers; only the main thread has any."""
-    main, arrived = threading.current_thread() is threading.main_thread(), list[int]()
+    main, arrived = threading.current_thread() is threading.main_thread(), []
     # None: a handler not set from Python, which cannot be put back
     previous = {n: h for n in _DEFERRED if main and (h := signal.getsignal(n)) is not None}
     for number in previous:
@@ -53,9 +53,8 @@ def signals_deferred() -> Iterator[None]:
 
 
 class SourceFile:
-    """The memory file as a trim holds it open (closed once: before the rename on Windows),
-    named as the user gave it, and whether it has been renamed over, after which the trim
-    stands whatever fails."""
+    """The memory file as a trim holds it open (closed once: before the rename on Windows);
+    once ``renamed`` over, the trim stands whatever fails."""
 
     def __init__(self, file: HandledFile, place: Place, fd: int, status: os.stat_result) -> None:
         self.given, self.path, self.place = file.path, place.real, place
@@ -69,8 +68,8 @@ class SourceFile:
 
 
 def replace_open(source: SourceFile, keep_from: int) -> bool:
-    """Replace ``source`` by its bytes from ``keep_from`` on, renamed over while open; True if
-    a writer still held the old file at the end."""
+    """Replace ``source`` by its tail, renamed over it while open; whether a writer still
+    holds the old file."""
     temp, copied_to = write_tail_to_temp(source, keep_from)
     try:
         require_same_file(source.path, source)  # an editor may have saved meanwhile

@@ -105,9 +105,8 @@ class MemoryFileLocks:
     def hold(
         self, memory_path: Path, *, agent: str, waiting: Waiting, place: Place | None = None
     ) -> Iterator[None]:
-        """Hold ``memory_path``'s lock (``place``: where it is) for the block, telling
-        ``waiting`` as ``MemoryStore.lock`` says. Raises AgentError (nothing changed) when it
-        is not free in time, or the sidecar is unusable (a directory, a link, another's)."""
+        """Hold ``memory_path``'s lock for the block, telling ``waiting`` as ``MemoryStore.lock``
+        says. AgentError (nothing changed): not free in time, or the sidecar is unusable."""
         place = place or locate(memory_path, current_platform())
         path = sidecar(place.real, ".lock")
         told: list[int | None] = []

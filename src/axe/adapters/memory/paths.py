@@ -39,8 +39,7 @@ def expand_path(
     unset: list[str] | None = None,
 ) -> str:
     """``text`` as the Go axe expands ``memory.path``: a leading ``~`` (alone or before a
-    separator) is Go's ``os.UserHomeDir``, then variables as Go's ``os.ExpandEnv`` (the
-    names of those not set go to ``unset``)."""
+    separator) is Go's ``os.UserHomeDir``, then variables as :func:`expand_variables`."""
     home = environ.get("USERPROFILE" if windows else "HOME", "")
     separators = ("/", "\\") if windows else ("/",)
     if home and (text == "~" or (text[:1] == "~" and text[1:2] in separators)):

@@ -86,9 +86,8 @@ class MemoryFile:
         return MemorySnapshot(content=content, stamp=stamp)
 
     def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> str | None:
-        """Apply ``plan`` (archived first if ``archive``; Ctrl-C waits); a warning's clause
-        if a program still holds the old file open for writing. AgentError: nothing changed,
-        unless it says the file was trimmed."""
+        """Apply ``plan`` (archived first if ``archive``; Ctrl-C waits); a warning's clause if a
+        program still holds the old file open for writing. AgentError says if it was trimmed."""
         with durable.signals_deferred():
             source = self._open_to_trim()
             try:
