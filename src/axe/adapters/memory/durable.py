@@ -38,7 +38,8 @@ _DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if has
 def signals_deferred() -> Iterator[None]:
     """Hold Ctrl-C and SIGTERM back for the block (a trim half done would be worse), then
     raise them again for the program's own handlers; only the main thread has any."""
-    main, arrived = threading.current_thread() is threading.main_thread(), []
+    arrived: list[int] = []
+    main = threading.current_thread() is threading.main_thread()
     # None: a handler not set from Python, which cannot be put back
     previous = {n: h for n in _DEFERRED if main and (h := signal.getsignal(n)) is not None}
     for number in previous:
