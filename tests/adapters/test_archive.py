@@ -388,6 +388,36 @@ def test_a_rename_that_fails_takes_the_append_back(tmp_path: Path) -> None:
     assert archive_path(path).read_bytes() == entries(1, start=100) + entries(3)
 
 
+def test_a_file_an_editor_replaced_during_the_trim_takes_the_append_back(tmp_path: Path) -> None:
+    """Another program saves a new version of the memory file after gc archived what it
+    would remove: gc does not trim, and it archives nothing either, so the entries the new
+    version still holds are archived once, by the next gc, not twice."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    archive_path(path).write_bytes(entries(1, start=100))
+    base = current_platform()
+
+    def an_editor_saves_after_the_append(fd: int) -> None:
+        base.fsync(fd)
+        if os.readlink(f"/proc/self/fd/{fd}") == str(archive_path(path)):
+            saved = tmp_path / "saved"
+            saved.write_bytes(entries(6))
+            os.replace(saved, path)
+
+    with pytest.raises(AgentError) as caught:
+        trim_with_archive(path, 2, attrs.evolve(base, fsync=an_editor_saves_after_the_append))
+    assert str(caught.value) == (
+        f"memory file {path} was replaced while gc was running; not trimmed (run gc again)"
+    )
+    assert (archive_path(path).read_bytes(), path.read_bytes()) == (
+        entries(1, start=100),
+        entries(6),
+    )
+    assert names(tmp_path) == ["m.md", "m.md.archive"]
+    trim_with_archive(path, 2)
+    assert archive_path(path).read_bytes() == entries(1, start=100) + entries(4)
+
+
 def test_ctrl_c_during_a_trim_is_delivered_once_the_trim_is_done() -> None:
     """A Ctrl-C (or SIGTERM) that arrives while a trim runs on the main thread interrupts
     the program only after the trim's last step, never between two of them."""

@@ -27,8 +27,7 @@ from pathlib import Path
 import pytest
 
 import axe
-from axe.adapters.memory.lock import lock_path
-from axe.adapters.memory.paths import archive_path, intent_path
+from axe.adapters.memory.paths import archive_path, intent_path, sidecar
 from tests.e2e.loopback import LoopbackLLM, loopback_llm
 from tests.e2e.racing import environment
 from tests.support import INSTALLED_AXE, AxeHome, entries, entry
@@ -169,7 +168,7 @@ def test_a_link_replanted_in_a_loop_never_leads_gc_to_its_target(
     memory = shared / "v.md"
     victim = make(home / "victim", b"precious\n", owner=user, mode=0o600)
     before = status(victim)
-    at = intent_path(memory) if side_file == "intent record" else lock_path(memory)
+    at = intent_path(memory) if side_file == "intent record" else sidecar(memory, ".lock")
     with replanting(at, victim):
         for _ in range(10):
             make(memory, entries(5), owner=user)
@@ -222,7 +221,7 @@ def test_a_lock_sidecar_another_user_planted_is_refused(user: int, room: tuple[P
     user) neither turns locking off nor takes gc's pid: refused in one line, nothing changed."""
     shared, _ = room
     memory = make(shared / "v.md", entries(5), owner=user)
-    planted = make(lock_path(memory), b"", owner=ANOTHER_USER, mode=0o600)
+    planted = make(sidecar(memory, ".lock"), b"", owner=ANOTHER_USER, mode=0o600)
     done = gc(user, memory)
     assert (done.returncode, done.stdout) == (
         1,

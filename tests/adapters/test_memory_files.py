@@ -8,6 +8,7 @@ file replaced or shrunk behind gc's back.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import stat
@@ -25,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from axe.adapters.memory.durable import remove_abandoned_temps, temp_prefix
-from axe.adapters.memory.platforms import current_platform
+from axe.adapters.memory.platforms import ReadLeases, current_platform
 from axe.adapters.memory.store import FileMemoryStore, MemoryFile, trim_entries
 from axe.domain.entries import count_entries, plan_trim
 from axe.domain.errors import AgentError, ConfigError
@@ -592,6 +593,88 @@ def test_a_version_saved_by_an_editor_during_the_trim_is_not_overwritten(
         )
     assert path.read_bytes() == saved
     assert files_in(tmp_path) == ["m.md"]
+
+
+def test_a_failure_after_the_rename_does_not_claim_the_file_unchanged(tmp_path: Path) -> None:
+    """Once the trimmed file is in place, a failure that follows (here flushing the
+    directory: EIO) says the file was trimmed and that entries appended meanwhile may be
+    missing, never that it was not changed."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = MemoryFile(path).read()
+    base = current_platform()
+
+    def directory_fails(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(tmp_path):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        base.fsync(fd)
+
+    file = MemoryFile(path, platform=attrs.evolve(base, fsync=directory_fails))
+    with pytest.raises(AgentError) as caught:
+        file.trim(snapshot, plan_trim(snapshot.content, 2), archive=False)
+    assert str(caught.value) == (
+        f"trimmed memory file {path}, but could not finish: Input/output error; entries "
+        "appended during the trim may not have been carried over"
+    )
+    assert path.read_bytes() == entries(2, start=3)
+    assert files_in(tmp_path) == ["m.md"]
+
+
+def test_late_bytes_that_cannot_be_added_back_are_counted_in_one_line(tmp_path: Path) -> None:
+    """The trim stands, but what an `axe run` wrote into the old file and a full disk keeps
+    out of the new one is named by its size in one line, never lost in silence."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(5))
+    snapshot = MemoryFile(path).read()
+    writer = os.open(path, os.O_WRONLY | os.O_APPEND)
+
+    def replace_then_write(source: Path, target: Path) -> None:
+        os.replace(source, target)
+        os.write(writer, entry(77))  # into the old file
+        os.close(writer)
+
+    def full(fd: int, data: memoryview) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    platform = attrs.evolve(current_platform(), replace=replace_then_write, write=full)
+    with pytest.raises(AgentError) as caught:
+        MemoryFile(path, platform=platform, clock=FakeClock()).trim(
+            snapshot, plan_trim(snapshot.content, 2), archive=False
+        )
+    assert str(caught.value) == (
+        f"trimmed memory file {path}, but {len(entry(77))} bytes appended during the trim "
+        "could not be added back: No space left on device"
+    )
+    assert path.read_bytes() == entries(2, start=3)
+
+
+def test_a_worker_thread_takes_no_lease_while_sigio_still_kills(tmp_path: Path) -> None:
+    """A lease broken where SIGIO is not ignored ends the process, so a worker thread leases
+    only where SIGIO is ignored for good: not in the moment the main thread ignores it for
+    its own lease (the worker then watches for 20 ms of quiet instead)."""
+    path = tmp_path / "m.md"
+    path.write_bytes(entries(1))
+    leases, seen = ReadLeases(), []
+    mine, theirs = os.open(path, os.O_RDONLY), os.open(path, os.O_RDONLY)
+
+    def worker() -> None:
+        with leases.held(theirs) as unbroken:
+            seen.append(unbroken)
+
+    previous = signal.signal(signal.SIGIO, signal.SIG_DFL)
+    try:
+        with leases.held(mine) as unbroken:
+            if unbroken is None:
+                pytest.skip("no read leases on this filesystem")
+            asking = threading.Thread(target=worker)
+            asking.start()
+            time.sleep(0.2)  # the worker asks while the main thread holds its lease
+        asking.join()
+    finally:
+        signal.signal(signal.SIGIO, previous)
+        os.close(mine)
+        os.close(theirs)
+    assert seen == [None]
 
 
 # a run holds nothing open once a trim returns

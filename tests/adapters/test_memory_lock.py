@@ -16,12 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.memory.lock import MemoryFileLocks, MsvcrtLocker, lock_path
+from axe.adapters.memory.lock import MemoryFileLocks, MsvcrtLocker
 from axe.adapters.memory.store import FileMemoryStore
 from axe.domain.entries import plan_trim
 from axe.domain.errors import AgentError
 from axe.testing import make_agent
 from tests.support import entries
+
+
+def lock_path(memory: Path) -> Path:
+    """Where the lock of the (resolved) memory file ``memory`` is: hidden beside it."""
+    return memory.with_name(f".{memory.name}.axe-gc.lock")
 
 
 @pytest.fixture
@@ -92,7 +97,11 @@ def test_a_symlink_and_its_target_are_one_file(tmp_path: Path, memory: Path) -> 
     """Agents reaching one file by different paths share its lock."""
     link = tmp_path / "link.md"
     link.symlink_to(memory)
-    assert lock_path(link) == lock_path(memory) == tmp_path / ".helper.md.axe-gc.lock"
+    with MemoryFileLocks().hold(link, agent="helper", waiting=lambda _: None):
+        assert lock_path(memory) == tmp_path / ".helper.md.axe-gc.lock"
+        assert lock_path(memory).exists()
+        with pytest.raises(AgentError, match="is locked by another gc"):
+            take(MemoryFileLocks(timeout=0.05), memory)
 
 
 def test_no_sidecar_is_left_after_a_gc(memory: Path) -> None:

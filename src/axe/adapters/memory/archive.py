@@ -1,8 +1,9 @@
 """``--archive``: what a trim removes goes to ``<memory file>.archive``, exactly once whatever
-stops gc. An intent record (the archive's size, the prefix's length, SHA-256 and inode) is
-flushed before the append and removed after the trim; one left behind is settled under the
-lock: the append is undone if the memory file still holds the prefix (no trim), else kept if
-whole. A new archive gets the memory file's permissions and owner.
+stops gc. An intent record (the archive's size, the removed bytes' length and SHA-256, the
+memory file's inode) is flushed before the append and removed after the trim. A trim that
+fails before its rename gives the append back at once; a record a stopped gc left is settled
+under the next gc's lock: the append is undone if the memory file still holds the removed
+bytes (no trim), else kept if whole. A new archive gets the memory file's permissions and owner.
 """
 
 from __future__ import annotations
@@ -12,18 +13,26 @@ import errno
 import hashlib
 import json
 import os
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 
 from axe.adapters.memory import durable
+from axe.adapters.memory.durable import SourceFile
 from axe.adapters.memory.paths import archive_path, intent_path
-from axe.adapters.memory.side_files import HandledFile, Place, create_new, follow, open_side, shared
-from axe.adapters.shared.reading import describe_os_error, open_regular
+from axe.adapters.memory.side_files import (
+    HandledFile,
+    Place,
+    create_new,
+    follow,
+    open_side,
+    read_fields,
+    shared,
+)
+from axe.adapters.shared.reading import describe_os_error
 from axe.domain.errors import AgentError
-
-_LARGEST_RECORD = 4096  # a record is about 200 bytes
 
 
 @attrs.frozen
@@ -38,22 +47,23 @@ class Intent:
     inode: int
 
 
+_TYPES = {name: (kind,) for name, kind in typing.get_type_hints(Intent).items()}
+
+
 @contextlib.contextmanager
-def archiving(file: HandledFile, removed: bytes, memory_status: os.stat_result) -> Iterator[None]:
-    """Append ``removed`` to the archive, flushed, for a block that trims the memory file
-    (``memory_status``), settled at once if either fails (OSError, AgentError)."""
-    settle_archive(file)
-    archive, place = archive_at(file)
-    fd, size, made = _open_archive(file, archive, place)
-    digest, recorded = hashlib.sha256(removed).hexdigest(), False
+def archiving(file: HandledFile, removed: bytes, source: SourceFile) -> Iterator[None]:
+    """Append ``removed`` to the archive, flushed, for a block that trims ``source``; given
+    back if either fails before the rename (OSError, AgentError)."""
+    archive, archive_place = archive_at(file)
+    fd, size, made = _open_archive(file, archive, archive_place)
+    status, digest = source.status, hashlib.sha256(removed).hexdigest()
+    intent = Intent(size, not made, len(removed), digest, status.st_dev, status.st_ino)
+    recorded = False
     try:
         try:
             if made:
-                durable.copy_ownership(fd, memory_status)
-            intent = Intent(
-                size, not made, len(removed), digest, memory_status.st_dev, memory_status.st_ino
-            )
-            _record(file, intent, memory_status)
+                durable.copy_ownership(fd, status)
+            _record(file, intent, status)
             recorded = True
             durable.write_all(fd, removed, write=file.platform.write)
             file.platform.fsync(fd)
@@ -63,28 +73,26 @@ def archiving(file: HandledFile, removed: bytes, memory_status: os.stat_result) 
             os.close(fd)
         yield
     except BaseException:
-        if recorded:
-            with contextlib.suppress(OSError, AgentError):
-                settle_archive(file)
-        elif made:
-            durable.remove_quietly(archive)  # nothing was appended to it
+        with contextlib.suppress(OSError, AgentError):  # else the next gc settles it
+            if not source.renamed:
+                _undo(file, archive, archive_place, intent)
+            if recorded:
+                os.unlink(intent_path(file.path))
         raise
     durable.remove_quietly(intent_path(file.path))  # if it stays, the next gc keeps the archive
 
 
 def archive_at(file: HandledFile) -> tuple[Path, Place]:
-    """Where the archive really is (a link followed only outside a shared directory, else
-    AgentError), with the rules it is opened by."""
+    """Where the archive really is, and its rules (AgentError: a link in a shared directory)."""
     found, _ = follow(archive_path(file.path), file.platform, "archive")
     real = Path(os.path.realpath(found.parent)) / found.name
     return real, attrs.evolve(file.place(), shared=shared(real.parent, file.platform))
 
 
 def _open_archive(file: HandledFile, archive: Path, place: Place) -> tuple[int, int, bool]:
-    """The archive open for appending, its size, and whether this made it (through a
-    dangling link: its target, the link kept)."""
+    """The archive open for appending, its size, and whether this made it."""
     try:
-        fd = create_new(archive, os.O_WRONLY | os.O_APPEND)
+        return create_new(archive, place, os.O_WRONLY | os.O_APPEND), 0, True
     except FileExistsError:
         fd, status = open_side(archive, place, os.O_WRONLY | os.O_APPEND)
         return fd, status.st_size, False
@@ -93,71 +101,49 @@ def _open_archive(file: HandledFile, archive: Path, place: Place) -> tuple[int, 
             raise
         why = f"it is a dangling link to {archive}, which cannot be created"
         raise OSError(error.errno, f"{why} ({describe_os_error(error)})") from None
-    return fd, 0, True
 
 
 def _record(file: HandledFile, intent: Intent, memory_status: os.stat_result) -> None:
     """Create the intent record, as private as the memory file, flushed (OSError: none)."""
-    record = intent_path(file.path)
+    record, text = intent_path(file.path), json.dumps(attrs.asdict(intent)) + "\n"
     try:
-        fd = create_new(record)
+        with durable.new_file(record, file.place()) as fd:
+            durable.copy_ownership(fd, memory_status)
+            durable.write_all(fd, text.encode(), write=file.platform.write)
+            file.platform.fsync(fd)
+            file.platform.fsync_directory(record.parent)
     except FileExistsError:
         made = f"{record} was made by another program while gc ran"
         raise FileExistsError(errno.EEXIST, made) from None
-    try:
-        try:
-            durable.copy_ownership(fd, memory_status)
-            text = json.dumps(attrs.asdict(intent)) + "\n"
-            durable.write_all(fd, text.encode(), write=file.platform.write)
-            file.platform.fsync(fd)
-        finally:
-            os.close(fd)
-        file.platform.fsync_directory(record.parent)
-    except BaseException:
-        durable.remove_quietly(record)
-        raise
 
 
 def settle_archive(file: HandledFile) -> None:
-    """Settle what an archiving that did not end left (see the module docstring). Raises
-    OSError (the record stays), or AgentError for a record or archive gc does not trust."""
+    """Settle what a stopped archiving left (see the module docstring). Raises OSError (the
+    record stays), or AgentError for a record or archive gc does not trust."""
     record, place = intent_path(file.path), file.place()
     try:
-        fd, _ = open_side(record, place)
+        fields = read_fields(record, place, _TYPES)
     except FileNotFoundError:
         return
-    with os.fdopen(fd, "rb") as opened:
-        intent = _parse(opened.read(_LARGEST_RECORD))
-    if intent is not None:
+    intent = Intent(**fields) if fields else None  # None: cut short, so no append began
+    if intent and min(intent.archive_size, intent.length, intent.device, intent.inode) >= 0:
         archive, archive_place = archive_at(file)
-        untrimmed = _holds(place.real, None, intent, 0)
-        if untrimmed or not _holds(archive, archive_place, intent, intent.archive_size):
+        untrimmed = _holds(place, None, intent)
+        if untrimmed or not _holds(archive_place, archive, intent):
             _undo(file, archive, archive_place, intent)
     os.unlink(record)
 
 
-def _parse(text: bytes) -> Intent | None:
-    """The record, or None if it is not whole (cut before the append began)."""
+def _holds(place: Place, archive: Path | None, intent: Intent) -> bool:
+    """Whether the archive (None: the memory file) holds the recorded bytes where they were."""
     try:
-        intent = Intent(**json.loads(text))
-    except (ValueError, TypeError):
-        return None
-    numbers = (intent.archive_size, intent.length, intent.device, intent.inode)
-    if not all(type(n) is int and n >= 0 for n in numbers) or not isinstance(intent.sha256, str):
-        return None
-    return intent
-
-
-def _holds(path: Path, place: Place | None, intent: Intent, offset: int) -> bool:
-    """Whether the file at ``path`` holds the recorded bytes at ``offset``: gc's own (by
-    ``place``), or, with ``place`` None, the memory file the record names."""
-    try:
-        fd, status = open_regular(path) if place is None else open_side(path, place)
+        fd, status = place.open_memory() if archive is None else open_side(archive, place)
     except FileNotFoundError:
         return False
     try:
-        if place is None and (status.st_dev, status.st_ino) != (intent.device, intent.inode):
+        if archive is None and (status.st_dev, status.st_ino) != (intent.device, intent.inode):
             return False
+        offset = 0 if archive is None else intent.archive_size
         digest, end = hashlib.sha256(), offset + intent.length
         if status.st_size < end:
             return False

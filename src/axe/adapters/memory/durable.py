@@ -1,9 +1,13 @@
-"""Replacing a memory file by its tail, so that it is always exactly as it was or exactly
-trimmed (SIGKILL, full disk) and nothing ``axe run`` appends meanwhile is lost: a temp file
-beside it (named with its writer's pid, for a later gc to remove) gets the tail, flushed, then
-is renamed over it; a writer that opened the old file still writes there, so gc waits until
-none holds it (a Linux read lease is granted only then; elsewhere 20 ms of quiet), at most
-:data:`DRAIN_SECONDS`, and carries over what arrived.
+"""Replacing a memory file by its tail so that, whatever stops gc (SIGKILL, a full disk), it
+is exactly as it was or exactly trimmed, and nothing ``axe run`` appends meanwhile is lost:
+
+1. the tail goes to a temp file beside it, flushed, with its permissions (named with gc's
+   pid, so a later gc can tell an abandoned one and remove it);
+2. the temp file is renamed over it (on Windows only once no handle is open on it: retried)
+   and the directory flushed;
+3. a writer that opened the old file still writes there: gc reads on until none holds it (a
+   Linux read lease is granted only then; elsewhere until 20 ms pass quiet), at most
+   :data:`DRAIN_SECONDS`, and appends what arrived to the new file, flushed.
 """
 
 from __future__ import annotations
@@ -15,12 +19,11 @@ import stat
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 from axe.adapters.memory.paths import sidecar
-from axe.adapters.memory.side_files import HandledFile, Place, create_new
-from axe.adapters.shared.reading import open_regular
+from axe.adapters.memory.side_files import HandledFile, Place, create_new, open_side
+from axe.adapters.shared.reading import describe_os_error
+from axe.domain.errors import AgentError
 
 DRAIN_SECONDS = 2.0  # how long a trim waits for the old file's last writer to close it
 _CHUNK = 1 << 20
@@ -35,15 +38,12 @@ _DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if has
 def signals_deferred() -> Iterator[None]:
     """Hold Ctrl-C and SIGTERM back for the block (a trim half done would be worse), then
     raise them again for the program's own handlers; only the main thread has any."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     arrived: list[int] = []
-    previous: dict[int, Callable[[int, FrameType | None], Any] | int] = {}
-    for number in _DEFERRED:
-        if (handler := signal.getsignal(number)) is not None:  # None: not set from Python
-            signal.signal(number, lambda got, _: arrived.append(got))
-            previous[number] = handler
+    main = threading.current_thread() is threading.main_thread()
+    # None: a handler not set from Python, which cannot be put back
+    previous = {n: h for n in _DEFERRED if main and (h := signal.getsignal(n)) is not None}
+    for number in previous:
+        signal.signal(number, lambda got, _: arrived.append(got))
     try:
         yield
     finally:
@@ -54,10 +54,12 @@ def signals_deferred() -> Iterator[None]:
 
 
 class SourceFile:
-    """The memory file as a trim holds it open, closed once (before the rename on Windows)."""
+    """The memory file as a trim holds it open (closed once: before the rename on Windows);
+    once ``renamed`` over, the trim stands whatever fails."""
 
     def __init__(self, file: HandledFile, place: Place, fd: int, status: os.stat_result) -> None:
-        self.path, self.place, self.fd, self.status = place.real, place, fd, status
+        self.given, self.path, self.place = file.path, place.real, place
+        self.fd, self.status, self.renamed = fd, status, False
         self.platform, self.clock = file.platform, file.clock
 
     def close(self) -> None:
@@ -66,32 +68,19 @@ class SourceFile:
             os.close(fd)
 
 
-class LateAppendError(OSError):
-    """Bytes appended to the old file during the trim could not be added to the new one."""
-
-    def __init__(self, size: int, cause: OSError) -> None:
-        super().__init__(cause.errno, cause.strerror)
-        self.size = size
-
-
-class ReplacedDuringTrimError(OSError):
-    """The path no longer names the file gc opened: another program replaced it."""
-
-
 def replace_open(source: SourceFile, keep_from: int) -> bool:
-    """Replace ``source`` by its bytes from ``keep_from`` on, renamed over while open; True if
-    a writer still held the old file at the end. LateAppendError only after the rename."""
+    """Replace ``source`` by its tail, renamed over it while open; whether a writer still
+    holds the old file."""
     temp, copied_to = write_tail_to_temp(source, keep_from)
     try:
-        require_same_file(source.path, source.status)  # an editor may have saved meanwhile
+        require_same_file(source.path, source)  # an editor may have saved meanwhile
         source.platform.replace(temp, source.path)
     except BaseException:
         remove_quietly(temp)
         raise
+    source.renamed = True
     source.platform.fsync_directory(source.path.parent)
-    late, held = collect_late_appends(source, source.fd, copied_to)
-    carry_over(source, late)
-    return held
+    return carry_over(source, source.fd, copied_to)
 
 
 def replace_closed(source: SourceFile, keep_from: int) -> bool:
@@ -99,136 +88,121 @@ def replace_closed(source: SourceFile, keep_from: int) -> bool:
     handle closed, retried for 2 s; a hard link to the old file keeps what was appended (no
     hard links: gc catches up before each try, losing at most an entry in the last instant)."""
     temp, copied_to = write_tail_to_temp(source, keep_from)
-    attempt = _Attempt(source, temp, copied_to)
+    old = new_temp(source.path, "-old")
+    source.close()
     try:
-        source.close()
-        attempt.retry_while_in_use()
+        linked, copied_to = _rename_when_free(source, temp, old, copied_to)
     except BaseException:
         remove_quietly(temp)
-        if attempt.linked:
-            remove_quietly(attempt.sidecar)
+        remove_quietly(old)
         raise
+    source.renamed = True
     source.platform.fsync_directory(source.path.parent)
-    carry_over(source, attempt.collect_from_sidecar() if attempt.linked else b"")
+    if linked:
+        try:
+            fd, _ = open_side(old, source.place)
+            try:
+                carry_over(source, fd, copied_to)
+            finally:
+                os.close(fd)
+        finally:
+            remove_quietly(old)
     return False
 
 
-class _Attempt:
-    """The tries at a Windows rename: whether the sidecar exists, how far the old file
-    has been copied."""
-
-    def __init__(self, source: SourceFile, temp: Path, copied_to: int) -> None:
-        self.source, self.platform, self.temp, self.copied_to = (
-            source,
-            source.platform,
-            temp,
-            copied_to,
-        )
-        self.sidecar = new_temp(source.path, "-old")
-        self.linked: bool | None = None  # None: not yet known
-
-    def retry_while_in_use(self) -> None:
-        """Try until no attempt fails with a file in use, for 2 s at most."""
-        clock, pause = self.source.clock, _FIRST_PAUSE
-        deadline = clock.monotonic() + _IN_USE_SECONDS
-        while True:
-            try:
-                if self.linked is None:
-                    self._link_sidecar()
-                if not self.linked:
-                    self._catch_up()  # no hard links here: catch up before each try instead
-                self.platform.replace(self.temp, self.source.path)
-            except OSError as error:
-                if getattr(error, "winerror", None) not in {_SHARING_VIOLATION, _ACCESS_DENIED}:
-                    raise
-                if clock.monotonic() + pause > deadline:
-                    raise
-            else:
-                return
-            clock.sleep(pause)
-            pause = min(pause * 2, _LONGEST_PAUSE)
-
-    def _link_sidecar(self) -> None:
+def _rename_when_free(
+    source: SourceFile, temp: Path, old: Path, copied_to: int
+) -> tuple[bool, int]:
+    """Rename ``temp`` over the memory file while it is not in use; whether the old file is
+    kept as ``old``, and how far it is copied into ``temp``."""
+    clock, pause, linked = source.clock, _FIRST_PAUSE, None
+    deadline = clock.monotonic() + _IN_USE_SECONDS
+    while True:
         try:
-            self.platform.link(self.source.path, self.sidecar)
+            if linked is None:
+                linked = _link(source, old)
+            if not linked:  # no hard links here: catch up before each try instead
+                copied_to = _catch_up(source, temp, copied_to)
+            source.platform.replace(temp, source.path)
         except OSError as error:
-            if getattr(error, "winerror", None) == _SHARING_VIOLATION:
+            in_use = getattr(error, "winerror", None) in {_SHARING_VIOLATION, _ACCESS_DENIED}
+            if not in_use or clock.monotonic() + pause > deadline:
                 raise
-            self.linked = False
-            return
-        self.linked = True  # from here on, a failure removes the sidecar
-        fd, status = open_regular(self.sidecar)
-        os.close(fd)
-        require_same_file(status, self.source.status)
+        else:
+            return linked, copied_to
+        clock.sleep(pause)
+        pause = min(pause * 2, _LONGEST_PAUSE)
 
-    def _catch_up(self) -> None:
-        """Copy what the old file gained into the temp file (statuses from ``fstat``, whose
-        file ids compare alike on every Windows)."""
-        fd, status = open_regular(self.source.path)
-        try:
-            require_same_file(status, self.source.status)
-            if status.st_size <= self.copied_to:
-                return
-            flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0)
-            temp_fd = os.open(self.temp, flags | getattr(os, "O_CLOEXEC", 0))
+
+def _link(source: SourceFile, old: Path) -> bool:
+    """Whether the old file is now also ``old`` (a hard link), to be read after the rename."""
+    try:
+        source.platform.link(source.path, old)
+    except OSError as error:
+        if getattr(error, "winerror", None) == _SHARING_VIOLATION:
+            raise
+        return False
+    fd, status = open_side(old, source.place)
+    os.close(fd)
+    require_same_file(status, source)
+    return True
+
+
+def _catch_up(source: SourceFile, temp: Path, copied_to: int) -> int:
+    """Copy what the old file gained into ``temp``; how far it is copied now (statuses from
+    ``fstat``, whose file ids compare alike on every Windows)."""
+    fd, status = source.place.open_memory()
+    try:
+        require_same_file(status, source)
+        if status.st_size > copied_to:
+            temp_fd, _ = open_side(temp, source.place, os.O_WRONLY | os.O_APPEND)
             try:
-                self.copied_to = copy_to_end(fd, self.copied_to, temp_fd)
-                self.platform.fsync(temp_fd)
+                copied_to = copy_to_end(fd, copied_to, temp_fd)
+                source.platform.fsync(temp_fd)
             finally:
                 os.close(temp_fd)
-        finally:
-            os.close(fd)
-
-    def collect_from_sidecar(self) -> bytes:
-        """What the old file, kept as the sidecar (then removed), holds beyond the copy."""
-        try:
-            fd, _ = open_regular(self.sidecar)
-            try:
-                return collect_late_appends(self.source, fd, self.copied_to)[0]
-            finally:
-                os.close(fd)
-        except OSError as error:
-            late = 0
-            with contextlib.suppress(OSError):
-                late = max(os.stat(self.sidecar).st_size - self.copied_to, 0)
-            raise LateAppendError(late, error) from error
-        finally:
-            remove_quietly(self.sidecar)
+        return copied_to
+    finally:
+        os.close(fd)
 
 
-def require_same_file(found: Path | os.stat_result, original: os.stat_result) -> None:
-    """Raises ReplacedDuringTrimError unless ``found`` (a path or status) is ``original``."""
-    try:
-        status = os.stat(found) if isinstance(found, Path) else found
-    except FileNotFoundError:
-        raise ReplacedDuringTrimError("removed by another program during the trim") from None
-    if not os.path.samestat(status, original):
-        raise ReplacedDuringTrimError("replaced by another program during the trim")
+def require_same_file(found: Path | os.stat_result, source: SourceFile) -> None:
+    """Raises AgentError unless ``found`` (a path or status) is still the file gc opened."""
+    with contextlib.suppress(FileNotFoundError):
+        if os.path.samestat(os.stat(found) if isinstance(found, Path) else found, source.status):
+            return
+    raise changed(source.given, "was replaced")
+
+
+def changed(path: Path, how: str) -> AgentError:
+    return AgentError(f"memory file {path} {how} while gc was running; not trimmed (run gc again)")
 
 
 def new_temp(target: Path, kind: str = "") -> Path:
     return sidecar(target, f"-{os.getpid()}-{os.urandom(4).hex()}{kind}.tmp")
 
 
+def temp_prefix(target: Path) -> str:
+    return sidecar(target, "-").name
+
+
 @contextlib.contextmanager
-def temp_file(target: Path) -> Iterator[tuple[Path, int]]:
-    """A new temp file beside ``target``, open for the block, removed if the block fails."""
-    temp = new_temp(target)
-    fd = create_new(temp)
+def new_file(path: Path, place: Place) -> Iterator[int]:
+    """A new file of gc's at ``path``, open for the block, removed if the block fails."""
+    fd = create_new(path, place)
     try:
         try:
-            yield temp, fd
+            yield fd
         finally:
             os.close(fd)
     except BaseException:
-        remove_quietly(temp)
+        remove_quietly(path)
         raise
 
 
 def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
-    """A new temp file holding ``source`` from ``keep_from`` to its end, as private as it,
-    flushed, and the offset copied to (OSError: none is left)."""
-    with temp_file(source.path) as (temp, fd):
+    """A flushed temp file holding ``source`` from ``keep_from`` on, and where it ends."""
+    with new_file(temp := new_temp(source.path), source.place) as fd:
         copied_to = copy_to_end(source.fd, keep_from, fd)
         copy_ownership(fd, source.status)
         source.platform.fsync(fd)
@@ -254,10 +228,6 @@ def remove_abandoned_temps(file: HandledFile) -> list[Path]:
     return removed
 
 
-def temp_prefix(target: Path) -> str:
-    return sidecar(target, "-").name
-
-
 def remove_quietly(path: Path) -> None:  # a temp it leaves, a later gc removes
     with contextlib.suppress(OSError):
         os.unlink(path)
@@ -277,10 +247,6 @@ def write_all(fd: int, data: bytes, *, write: Callable[[int, memoryview], int] =
         view = view[write(fd, view) :]
 
 
-def read_from(fd: int, offset: int) -> bytes:
-    return pread(fd, max(os.fstat(fd).st_size - offset, 0), offset)
-
-
 def copy_to_end(source_fd: int, offset: int, dest_fd: int) -> int:
     while chunk := pread(source_fd, _CHUNK, offset):
         write_all(dest_fd, chunk)
@@ -296,33 +262,35 @@ def copy_ownership(fd: int, status: os.stat_result) -> None:
             os.fchown(fd, status.st_uid, status.st_gid)
 
 
-def carry_over(source: SourceFile, late: bytes) -> None:
-    """Append ``late`` (written into the old file after the copy) to the new one, flushed;
-    LateAppendError if that fails."""
-    if not late:
-        return
-    try:
-        fd, _ = open_regular(
-            source.path, nofollow=source.place.shared is not None, flags=os.O_WRONLY | os.O_APPEND
-        )
+def carry_over(source: SourceFile, old_fd: int, offset: int) -> bool:
+    """Append to the new file, flushed, what was written into the old one (``old_fd``) after
+    ``offset``; whether a writer still held it at the end (if the platform tells)."""
+    late, held = _late_appends(source, old_fd, offset)
+    if late:
         try:
-            write_all(fd, late, write=source.platform.write)
-            source.platform.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as error:
-        raise LateAppendError(len(late), error) from error
+            fd, _ = source.place.open_memory(os.O_WRONLY | os.O_APPEND)
+            try:
+                write_all(fd, late, write=source.platform.write)
+                source.platform.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as error:
+            raise AgentError(
+                f"trimmed memory file {source.given}, but {len(late)} bytes appended during "
+                f"the trim could not be added back: {describe_os_error(error)}"
+            ) from None
+    return held
 
 
-def collect_late_appends(source: SourceFile, old_fd: int, offset: int) -> tuple[bytes, bool]:
-    """Bytes written to the replaced file after ``offset`` once no writer can add more (at
-    most :data:`DRAIN_SECONDS`), and whether one still held it then (if the platform tells)."""
+def _late_appends(source: SourceFile, old_fd: int, offset: int) -> tuple[bytes, bool]:
+    """What the old file holds after ``offset`` once no writer can add more (at most
+    :data:`DRAIN_SECONDS`), and whether one still held it then (if the platform tells)."""
     clock, late = source.clock, bytearray()
     quiet_since = clock.monotonic()
     deadline = quiet_since + DRAIN_SECONDS
     while True:
-        with source.platform.lease(old_fd) as unbroken:
-            late += (chunk := read_from(old_fd, offset + len(late)))
+        with source.platform.leases.held(old_fd) as unbroken:
+            late += (chunk := _read_from(old_fd, offset + len(late)))
             if unbroken is not None and unbroken():
                 return bytes(late), False
         now = clock.monotonic()
@@ -331,5 +299,9 @@ def collect_late_appends(source: SourceFile, old_fd: int, offset: int) -> tuple[
         if unbroken is None and now - quiet_since >= _QUIET_SECONDS:
             return bytes(late), False
         if now >= deadline:
-            return bytes(late + read_from(old_fd, offset + len(late))), unbroken is not None
+            return bytes(late + _read_from(old_fd, offset + len(late))), unbroken is not None
         clock.sleep(_POLL_SECONDS)
+
+
+def _read_from(fd: int, offset: int) -> bytes:
+    return pread(fd, max(os.fstat(fd).st_size - offset, 0), offset)

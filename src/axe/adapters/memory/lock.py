@@ -1,7 +1,8 @@
 """One gc at a time per memory file, across processes and threads: a lock from the read to
-the trim on a sidecar beside the resolved file, holding the holder's pid for the waiter's
-message, removed by its holder on POSIX (a waiter then starts again on the new one). Where gc
-cannot write the directory no gc can trim either, so it goes on without one.
+the trim on a sidecar beside the resolved file, holding the holder's pid for a waiter's
+message. On POSIX its holder removes it while still holding it, so a waiter that then gets
+the lock finds it unnamed and starts again on a new one. Where gc cannot write the directory
+no gc can trim either, so it goes on without one.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from axe.adapters.memory.durable import pread
 from axe.adapters.memory.paths import sidecar
 from axe.adapters.memory.platforms import current_platform
 from axe.adapters.memory.side_files import Place, locate, open_side
@@ -35,10 +37,6 @@ _FIRST_POLL, _LONGEST_POLL = 0.02, 0.25
 _NOT_WRITABLE = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS})
 _WINDOWS_LOCK_OFFSET = 1 << 30  # far past the pid at offset 0, which waiters must read
 Waiting = Callable[[int | None], None]
-
-
-def lock_path(memory_path: Path) -> Path:
-    return sidecar(Path(os.path.realpath(memory_path)), ".lock")
 
 
 class FlockLocker:
@@ -107,28 +105,31 @@ class MemoryFileLocks:
     def hold(
         self, memory_path: Path, *, agent: str, waiting: Waiting, place: Place | None = None
     ) -> Iterator[None]:
-        """Hold ``memory_path``'s lock (``place``: where it is) for the block, telling
-        ``waiting`` as ``MemoryStore.lock`` says. Raises AgentError (nothing changed) when it
-        is not free in time, or the sidecar is unusable (a directory, a link, another's)."""
+        """Hold ``memory_path``'s lock for the block, telling ``waiting`` as ``MemoryStore.lock``
+        says. AgentError (nothing changed): not free in time, or the sidecar is unusable."""
         place = place or locate(memory_path, current_platform())
-        path, tell = sidecar(place.real, ".lock"), _once(waiting)
+        path = sidecar(place.real, ".lock")
+        told: list[int | None] = []
+
+        def tell(holder: int | None) -> None:  # a gc is told once that it waits
+            if not told:
+                told.append(holder)
+                waiting(holder)
+
         with self._guard:
             in_process = self._in_process.setdefault(path, threading.Lock())
         if not in_process.acquire(blocking=False):
             tell(os.getpid())  # a sibling thread of this very process holds it
             in_process.acquire()
         try:
-            fd, writable = self._lock_sidecar(path, place, agent, tell)
-            removable = writable and self.locker.removes_sidecar
-            if removable:
-                with self._guard:
-                    self._held.add(path)
+            fd = self._lock_sidecar(path, place, agent, tell)
             try:
-                if writable and fd is not None:
-                    _write_pid(fd)
                 yield  # without a sidecar where none can be made: no gc can trim there
             finally:
-                if removable and self._forget(path):
+                with self._guard:  # not if remove_held_sidecars took it: maybe another gc's now
+                    removable = path in self._held
+                    self._held.discard(path)
+                if removable:
                     with contextlib.suppress(OSError):
                         os.unlink(path)  # while still locked: see the module docstring
                 if fd is not None:
@@ -137,68 +138,50 @@ class MemoryFileLocks:
         finally:
             in_process.release()
 
-    def _lock_sidecar(
-        self, path: Path, place: Place, agent: str, tell: Waiting
-    ) -> tuple[int | None, bool]:
-        """The sidecar, open and locked (None where none can be made), and whether it is
-        writable; started again on a new one when its holder removed it meanwhile."""
+    def _lock_sidecar(self, path: Path, place: Place, agent: str, tell: Waiting) -> int | None:
+        """The sidecar, open and locked with this gc's pid in it (None where none can be
+        made), held to be removed if gc may; started again when its holder removed it."""
         deadline = self.clock.monotonic() + self.timeout
         while True:
             fd, writable = _open(path, place, agent)
             if fd is None:
-                return None, False
+                return None
             try:
-                locked = self._wait_for(fd, deadline, tell)
+                self._wait_for(fd, path, agent, deadline, tell)
             except BaseException:
                 os.close(fd)
                 raise
-            if not locked:
-                holder = _holder(fd)
-                os.close(fd)
+            with contextlib.suppress(OSError):  # its holder may have removed it meanwhile
+                if os.path.samestat(os.stat(path), os.fstat(fd)):
+                    break
+            self.locker.unlock(fd)
+            os.close(fd)
+        if writable and self.locker.removes_sidecar:
+            with self._guard:
+                self._held.add(path)
+        if writable:
+            with contextlib.suppress(OSError):  # the pid only improves a waiter's message
+                os.lseek(fd, 0, os.SEEK_SET)
+                os.write(fd, f"{os.getpid():<20}\n".encode())  # padded: replaces any earlier
+        return fd
+
+    def _wait_for(self, fd: int, path: Path, agent: str, deadline: float, tell: Waiting) -> None:
+        """Return once ``fd`` is locked; AgentError when ``deadline`` passed first."""
+        pause = _FIRST_POLL
+        while not self.locker.try_lock(fd):
+            tell(holder := _holder(fd))
+            if self.clock.monotonic() >= deadline:
                 who = f"another gc (pid {holder})" if holder else "another gc"
                 raise AgentError(
                     f"memory file of agent {quoted(agent)} is locked by {who} ({path}); gave "
                     f"up after {self.timeout:g}s (raise it with --lock-timeout or AXE_LOCK_TIMEOUT)"
                 )
-            if _still_named(fd, path):
-                return fd, writable
-            self.locker.unlock(fd)
-            os.close(fd)
-
-    def _wait_for(self, fd: int, deadline: float, tell: Waiting) -> bool:
-        """True once ``fd`` is locked; False when ``deadline`` passed first."""
-        pause = _FIRST_POLL
-        while not self.locker.try_lock(fd):
-            tell(_holder(fd))
-            if self.clock.monotonic() >= deadline:
-                return False
             self.clock.sleep(pause)
             pause = min(pause * 2, _LONGEST_POLL)
-        return True
-
-    def _forget(self, path: Path) -> bool:
-        """False if :meth:`remove_held_sidecars` took it: the name may be another gc's now."""
-        with self._guard:
-            held = path in self._held
-            self._held.discard(path)
-            return held
-
-
-def _once(waiting: Waiting) -> Waiting:
-    """``waiting``, called at most once: a gc is told once that it waits."""
-    told: list[int | None] = []
-
-    def tell(holder: int | None) -> None:
-        if not told:
-            told.append(holder)
-            waiting(holder)
-
-    return tell
 
 
 def _open(path: Path, place: Place, agent: str) -> tuple[int | None, bool]:
-    """The sidecar (reused, made, read-only where gc may not write; None: none) and whether
-    it is writable."""
+    """The sidecar (None where gc may not make one) and whether gc may write it."""
     try:
         return open_side(path, place, os.O_RDWR | os.O_CREAT, 0o644)[0], True
     except OSError as error:
@@ -214,29 +197,11 @@ def _open(path: Path, place: Place, agent: str) -> tuple[int | None, bool]:
         raise _unusable(path, agent, error) from None
 
 
-def _still_named(fd: int, path: Path) -> bool:
-    """Whether ``path`` still names ``fd`` (its holder may have removed it meanwhile)."""
-    try:
-        named = os.stat(path)
-    except OSError:
-        return False
-    return os.path.samestat(named, os.fstat(fd))
-
-
-def _write_pid(fd: int) -> None:
-    """The holder's pid, padded to a fixed width so one write replaces any earlier one."""
-    with contextlib.suppress(OSError):  # the pid only improves a waiter's message
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, f"{os.getpid():<20}\n".encode())
-
-
 def _holder(fd: int) -> int | None:
-    try:
-        os.lseek(fd, 0, os.SEEK_SET)
-        text = os.read(fd, 32).decode("ascii", "replace").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdecimal() else None
+    with contextlib.suppress(OSError):
+        if (text := pread(fd, 32, 0).decode("ascii", "replace").strip()).isdecimal():
+            return int(text)
+    return None
 
 
 def _unusable(path: Path, agent: str, error: OSError) -> AgentError:

@@ -39,8 +39,7 @@ def expand_path(
     unset: list[str] | None = None,
 ) -> str:
     """``text`` as the Go axe expands ``memory.path``: a leading ``~`` (alone or before a
-    separator) is Go's ``os.UserHomeDir``, then variables as Go's ``os.ExpandEnv`` (the
-    names of those not set go to ``unset``)."""
+    separator) is Go's ``os.UserHomeDir``, then variables as :func:`expand_variables`."""
     home = environ.get("USERPROFILE" if windows else "HOME", "")
     separators = ("/", "\\") if windows else ("/",)
     if home and (text == "~" or (text[:1] == "~" and text[1:2] in separators)):
@@ -48,35 +47,19 @@ def expand_path(
     return expand_variables(text, environ, unset)
 
 
-_SPECIAL = frozenset("*#$@!?-0123456789")  # Go's isShellSpecialVar: $1, $$, ${?} ...
-_NAME = re.compile(r"[A-Za-z0-9_]*")
+# Go's getShellName: ${...} up to "}", an unclosed "${" eaten, a special character ($1, $$,
+# $?) alone, or the longest run of ASCII letters, digits and "_"; any other "$" stays.
+_VARIABLE = re.compile(r"\$(?:\{([^}]*)\}|\{|([*#$@!?0-9-])|(\w+))", re.ASCII)
 
 
 def expand_variables(text: str, environ: Mapping[str, str], unset: list[str] | None = None) -> str:
-    """Go's ``os.Expand(text, getenv)``, byte for byte in its choices: ``$NAME`` takes the
-    longest run of ASCII letters, digits and ``_``, ``${...}`` anything up to ``}``, ``$``
-    before ``*#$@!?-`` or a digit that character; an unset variable becomes "" (its name
-    appended to ``unset``); ``${}`` and an unclosed ``${`` go; any other ``$`` stays."""
-    parts: list[str] = []
-    start = 0
-    dollar = text.find("$")
-    while 0 <= dollar < len(text) - 1:
-        parts.append(text[start:dollar])
-        after = dollar + 1
-        if text[after] == "{":
-            close = text.find("}", after)
-            name, start = (text[after + 1 : close], close + 1) if close >= 0 else ("", after + 1)
-        elif text[after] in _SPECIAL:
-            name, start = text[after], after + 1
-        else:
-            match = _NAME.match(text, after)
-            name = match.group() if match else ""
-            start = after + len(name)
-            if not name:
-                parts.append("$")
+    """Go's ``os.Expand(text, getenv)``, byte for byte: an unset variable becomes "" (its
+    name appended to ``unset``), and so do ``${}`` and an unclosed ``${``."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match[1] or match[2] or match[3] or ""
         if name and name not in environ and unset is not None:
             unset.append(name)
-        parts.append(environ.get(name, "") if name else "")
-        dollar = text.find("$", start)
-    parts.append(text[start:])
-    return "".join(parts)
+        return environ.get(name, "") if name else ""
+
+    return _VARIABLE.sub(value, text)

@@ -1,6 +1,5 @@
 """Where Linux, macOS and Windows differ for a memory file, as one value the file is handed
-(rather than asking ``sys.platform`` at each step), so the tests run every branch on Linux by
-substituting one: Windows' rule on renames, a recording ``fcntl``, a failing write.
+(not ``sys.platform`` asked at each step), so tests run every branch on Linux by substitution.
 """
 
 from __future__ import annotations
@@ -8,16 +7,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import importlib
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
-from attrs import frozen
+import attrs
 
 
 class FcntlModule(Protocol):
@@ -26,14 +25,53 @@ class FcntlModule(Protocol):
     def fcntl(self, fd: int, cmd: int, arg: int = 0, /) -> int: ...
 
 
-@frozen
+class ReadLeases:
+    """Linux read leases, granted only while nobody has the file open for writing. Breaking
+    one sends SIGIO, which kills: the main thread ignores it while it holds one; another
+    thread leases only where SIGIO is ignored for good (``axe gc`` ignores it at start)."""
+
+    def __init__(self, *, usable: bool = True) -> None:
+        self.usable = usable
+        self._sigio = threading.Lock()  # held while the main thread ignores SIGIO for a while
+
+    @contextlib.contextmanager
+    def held(self, fd: int) -> Iterator[Callable[[], bool] | None]:
+        """A read lease on ``fd`` for the block: yields a check that it is held unbroken,
+        or None where none can be had here."""
+        main = threading.current_thread() is threading.main_thread()
+        with self._sigio:  # so another thread never takes the main one's SIG_IGN for good
+            if not self.usable or (not main and signal.getsignal(signal.SIGIO) != signal.SIG_IGN):
+                yield None
+                return
+            import fcntl  # noqa: PLC0415  (POSIX only: this module is imported on Windows too)
+
+            def unbroken() -> bool:
+                return held and fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK
+
+            previous = signal.signal(signal.SIGIO, signal.SIG_IGN) if main else None
+            try:
+                fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+            except OSError as error:  # EAGAIN: a writer has the file open
+                held, usable = False, error.errno in {errno.EAGAIN, errno.EBUSY}
+            else:
+                held = usable = True
+            try:
+                yield unbroken if usable else None
+            finally:
+                if held:
+                    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+                if main:
+                    signal.signal(signal.SIGIO, previous)
+
+
+@attrs.frozen
 class FilePlatform:
     """How the system ``name`` treats files. Windows refuses to rename over an open file, has
     no directory fsync, turns signal 0 into a Ctrl-C, and has access lists, not owners."""
 
     name: str
     fsync: Callable[[int], None]
-    leases: ReadLeases | None = None
+    leases: ReadLeases = attrs.field(factory=lambda: ReadLeases(usable=False))
     replace: Callable[[Path, Path], None] = os.replace
     link: Callable[[Path, Path], None] = os.link
     write: Callable[[int, memoryview], int] = os.write
@@ -41,10 +79,6 @@ class FilePlatform:
     @property
     def windows(self) -> bool:
         return self.name == "win32"
-
-    def lease(self, fd: int) -> AbstractContextManager[Callable[[], bool] | None]:
-        """A read lease on ``fd`` for a block (:meth:`ReadLeases.held`); None: none here."""
-        return self.leases.held(fd) if self.leases else contextlib.nullcontext(None)
 
     def fsync_directory(self, directory: Path) -> None:
         """Make a rename or a new file in ``directory`` durable, where the system can."""
@@ -64,10 +98,8 @@ class FilePlatform:
 
     def may_be_running(self, pid_text: str) -> bool:
         """Whether the process ``pid_text`` names may still run (always, on Windows)."""
-        if self.windows:
-            return True
-        if not pid_text.isdigit():
-            return False
+        if self.windows or not pid_text.isdigit():
+            return self.windows
         try:
             os.kill(int(pid_text), 0)  # signal 0 only asks
         except ProcessLookupError:
@@ -77,75 +109,26 @@ class FilePlatform:
         return True
 
 
-class ReadLeases:
-    """Linux read leases, granted only while nobody has the file open for writing. Breaking
-    one sends SIGIO, which kills: the main thread ignores it while it holds one; another
-    thread leases only where SIGIO is ignored already (``axe gc`` ignores it at start)."""
-
-    def __init__(self) -> None:
-        self._sigio = threading.Lock()
-
-    @contextlib.contextmanager
-    def held(self, fd: int) -> Iterator[Callable[[], bool] | None]:
-        """A read lease on ``fd`` for the block: yields a check that it is held unbroken,
-        or None where none can be had here."""
-        main = threading.current_thread() is threading.main_thread()
-        if not main and signal.getsignal(signal.SIGIO) != signal.SIG_IGN:
-            yield None
-            return
-        import fcntl  # noqa: PLC0415  (POSIX only: this module is imported on Windows too)
-
-        def unbroken() -> bool:
-            return held and fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK
-
-        with self._sigio:
-            previous = signal.signal(signal.SIGIO, signal.SIG_IGN) if main else None
-            try:
-                fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
-            except OSError as error:  # EAGAIN: a writer has the file open
-                held, usable = False, error.errno in {errno.EAGAIN, errno.EBUSY}
-            else:
-                held = usable = True
-            try:
-                yield unbroken if usable else None
-            finally:
-                if held:
-                    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
-                if main:
-                    signal.signal(signal.SIGIO, previous)
-
-
 def platform_for(
     name: str, *, fcntl: FcntlModule | None, fsync: Callable[[int], None] = os.fsync
 ) -> FilePlatform:
-    """The rules for the system ``sys.platform`` calls ``name``, with its ``fcntl`` module
-    (None where there is none) and the flush of last resort."""
-    return FilePlatform(
-        name=name,
-        fsync=functools.partial(full_fsync, fcntl=fcntl, fallback=fsync),
-        leases=ReadLeases() if name.startswith("linux") else None,
-    )
+    """The rules of the system ``sys.platform`` calls ``name``: a flush is ``F_FULLFSYNC``
+    where ``fcntl`` has it (macOS's ``fsync`` stops at the drive's volatile cache), else, or
+    where refused, ``fsync``."""
+    full = getattr(fcntl, "F_FULLFSYNC", None)
+
+    def flush(fd: int) -> None:
+        if fcntl is not None and full is not None:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, full)
+                return
+        fsync(fd)
+
+    return FilePlatform(name, flush, ReadLeases(usable=name.startswith("linux")))
 
 
 @functools.cache
 def current_platform() -> FilePlatform:
     """The rules of the system this process runs on: one value per process."""
-    try:
-        import fcntl  # noqa: PLC0415  (POSIX only)
-    except ImportError:  # Windows
-        return platform_for(sys.platform, fcntl=None)
+    fcntl = None if sys.platform == "win32" else importlib.import_module("fcntl")
     return platform_for(sys.platform, fcntl=fcntl)
-
-
-def full_fsync(
-    fd: int, *, fcntl: FcntlModule | None, fallback: Callable[[int], None] = os.fsync
-) -> None:
-    """Flush ``fd`` to stable storage: ``F_FULLFSYNC`` where ``fcntl`` has it (macOS's
-    ``fsync`` stops at the drive's volatile cache), else, or where refused, ``fallback``
-    (whose OSError is raised)."""
-    command = getattr(fcntl, "F_FULLFSYNC", None)
-    if fcntl is not None and command is not None:
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(fd, command)
-            return
-    fallback(fd)

@@ -7,10 +7,12 @@ files (gc gives them those it makes) trusted. Windows has access lists: nothing 
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from attrs import frozen
 
@@ -21,6 +23,7 @@ from axe.domain.errors import AgentError
 
 _OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
 _MOST_LINKS = 40  # the kernel's own limit on the links in a path
+_LARGEST_RECORD = 4096  # gc's records are about 200 bytes; anything much larger is none
 
 
 class Shared(NamedTuple):
@@ -55,14 +58,17 @@ class Place:
         )
 
     def mine(self, path: Path, status: os.stat_result) -> None:
-        """Raises AgentError if the memory file ``path`` is in a shared directory and not
-        gc's user's own."""
+        """Raises AgentError for another user's memory file ``path`` in a shared directory."""
         if (where := self.shared) is not None and status.st_uid != os.geteuid():
             raise AgentError(
                 f"memory file {path} belongs to another user (uid {status.st_uid}), and "
                 f"{where.directory} {where.why}: gc trims only its own files there "
                 f"({where.fix}); nothing was changed"
             )
+
+    def open_memory(self, flags: int = os.O_RDONLY) -> tuple[int, os.stat_result]:
+        """The memory file itself, and its status (no link followed in a shared directory)."""
+        return open_regular(self.real, nofollow=self.shared is not None, flags=flags)
 
 
 class HandledFile(Protocol):
@@ -117,7 +123,7 @@ def locate(path: Path, platform: FilePlatform) -> Place:
     real = Path(os.path.realpath(found.parent)) / found.name
     owners = None  # os.geteuid does not exist where files have no owners
     if not platform.windows:
-        owners = frozenset({os.geteuid(), *([status.st_uid] if status else [])})
+        owners = frozenset({os.geteuid(), status.st_uid if status else os.geteuid()})
     place = Place(real, shared(real.parent, platform), owners)
     if status is not None:
         place.mine(path, status)
@@ -138,7 +144,28 @@ def open_side(
     return fd, status
 
 
-def create_new(path: Path, flags: int = os.O_WRONLY) -> int:
-    """A new file at ``path``, private to gc's user, never one already there (nor a link)."""
-    flags |= os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
+def create_new(path: Path, place: Place, flags: int = os.O_WRONLY) -> int:
+    """A new file of gc's, private to its user (FileExistsError: a file or link is there)."""
+    return open_side(path, place, flags | os.O_CREAT | os.O_EXCL)[0]
+
+
+def read_fields(
+    path: Path,
+    place: Place,
+    types: Mapping[str, tuple[type, ...]],
+    optional: Mapping[str, tuple[type, ...]] | None = None,
+) -> dict[str, Any] | None:
+    """The fields of gc's record at ``path`` (raises as :func:`open_side`), or None unless it
+    is one JSON object of gc's size with every field ``types`` names, no other but those of
+    ``optional``, each of its types."""
+    fd, _ = open_side(path, place)
+    with os.fdopen(fd, "rb") as opened:
+        text = opened.read(_LARGEST_RECORD + 1)
+    try:
+        fields = json.loads(text) if len(text) <= _LARGEST_RECORD else None
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
+        return None
+    allowed = {**types, **(optional or {})}
+    if not isinstance(fields, dict) or not types.keys() <= fields.keys() <= allowed.keys():
+        return None
+    return fields if all(type(fields[k]) in allowed[k] for k in fields) else None

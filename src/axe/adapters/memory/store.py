@@ -1,7 +1,7 @@
 """Memory logs as files (``<data dir>/memory/<name>.md`` or ``memory.path``): all a gc does to
-one, in the sentences a user reads when it fails; and the record ``--skip-unchanged`` reads
-(``.<name>.axe-gc.analysed``), only ever a reason to skip, so any doubt reads as none. It is
-renamed into place under the lock, not flushed: a skip also needs the file's digest to match.
+one, in the sentences a user reads when it fails; and the ``--skip-unchanged`` record beside
+it, only ever a reason to skip (any doubt reads as none): renamed into place under the lock,
+not flushed, since a skip also needs the file's digest to match.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import attrs
 
 from axe.adapters.memory import durable, paths
 from axe.adapters.memory.archive import archiving, settle_archive
-from axe.adapters.memory.durable import LateAppendError, ReplacedDuringTrimError, SourceFile
-from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks
+from axe.adapters.memory.durable import SourceFile, changed
+from axe.adapters.memory.lock import DEFAULT_LOCK_TIMEOUT, MemoryFileLocks, Waiting
 from axe.adapters.memory.paths import archive_path, intent_path
 from axe.adapters.memory.platforms import FilePlatform, current_platform
-from axe.adapters.memory.side_files import HandledFile, Place, locate
+from axe.adapters.memory.side_files import HandledFile, Place, locate, read_fields
 from axe.adapters.shared import reading
 from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.reading import describe_os_error
@@ -33,30 +33,25 @@ from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, ModelRef, quoted, validate_agent_name
 
 _CUT_CONTEXT = 256  # bytes each side of the cut that must be as read for a trim to go ahead
-_LARGEST = 4096  # a record is about 150 bytes; anything much larger is not one
 _LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z
 _FIELDS = {"size": (int,), "sha256": (str,), "model": (str,), "at": (float, int)}
 _NARROWED = {"budget": (int,), "analysed": (int,)}  # only in a record a budget narrowed
 
 
+@attrs.define
 class MemoryFile:
     """The memory file at ``path`` (a link outside a shared directory stays: its target is
     trimmed), by the rules of ``platform``."""
 
-    def __init__(
-        self, path: Path, *, platform: FilePlatform | None = None, clock: Clock | None = None
-    ) -> None:
-        self.path = path
-        self.platform = platform or current_platform()
-        self.clock = clock or SystemClock()
+    path: Path
+    platform: FilePlatform = attrs.field(factory=current_platform, kw_only=True)
+    clock: Clock = attrs.field(factory=SystemClock, kw_only=True)
 
     def place(self) -> Place:
         return locate(self.path, self.platform)
 
     @contextlib.contextmanager
-    def locked(
-        self, locks: MemoryFileLocks, *, agent: str, waiting: Callable[[int | None], None]
-    ) -> Iterator[None]:
+    def locked(self, locks: MemoryFileLocks, *, agent: str, waiting: Waiting) -> Iterator[None]:
         """Hold the file's lock for the block, having settled what a stopped archiving left;
         AgentError (nothing changed) if the file, lock or settling fails."""
         with locks.hold(self.path, agent=agent, waiting=waiting, place=self.place()):
@@ -92,20 +87,19 @@ class MemoryFile:
         return MemorySnapshot(content=content, stamp=stamp)
 
     def trim(self, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool) -> str | None:
-        """Apply ``plan`` (archived first if ``archive``; Ctrl-C waits); a warning's clause
-        if a program still holds the old file open for writing. AgentError: nothing changed."""
+        """Apply ``plan`` (archived first if ``archive``; Ctrl-C waits); a warning's clause if a
+        program still holds the old file open for writing. AgentError says if it was trimmed."""
         with durable.signals_deferred():
-            source = self._open_to_trim(self.place())
+            source = self._open_to_trim()
             try:
                 held = self._trim(source, snapshot, plan, archive=archive)
-            except LateAppendError as error:
-                raise AgentError(
-                    f"trimmed memory file {self.path}, but {error.size} bytes appended during "
-                    f"the trim could not be added back: {describe_os_error(error)}"
-                ) from None
-            except ReplacedDuringTrimError:
-                raise self._changed("was replaced") from None
             except OSError as error:
+                if source.renamed:
+                    raise AgentError(
+                        f"trimmed memory file {self.path}, but could not finish: "
+                        f"{describe_os_error(error)}; entries appended during the trim may not "
+                        "have been carried over"
+                    ) from None
                 raise AgentError(
                     f"cannot trim memory file {self.path}: {describe_os_error(error)}; "
                     "the file was not changed"
@@ -120,9 +114,10 @@ class MemoryFile:
             "replaced file, not to the trimmed one"
         )
 
-    def _open_to_trim(self, place: Place) -> SourceFile:
+    def _open_to_trim(self) -> SourceFile:
+        place = self.place()
         try:
-            fd, status = reading.open_regular(place.real, nofollow=place.shared is not None)
+            return SourceFile(self, place, *place.open_memory())
         except FileNotFoundError:
             raise AgentError(
                 f"memory file {self.path} disappeared before it could be trimmed; "
@@ -132,23 +127,27 @@ class MemoryFile:
             raise AgentError(
                 f"cannot open memory file {self.path} to trim it: {describe_os_error(error)}"
             ) from None
-        try:
-            place.mine(self.path, status)
-        except AgentError:
-            os.close(fd)
-            raise
-        return SourceFile(self, place, fd, status)
 
     def _trim(
         self, source: SourceFile, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> bool:
-        self._check_unchanged(source, snapshot, plan.keep_from)
+        source.place.mine(self.path, source.status)
+        # a file no longer the one read plus appends is not trimmed: a stale cut cuts text
+        stamp, status, cut = snapshot.stamp, source.status, plan.keep_from
+        if isinstance(stamp, reading.FileStamp):
+            if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
+                raise changed(self.path, "was replaced")
+            if status.st_size < stamp.size:
+                raise changed(self.path, "shrank")
+            start, end = max(cut - _CUT_CONTEXT, 0), min(cut + _CUT_CONTEXT, stamp.size)
+            if durable.pread(source.fd, end - start, start) != snapshot.content[start:end]:
+                raise changed(self.path, "was rewritten")
         durable.remove_abandoned_temps(self)
         with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
             if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
                 removed = snapshot.content[: plan.keep_from]
                 try:
-                    archived.enter_context(archiving(self, removed, source.status))
+                    archived.enter_context(archiving(self, removed, source))
                 except OSError as error:
                     raise AgentError(
                         f"cannot archive removed entries to {archive_path(self.path)}: "
@@ -157,24 +156,6 @@ class MemoryFile:
             if self.platform.windows:
                 return durable.replace_closed(source, plan.keep_from)
             return durable.replace_open(source, plan.keep_from)
-
-    def _check_unchanged(self, source: SourceFile, snapshot: MemorySnapshot, cut: int) -> None:
-        """Refuse a file no longer the one read plus appends: a stale cut cuts through text."""
-        stamp, status = snapshot.stamp, source.status
-        if not isinstance(stamp, reading.FileStamp):
-            return
-        if (status.st_dev, status.st_ino) != (stamp.device, stamp.inode):
-            raise self._changed("was replaced")
-        if status.st_size < stamp.size:
-            raise self._changed("shrank")
-        start, end = max(cut - _CUT_CONTEXT, 0), min(cut + _CUT_CONTEXT, stamp.size)
-        if durable.pread(source.fd, end - start, start) != snapshot.content[start:end]:
-            raise self._changed("was rewritten")
-
-    def _changed(self, how: str) -> AgentError:
-        return AgentError(
-            f"memory file {self.path} {how} while gc was running; not trimmed (run gc again)"
-        )
 
 
 class FileMemoryStore:
@@ -207,9 +188,7 @@ class FileMemoryStore:
     def close(self) -> None:
         """Nothing to release: a trim closes and frees what it replaced before it returns."""
 
-    def lock(
-        self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
-    ) -> AbstractContextManager[None]:
+    def lock(self, agent: AgentConfig, *, waiting: Waiting) -> AbstractContextManager[None]:
         return self.file_for(agent).locked(self._locks, agent=agent.name, waiting=waiting)
 
     def read(self, agent: AgentConfig) -> MemorySnapshot:
@@ -246,13 +225,16 @@ class FileMemoryStore:
         return write_record(self.file_for(agent), record)
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:
-        """``agent``'s memory file (a ``ConfigError`` as :meth:`path_for` says)."""
         return MemoryFile(self.path_for(agent), clock=self._clock)
 
     def path_for(self, agent: AgentConfig) -> Path:
         """Where ``agent``'s memory lives: ``memory.path`` expanded as the Go axe does, but an
         unset variable refused (``$AXE_MEM/x.md`` would trim ``/x.md``); else ConfigError."""
-        path = self._expanded(agent)
+        if custom := agent.memory.path:
+            path = _expanded(custom, self._environ, agent.name)
+        else:
+            validate_agent_name(agent.name)
+            path = self._data_dir() / "memory" / f"{agent.name}.md"
         if (size := len(os.fsencode(path.name))) > paths.LONGEST_MEMORY_NAME:
             longest, more = paths.LONGEST_MEMORY_NAME, paths.OWN_NAMES_LONGER_BY
             raise ConfigError(
@@ -262,28 +244,25 @@ class FileMemoryStore:
             )
         return path
 
-    def _expanded(self, agent: AgentConfig) -> Path:
-        custom = agent.memory.path
-        if not custom:
-            validate_agent_name(agent.name)
-            return self._data_dir() / "memory" / f"{agent.name}.md"
-        unset: list[str] = []
-        expanded = paths.expand_path(custom, self._environ, unset=unset)
-        where = f"memory.path {quoted(custom)} of agent {quoted(agent.name)}"
-        if "\0" in expanded or not os.path.isabs(expanded):
-            became = f" (it expands to {quoted(expanded)})" if expanded != custom else ""
-            raise ConfigError(
-                f"{where} is not an absolute path{became}; use an absolute path such as "
-                "/home/me/agent-memory.md"
-            )
-        if unset:
-            *others, last = [f"${name}" for name in dict.fromkeys(unset)]
-            names = f"{', '.join(others)} and {last}, which are" if others else f"{last}, which is"
-            raise ConfigError(
-                f"{where} uses {names} not set (it would name {quoted(expanded)} instead); "
-                "set it or write the path out"
-            )
-        return Path(expanded)
+
+def _expanded(custom: str, environ: Mapping[str, str], agent: str) -> Path:
+    unset: list[str] = []
+    expanded = paths.expand_path(custom, environ, unset=unset)
+    where = f"memory.path {quoted(custom)} of agent {quoted(agent)}"
+    if "\0" in expanded or not os.path.isabs(expanded):
+        became = f" (it expands to {quoted(expanded)})" if expanded != custom else ""
+        raise ConfigError(
+            f"{where} is not an absolute path{became}; use an absolute path such as "
+            "/home/me/agent-memory.md"
+        )
+    if unset:
+        *others, last = [f"${name}" for name in dict.fromkeys(unset)]
+        names = f"{', '.join(others)} and {last}, which are" if others else f"{last}, which is"
+        raise ConfigError(
+            f"{where} uses {names} not set (it would name {quoted(expanded)} instead); "
+            "set it or write the path out"
+        )
+    return Path(expanded)
 
 
 def trim_entries(path: Path, keep: int) -> int:
@@ -309,18 +288,16 @@ def read_record(file: HandledFile) -> AnalysedMemory | None:
     """The record beside ``file``, or None on any doubt."""
     try:
         place = file.place()
-    except AgentError:  # the memory file is refused: the read that follows says why
+        if place.shared or os.path.lexists(intent_path(file.path)):
+            return None  # a stopped archiving, settled under the lock, changes the file
+        fields = read_fields(record_path(place.real), place, _FIELDS, optional=_NARROWED)
+    except (OSError, AgentError):  # a refused memory file: the read that follows says why
         return None
-    if place.shared or os.path.lexists(intent_path(file.path)):
+    if fields is None or fields["size"] < 0 or not 0 <= fields["at"] <= _LATEST:
+        return None  # NaN too: a time to print
+    if ("budget" in fields) != ("analysed" in fields) or fields.get("analysed", 0) < 0:
         return None
-    record = record_path(place.real)
-    try:
-        text, _ = reading.read_regular(
-            record, limit=_LARGEST, check=lambda status: place.check(record, status), nofollow=True
-        )
-    except (OSError, ValueError, AgentError):
-        return None
-    return _parse(text)
+    return AnalysedMemory(**fields)
 
 
 def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
@@ -337,7 +314,7 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
     durable.remove_abandoned_temps(file)
     try:
         with durable.signals_deferred():  # else Ctrl-C could leave the record in its temp file
-            with durable.temp_file(place.real) as (temp, fd):
+            with durable.new_file(temp := durable.new_temp(place.real), place) as fd:
                 durable.write_all(fd, data.encode(), write=file.platform.write)
             try:
                 file.platform.replace(temp, record_path(place.real))
@@ -347,21 +324,3 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
     except OSError as error:
         return f"cannot write {record_path(place.real)}: {describe_os_error(error)}"
     return None
-
-
-def _parse(text: bytes) -> AnalysedMemory | None:
-    """The record in ``text``, or None unless it is exactly one, every field of its type."""
-    try:
-        fields = json.loads(text)
-    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
-        return None
-    if not isinstance(fields, dict) or fields.keys() - _NARROWED.keys() != _FIELDS.keys():
-        return None
-    kinds_of = _FIELDS | _NARROWED
-    if any(type(value) not in kinds_of[name] for name, value in fields.items()):
-        return None
-    if ("budget" in fields) != ("analysed" in fields) or fields.get("analysed", 0) < 0:
-        return None
-    if fields["size"] < 0 or not 0 <= fields["at"] <= _LATEST:  # NaN too: a time to print
-        return None
-    return AnalysedMemory(**fields)
