@@ -1,8 +1,5 @@
-"""Analysing one agent's memory log: the short loop that sends what the planner
-(:mod:`axe.domain.planning`) asks for, within the agent's budget
-(:mod:`axe.domain.spending`), tells the frontend how far it got, and counts what every
-request spent (architecture.md, "Big logs"); and the estimate of all that, sending nothing.
-"""
+"""The short loop that sends what the planner asks for, within the agent's budget, tells
+the frontend how far it got and counts what was spent; and its estimate, sending nothing."""
 
 from __future__ import annotations
 
@@ -29,18 +26,12 @@ from axe.domain.planning import Ask, Batch, Failed, Finished, Outcome, Plan, Sta
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN_DETECTION_PROMPT
 from axe.domain.results import Analysis, Completion, Spent
 from axe.domain.spending import Budgeted, estimated, within
-from axe.domain.window import Window
 
 
 @define(kw_only=True, eq=False)  # one agent's working state, used by identity
 class LogAnalysis:
-    """The analysis of one agent's log with one model, within its ``budget`` (None:
-    unlimited); emits progress for that agent.
-
-    ``spent`` says what was sent so far, also after :meth:`run` failed; with a budget,
-    ``budget_used`` what was counted against it, and ``analysed`` the entries the report
-    covers, once it is in, if the budget left the oldest out.
-    """
+    """One agent's log with one model; ``spent``, ``budget_used`` and ``analysed`` (if the
+    budget left the oldest entries out) stay readable after :meth:`run` failed."""
 
     llm: LLMClient
     output: Output
@@ -62,9 +53,8 @@ class LogAnalysis:
         """The report on ``memory``.
 
         Raises:
-            ApiError: a request failed for another reason than its size (the message says
-                which part or merge, when the log was split), the window is too small, or
-                the provider's refusals cannot be true of what was sent.
+            ApiError: a request failed (the message says which part or merge), the window is
+                too small, or the provider's refusals cannot be true of what was sent.
             AgentError: the provider is unknown.
             BudgetTooSmallError: the budget cannot pay for analysing the newest entry.
         """
@@ -89,8 +79,7 @@ class LogAnalysis:
         return Analysis(text=plan.text, spent=self.spent)
 
     def estimate(self, memory: bytes, entries: int) -> Estimate:
-        """What :meth:`run` would send, sending no analysis (a window lookup at most), and
-        how many of the log's ``entries`` it would cover.
+        """What :meth:`run` would send (a window lookup at most is sent).
 
         Raises:
             WindowTooSmallError: the window holds no part of the log beside the instructions.
@@ -106,15 +95,12 @@ class LogAnalysis:
         return attrs.evolve(found, window_source=source, counted=counts.used)
 
     def _first_plan(self, memory: bytes) -> Plan | Budgeted | Finished:
-        """The plan, within the budget when there is one and the model spends tokens (the
-        offline analyst spends none, so it reads every entry).
+        """Within the budget, if the model spends tokens.
 
         Raises:
             BudgetTooSmallError: not even the newest entry's analysis fits the budget.
         """
-        window: Window | None = self.llm.input_limit(
-            self._request(PATTERN_DETECTION_PROMPT, memory)
-        )
+        window = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
         tokens = None if window is None else window.tokens
         if self.budget is None or not self.llm.charges_tokens(self.model):
             return start(memory, tokens)
@@ -122,7 +108,6 @@ class LogAnalysis:
         return within(start(memory, tokens, self._index), self.budget, count=_Counts(self))
 
     def _tell_narrowing(self, plan: Plan | Budgeted | Finished, told: int) -> int:
-        """Where the analysis begins now; the frontend is told when the budget moved it."""
         begins = plan.first if isinstance(plan, Budgeted | Finished) else 0
         if begins != told and self.budget is not None:
             everything, analysed = self._entries_from(0), self._entries_from(begins)
@@ -134,9 +119,7 @@ class LogAnalysis:
         return self._index.entries_in(first, self._index.units)
 
     def _send(self, batch: Batch) -> list[Outcome]:
-        """Each request of ``batch``, through the one scheduler; the first refusal or
-        failure stops what has not started (None in its place). Every answered part is
-        told as it comes, in order; what each request spent is counted."""
+        """The first refusal or failure stops what has not started (None in its place)."""
         answered = itertools.count(batch.done + 1)
 
         def settled(_index: int, outcome: Outcome) -> None:
@@ -180,8 +163,8 @@ class LogAnalysis:
 
 
 class _Counts:
-    """The provider's count of the requests a budget or an estimate weighs, each asked once;
-    once the provider says it cannot count, gc's own estimate stands (and that is said)."""
+    """The provider's count of a request, each asked once; once the provider says it cannot
+    count, gc's own estimate stands (and that is said)."""
 
     def __init__(self, analysis: LogAnalysis) -> None:
         self._analysis = analysis
@@ -211,9 +194,8 @@ class _Counts:
 
 
 def _in_context(failed: Failed) -> AxeError:
-    """The failed request's error itself, with what failed in front of its message when
-    the log was split: its kind (so the exit code is the one the same failure has on a
-    log that fits), its numbers and what the use case adds to it are kept."""
+    """The error itself (its kind decides the exit code), with what failed in front of its
+    message when the log was split."""
     error = failed.error
     if failed.stage is Stage.PARTS:
         what = f"analysis of part {failed.at} of {failed.of} failed"

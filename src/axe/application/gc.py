@@ -1,8 +1,5 @@
-"""The gc use case: analyse an agent's memory with its LLM, report, then trim.
-
-Plain functions over the four ports, so any frontend can run gc with its own adapters; the
-steps follow gc-spec §3.3 and §3.5 in order, and every run ends in a result value.
-"""
+"""The gc use case, gc-spec §3.3 and §3.5 in order, as plain functions over the four ports;
+every run ends in a result value."""
 
 from __future__ import annotations
 
@@ -45,8 +42,7 @@ from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepR
 
 
 def _model_override(value: ModelRef | str | None) -> ModelRef | None:
-    """Parse a ``--model`` given as text when the options are built, so a bad one is
-    refused before any agent runs rather than once per agent."""
+    """Parsed when the options are built, so a bad one is refused before any agent runs."""
     if value is None or isinstance(value, ModelRef):
         return value
     return ModelRef.parse(value)
@@ -56,8 +52,7 @@ PART_CONCURRENCY = 4  # parts of one log analysed at once: gentle on providers' 
 
 
 class BelowOneError(AgentError):
-    """A count in :class:`GcOptions` (``option``: its keyword) is ``value``, below 1; a
-    frontend says it in its own terms (the CLI: ``--jobs must be at least 1, not 0``)."""
+    """A count in :class:`GcOptions` (``option``: its keyword) is ``value``, below 1."""
 
     def __init__(self, option: str, value: int) -> None:
         super().__init__(f"{option} must be at least 1, not {value}")
@@ -72,13 +67,8 @@ def _at_least_one(_instance: object, attribute: Attribute[int], value: int) -> N
 
 @frozen(kw_only=True)
 class GcOptions:
-    """The choices a user makes per run: ``jobs``, how many agents ``--all`` runs at once
-    (1: one after another, as the spec says); ``part_concurrency``, how many parts of a log
-    too large for its model are analysed at once; ``skip_unchanged``, skip an agent whose
-    memory file holds exactly what gc left there when it last analysed it with the same model,
-    and record what each analysis leaves; ``max_tokens``, each agent's budget
-    (``--max-tokens``; 0: the agent file's, if any); ``estimate``, to say what would be
-    sent instead of sending it (nothing locked, nothing trimmed).
+    """The choices a user makes per run, as the command line's options say them
+    (``max_tokens`` 0: the agent file's budget, if any).
 
     Raises:
         AgentError: ``model_override`` is text that is not ``provider/model-name``.
@@ -97,8 +87,8 @@ class GcOptions:
 
 @frozen(kw_only=True)
 class GcPorts:
-    """The outside world, as the use case sees it; ``stop``, where the frontend asks the run
-    to stop (its signal handlers call :meth:`StopSignal.interrupt`)."""
+    """The outside world, as the use case sees it; ``stop``: the frontend's signal handlers
+    call its :meth:`StopSignal.interrupt`."""
 
     agents: AgentRepository
     memory: MemoryStore
@@ -108,9 +98,8 @@ class GcPorts:
 
 
 def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResult:
-    """Run gc on the agent called ``name`` (``axe gc <name>``) and say how it ended: a
-    failure of any kind (agent not found, unreadable memory, provider down, trim refused) is
-    part of the result, not raised, and nothing is trimmed unless the analysis succeeded."""
+    """``axe gc <name>``: a failure of any kind is part of the result, not raised, and
+    nothing is trimmed unless the analysis succeeded."""
     ports.output.emit(AgentStarted(name, in_sweep=False))
     try:
         agent = ports.agents.load(name)
@@ -125,13 +114,9 @@ def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResul
 
 
 def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
-    """Run gc on every agent with memory enabled (``axe gc --all``), in name order.
-
-    One after another, as the spec says; with ``options.jobs`` above 1, up to that many at
-    once, the events still arriving exactly as the sequential run emits them (each agent's
-    whole, in name order), with :class:`SweepProgress` in between. A failing agent does not
-    stop the others, nor does an agent file that does not load: it is skipped
-    (:class:`AgentSkipped`), as listing agents never fails on one bad file.
+    """``axe gc --all``: every memory-enabled agent, in name order; with ``options.jobs``
+    above 1, that many at once, the events still arriving as the sequential run emits them.
+    A failing agent, or an agent file that does not load (skipped), stops no other.
 
     Raises:
         ConfigError: the agents directory cannot be listed.
@@ -177,19 +162,17 @@ def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
 
 
 def _budget(flag: int, agent: AgentConfig) -> Budget | None:
-    """``--max-tokens`` when given, else the agent file's ``[budget] max_tokens``, else
-    none (0 is "not given" in both), as the Go axe's ``axe run`` chooses."""
-    if flag <= 0 and agent.budget.max_tokens <= 0:
-        return None
+    """``--max-tokens``, else the agent file's, as the Go axe's ``axe run`` chooses."""
     if flag > 0:
         return Budget(flag, flag=True)
-    return Budget(agent.budget.max_tokens, flag=False, source=agent.source)
+    if agent.budget.max_tokens > 0:
+        return Budget(agent.budget.max_tokens, flag=False, source=agent.source)
+    return None
 
 
 @define(repr=False, eq=False)  # a run's working state, compared by identity
 class _AgentGc:
-    """gc of one memory-enabled agent, step by step, keeping what it learns (the entry
-    count, the model, the report, what the budget counted) so that a failure at any step
+    """gc of one memory-enabled agent, keeping what it learns so that a failure at any step
     still says how far gc got."""
 
     agent: AgentConfig
@@ -213,8 +196,8 @@ class _AgentGc:
     changing: bool = field(default=False, init=False)  # a change begun, not yet reported
 
     def run(self) -> AgentResult:
-        """The agent's gc, ended by its ``AgentFinished``; a change to its file, once
-        begun, is reported before any stop that came meanwhile is let through."""
+        """A change to the file, once begun, is reported before any stop that came
+        meanwhile is let through."""
         try:
             try:
                 result = self._steps()
@@ -237,8 +220,7 @@ class _AgentGc:
         return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
 
     def _begin_change(self) -> None:
-        """From here the memory file or its record may change: a stop that comes now waits
-        until the change is done and reported; one that came before changes nothing."""
+        """From here a stop waits until the change is done and reported."""
         self.ports.stop.begin_change()
         self.changing = True
 
@@ -254,7 +236,6 @@ class _AgentGc:
         self.ports.output.emit(WaitingForLock(self.agent.name, holder))
 
     def _report_read(self, snapshot: MemorySnapshot) -> int:
-        """Says how many entries the file holds; the counts, for the planning to reuse."""
         count = self.entries = count_entries(snapshot.content)
         self.ports.output.emit(MemoryRead(self.agent.name, count, len(snapshot.content)))
         if not count:
@@ -262,10 +243,8 @@ class _AgentGc:
         return count
 
     def _unchanged(self, snapshot: MemorySnapshot | None = None) -> AgentResult | None:
-        """The result of a skip, when the file (``snapshot``, else read now) holds exactly
-        what gc left there, for the model this run would use; None (nothing said) on any
-        doubt, for the flow to decide. The record is looked at first: without one the file
-        is not read here (the flow reads it)."""
+        """The result of a skip, when the file holds exactly what gc left there for this
+        model; None (nothing said) on any doubt, for the flow to decide."""
         if (since := self.ports.memory.analysed(self.agent)) is None:
             return None
         if snapshot is None:
@@ -285,11 +264,9 @@ class _AgentGc:
         return self._result(AgentStatus.UNCHANGED, kept=count)
 
     def _remember(self, left: bytes, entries: int) -> None:
-        """Under the lock, after the analysis: what this gc leaves in the file, so that a
-        later ``--skip-unchanged`` run skips it while it holds exactly that (with or
-        without the flag now: a nightly run after a run by hand costs nothing). When the
-        budget left out some of the ``entries`` left, the record says which budget and how
-        many of the newest were analysed: only a run with that budget skips it."""
+        """What this gc leaves in the file, recorded with or without ``--skip-unchanged``
+        (a nightly run after a run by hand costs nothing); when the budget left entries
+        out, only a run with that budget skips it."""
         assert self.model is not None  # chosen before the analysis
         narrowed = self.analysed is not None and self.analysed < entries
         why_not = self.ports.memory.remember_analysed(
@@ -371,8 +348,6 @@ class _AgentGc:
         kept: int | None = None,
         error: AxeError | None = None,
     ) -> AgentResult:
-        """``kept`` as :class:`AgentResult` says: unknown here after a failure in the trim
-        (which can fail after its rename, when late appends could not be carried over)."""
         return AgentResult(
             agent=self.agent.name,
             status=status,

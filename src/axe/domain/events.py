@@ -1,6 +1,5 @@
-"""What happens during gc, as small frozen facts the use case emits through ``Output``; a
-listener decides what to make of them. No event carries a sentence; each names its agent so
-listeners can follow several at once."""
+"""What happens during gc, as frozen facts emitted through ``Output``; no event carries a
+sentence, and each names its agent so listeners can follow several at once."""
 
 from __future__ import annotations
 
@@ -32,9 +31,8 @@ class Exposure(enum.Enum):
 
 @frozen
 class AgentsIgnored:
-    """``./axe/agents`` under the working directory, or one file in it, was left out, as
-    another user may have written it: ``owner`` is the user id that owns it (``OWNER``),
-    ``mode`` its permission bits (``WRITABLE``)."""
+    """``./axe/agents``, or one file in it, was left out, as another user may have written
+    it: ``owner`` its owner's user id (``OWNER``), ``mode`` its permission bits (``WRITABLE``)."""
 
     path: str
     why: Exposure
@@ -67,8 +65,7 @@ class AgentStarted:
 
 @frozen
 class WaitingForLock:
-    """Another gc holds the agent's memory file (``holder`` is its pid, if known); this
-    one waits for it to finish, then reads the file as that run left it."""
+    """Another gc (pid ``holder``, if known) holds the memory file; this one waits."""
 
     agent: str
     holder: int | None
@@ -85,8 +82,8 @@ class MemoryRead:
 
 @frozen
 class NoEntryHeadings:
-    """The memory file holds text (``size`` bytes) but no line that starts with ``## ``,
-    so it has no entries: gc still analyses the text, as the spec says, and trims nothing."""
+    """The memory file holds text but no line that starts with ``## ``: gc still analyses
+    it, as the spec says, and trims nothing."""
 
     agent: str
     size: int
@@ -94,9 +91,8 @@ class NoEntryHeadings:
 
 @frozen
 class MemoryUnchanged:
-    """``--skip-unchanged``: the memory file holds exactly what gc left there when it
-    analysed it (``since``), for the model this run would use; it is neither analysed
-    again nor trimmed."""
+    """``--skip-unchanged``: the file holds exactly what gc left there (``since``) for this
+    model; it is neither analysed again nor trimmed."""
 
     agent: str
     since: AnalysedMemory
@@ -104,8 +100,7 @@ class MemoryUnchanged:
 
 @frozen
 class RecordNotKept:
-    """``--skip-unchanged``: the record of this analysis could not be kept (``reason``, in
-    the memory store's words), so the agent will be analysed on every run, unchanged or not."""
+    """``--skip-unchanged``: the record of this analysis could not be kept (``reason``)."""
 
     agent: str
     reason: str
@@ -113,8 +108,7 @@ class RecordNotKept:
 
 @frozen
 class TrimWarning:
-    """The trim happened, but something about it needs the user's attention (``warning``,
-    in the memory store's words): a writer still holds the old file open."""
+    """The trim happened, but a writer still holds the old file open (``warning``)."""
 
     agent: str
     warning: str
@@ -131,9 +125,8 @@ class AnalysisStarted:
 
 @frozen
 class CountingUnavailable:
-    """The provider of ``agent``'s model, which counts requests for free, did not count
-    this run's (``reason``, in the LLM adapter's words: no key, an endpoint that failed), so
-    the budget or the estimate rests on gc's own estimate, which errs high."""
+    """The provider, which counts requests for free, did not count this run's (``reason``),
+    so the budget or the estimate rests on gc's own estimate, which errs high."""
 
     agent: str
     provider: str
@@ -142,9 +135,8 @@ class CountingUnavailable:
 
 @frozen
 class AnalysisNarrowed:
-    """The agent's ``budget`` cannot pay for analysing every entry, so only the newest
-    ``analysed`` of its ``entries`` are analysed; said before anything is sent, and again
-    should a refusal leave fewer affordable."""
+    """``budget`` pays for only the newest ``analysed`` of the ``entries``; said again should
+    a refusal leave fewer affordable."""
 
     agent: str
     budget: Budget
@@ -154,11 +146,8 @@ class AnalysisNarrowed:
 
 @frozen
 class AnalysisSplit:
-    """The log does not fit the model: it is analysed in about ``parts`` parts, then merged.
-
-    The count is the plan's, not a promise: it is emitted again with the new count when
-    replies calibrate the estimate (fewer, fuller parts) or a part is refused and split.
-    """
+    """The log is analysed in about ``parts`` parts, then merged; said again when the
+    plan's count changes."""
 
     agent: str
     parts: int
@@ -175,7 +164,7 @@ class PartAnalysed:
 
 @frozen
 class MergeStarted:
-    """``reports`` part reports are being merged into one (in rounds, if they do not fit)."""
+    """``reports`` part reports are being merged (in rounds, if they do not fit)."""
 
     agent: str
     reports: int
@@ -198,8 +187,7 @@ class AgentFinished:
 
 @frozen
 class SweepProgress:
-    """With ``--jobs``: ``done`` of ``total`` agents reported, these ones at work now (for
-    a live display; the agents' own events follow in name order)."""
+    """With ``--jobs``: ``done`` of ``total`` agents reported, ``running`` at work now."""
 
     done: int
     total: int
