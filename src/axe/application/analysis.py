@@ -42,12 +42,11 @@ class LogAnalysis:
     stop: StopSignal = Factory(StopSignal)
     budget: Budget | None = None
     spent: Spent = field(factory=Spent, init=False)
-    budget_used: int | None = field(
-        default=Factory(lambda self: None if self.budget is None else 0, takes_self=True),
-        init=False,
-    )
+    budget_used: int = field(default=0, init=False)  # against the budget, if any
     analysed: int | None = field(default=None, init=False)
     _index: LogIndex | None = field(default=None, init=False)
+    _counted: dict[tuple[str, object, int], int] = field(factory=dict, init=False)
+    _counting: bool = field(default=True, init=False)  # until the provider says it cannot
 
     def run(self, memory: bytes) -> Analysis:
         """The report on ``memory``.
@@ -89,10 +88,9 @@ class LogAnalysis:
             return Estimate(offline=True, analysed=entries)
         window = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
         tokens = None if window is None else window.tokens
-        counts = _Counts(self)
-        found = estimated(start(memory, tokens, LogIndex(memory)), self.budget, tokens, counts)
+        found = estimated(start(memory, tokens, LogIndex(memory)), self.budget, tokens, self._count)
         source = None if window is None else window.source
-        return attrs.evolve(found, window_source=source, counted=counts.used)
+        return attrs.evolve(found, window_source=source, counted=bool(self._counted))
 
     def _first_plan(self, memory: bytes) -> Plan | Budgeted | Finished:
         """Within the budget, if the model spends tokens.
@@ -105,7 +103,7 @@ class LogAnalysis:
         if self.budget is None or not self.llm.charges_tokens(self.model):
             return start(memory, tokens)
         self._index = LogIndex(memory)
-        return within(start(memory, tokens, self._index), self.budget, count=_Counts(self))
+        return within(start(memory, tokens, self._index), self.budget, count=self._count)
 
     def _tell_narrowing(self, plan: Plan | Budgeted | Finished, told: int) -> int:
         begins = plan.first if isinstance(plan, Budgeted | Finished) else 0
@@ -150,6 +148,21 @@ class LogAnalysis:
         except AxeError as error:
             return error
 
+    def _count(self, ask: Ask) -> int | None:
+        """The provider's count of ``ask``, each asked once; once the provider says it cannot
+        count, gc's own estimate stands (and that is said)."""
+        key = (ask.system_prompt, ask.part, len(ask.text))
+        if self._counting and key not in self._counted:
+            request = self._request(ask.system_prompt, ask.content())
+            try:
+                self._counted[key] = self.llm.count_tokens(request)
+            except NoTokenCountError as error:
+                self._counting = False
+                if error.offered:
+                    unavailable = CountingUnavailable(self.agent, self.model.provider, error.reason)
+                    self.output.emit(unavailable)
+        return self._counted.get(key) if self._counting else None
+
     def _request(self, system_prompt: str, content: bytes) -> AnalysisRequest:
         return AnalysisRequest(
             model=self.model,
@@ -160,37 +173,6 @@ class LogAnalysis:
             memory_config=self.memory_config,
             retry_unanswered=self.budget is None,  # a budget pays for one bill a request
         )
-
-
-class _Counts:
-    """The provider's count of a request, each asked once; once the provider says it cannot
-    count, gc's own estimate stands (and that is said)."""
-
-    def __init__(self, analysis: LogAnalysis) -> None:
-        self._analysis = analysis
-        self._known: dict[tuple[str, object, int], int] = {}
-        self._refused = False
-        self.used = False  # some request was counted by the provider
-
-    def __call__(self, ask: Ask) -> int | None:
-        if self._refused:
-            return None
-        key = (ask.system_prompt, ask.part, len(ask.text))
-        if key not in self._known:
-            analysis = self._analysis
-            request = analysis._request(ask.system_prompt, ask.content())
-            try:
-                self._known[key] = analysis.llm.count_tokens(request)
-            except NoTokenCountError as error:
-                self._refused = True
-                if error.offered:
-                    provider = analysis.model.provider
-                    analysis.output.emit(
-                        CountingUnavailable(analysis.agent, provider, error.reason)
-                    )
-                return None
-            self.used = True
-        return self._known[key]
 
 
 def _in_context(failed: Failed) -> AxeError:

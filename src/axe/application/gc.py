@@ -187,10 +187,7 @@ class _AgentGc:
         default=Factory(lambda gc: _budget(gc.options.max_tokens, gc.agent), takes_self=True),
         init=False,
     )
-    budget_used: int | None = field(
-        default=Factory(lambda gc: None if gc.budget is None else 0, takes_self=True),
-        init=False,
-    )
+    budget_used: int = field(default=0, init=False)
     analysed: int | None = field(default=None, init=False)
     estimate: Estimate | None = field(default=None, init=False)
     changing: bool = field(default=False, init=False)  # a change begun, not yet reported
@@ -212,10 +209,8 @@ class _AgentGc:
 
     def _failed(self, error: AxeError) -> AgentResult:
         if isinstance(error, ModelNotFoundError) and self.model is not None:
-            override = self.options.model_override is not None
-            error.origin = ModelOrigin(
-                str(self.model), override, self.agent.name, self.agent.source
-            )
+            by_flag = self.options.model_override is not None
+            error.origin = ModelOrigin(str(self.model), by_flag, self.agent.name, self.agent.source)
         kept = None if self.trimming else self.entries
         return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
 
@@ -301,21 +296,19 @@ class _AgentGc:
             return self._result(AgentStatus.DRY_RUN, kept=count)
         self._begin_change()
         target = trim_target(self.agent.memory)
-        if target is None:
-            self._remember(snapshot.content, count)
-            return self._result(AgentStatus.NO_TARGET, kept=count)
-        plan = plan_trim(snapshot.content, target, total=count)
+        plan = plan_trim(snapshot.content, target or 0, total=count)  # 0 keeps every entry
         if not plan.changes_file:
             self._remember(snapshot.content, count)
-            return self._result(AgentStatus.WITHIN_LIMIT, kept=count)
+            status = AgentStatus.NO_TARGET if target is None else AgentStatus.WITHIN_LIMIT
+            return self._result(status, kept=count)
         self.trimming = True
         warning = self.ports.memory.trim(self.agent, snapshot, plan, archive=self.options.archive)
         if warning is not None:
             self.ports.output.emit(TrimWarning(name, warning))
         # What was analysed and kept; bytes `axe run` appended meanwhile were not analysed,
         # so with them the file no longer matches and the next run analyses it.
-        self._remember(snapshot.content[plan.keep_from :], target)
-        result = self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
+        self._remember(snapshot.content[plan.keep_from :], plan.kept)
+        result = self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=plan.kept)
         return attrs.evolve(result, warnings=(warning,) if warning else ())
 
     def _analyse(self, memory: bytes, count: int, model: ModelRef) -> Analysis:
@@ -360,7 +353,7 @@ class _AgentGc:
             error=error,
             spent=self.spent,
             budget=self.budget,
-            budget_used=self.budget_used,
+            budget_used=None if self.budget is None else self.budget_used,
             analysed=self.analysed,
             estimate=self.estimate,
         )
