@@ -11,15 +11,9 @@ from attrs import Factory, define, field
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.stops import StopSignal
 from axe.application.workers import ordered_map
+from axe.domain import events
 from axe.domain.budget import Budget, Estimate
 from axe.domain.errors import AxeError, NoTokenCountError
-from axe.domain.events import (
-    AnalysisNarrowed,
-    AnalysisSplit,
-    CountingUnavailable,
-    MergeStarted,
-    PartAnalysed,
-)
 from axe.domain.log_index import LogIndex
 from axe.domain.model import MemoryConfig, ModelRef
 from axe.domain.planning import Ask, Batch, Failed, Finished, Outcome, Plan, Stage, start
@@ -63,10 +57,10 @@ class LogAnalysis:
             begins = self._tell_narrowing(plan, begins)
             batch = plan.batch()
             if batch.stage is Stage.MERGE:
-                self.output.emit(MergeStarted(self.agent, batch.total))
+                self.output.emit(events.MergeStarted(self.agent, batch.total))
             elif batch.stage is Stage.PARTS and batch.total != announced:
                 announced = batch.total
-                self.output.emit(AnalysisSplit(self.agent, announced))
+                self.output.emit(events.AnalysisSplit(self.agent, announced))
             outcomes = self._send(batch)
             if isinstance(plan, Budgeted):
                 self.budget_used = plan.charged(outcomes)
@@ -109,7 +103,7 @@ class LogAnalysis:
         begins = plan.first if isinstance(plan, Budgeted | Finished) else 0
         if begins != told and self.budget is not None:
             everything, analysed = self._entries_from(0), self._entries_from(begins)
-            self.output.emit(AnalysisNarrowed(self.agent, self.budget, analysed, everything))
+            self.output.emit(events.AnalysisNarrowed(self.agent, self.budget, analysed, everything))
         return begins
 
     def _entries_from(self, first: int) -> int:
@@ -122,7 +116,7 @@ class LogAnalysis:
 
         def settled(_index: int, outcome: Outcome) -> None:
             if batch.stage is Stage.PARTS and isinstance(outcome, Completion):
-                self.output.emit(PartAnalysed(self.agent, next(answered), batch.total))
+                self.output.emit(events.PartAnalysed(self.agent, next(answered), batch.total))
 
         if len(batch.asks) == 1:  # a log that fits needs no worker thread
             self.stop.check()
@@ -159,8 +153,8 @@ class LogAnalysis:
             except NoTokenCountError as error:
                 self._counting = False
                 if error.offered:
-                    unavailable = CountingUnavailable(self.agent, self.model.provider, error.reason)
-                    self.output.emit(unavailable)
+                    provider = self.model.provider
+                    self.output.emit(events.CountingUnavailable(self.agent, provider, error.reason))
         return self._counted.get(key) if self._counting else None
 
     def _request(self, system_prompt: str, content: bytes) -> AnalysisRequest:

@@ -10,6 +10,7 @@ from axe.application.analysis import LogAnalysis
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.stops import StopSignal
 from axe.application.workers import run_in_order
+from axe.domain import events
 from axe.domain.budget import Budget, Estimate
 from axe.domain.entries import MemorySnapshot, count_entries, plan_trim
 from axe.domain.errors import (
@@ -19,22 +20,6 @@ from axe.domain.errors import (
     ModelNotFoundError,
     ModelOrigin,
     detached,
-)
-from axe.domain.events import (
-    AgentFinished,
-    AgentSkipped,
-    AgentStarted,
-    AnalysisReady,
-    AnalysisStarted,
-    MemoryRead,
-    MemoryUnchanged,
-    NoEntryHeadings,
-    RecordNotKept,
-    SweepFinished,
-    SweepProgress,
-    SweepStarted,
-    TrimWarning,
-    WaitingForLock,
 )
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
@@ -100,7 +85,7 @@ class GcPorts:
 def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResult:
     """``axe gc <name>``: a failure of any kind is part of the result, not raised, and
     nothing is trimmed unless the analysis succeeded."""
-    ports.output.emit(AgentStarted(name, in_sweep=False))
+    ports.output.emit(events.AgentStarted(name, in_sweep=False))
     try:
         agent = ports.agents.load(name)
     except AxeError as error:
@@ -109,7 +94,7 @@ def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResul
         if agent.memory.enabled:
             return _AgentGc(agent, options, ports).run()
         result = AgentResult(agent=name, status=AgentStatus.DISABLED)
-    ports.output.emit(AgentFinished(result))
+    ports.output.emit(events.AgentFinished(result))
     return result
 
 
@@ -122,7 +107,7 @@ def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
         ConfigError: the agents directory cannot be listed.
     """
     agents = _memory_enabled_agents(ports)
-    ports.output.emit(SweepStarted(tuple(agent.name for agent in agents)))
+    ports.output.emit(events.SweepStarted(tuple(agent.name for agent in agents)))
     if options.jobs == 1 or len(agents) < 2:
         results = [_sweep_one(agent, options, ports) for agent in agents]
     else:
@@ -134,17 +119,17 @@ def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
             jobs=options.jobs,
             output=ports.output,
             stop=ports.stop,
-            progress=lambda done, running: SweepProgress(
+            progress=lambda done, running: events.SweepProgress(
                 done, len(agents), tuple(agent.name for agent in running)
             ),
         )
     sweep = SweepResult(tuple(results))
-    ports.output.emit(SweepFinished(sweep))
+    ports.output.emit(events.SweepFinished(sweep))
     return sweep
 
 
 def _sweep_one(agent: AgentConfig, options: GcOptions, ports: GcPorts) -> AgentResult:
-    ports.output.emit(AgentStarted(agent.name, in_sweep=True))
+    ports.output.emit(events.AgentStarted(agent.name, in_sweep=True))
     return _AgentGc(agent, options, ports).run()
 
 
@@ -154,7 +139,7 @@ def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
         try:
             agent = ports.agents.load(name)
         except ConfigError as error:
-            ports.output.emit(AgentSkipped(name, detached(error)))
+            ports.output.emit(events.AgentSkipped(name, detached(error)))
             continue
         if agent.memory.enabled:
             enabled.append(agent)
@@ -200,7 +185,7 @@ class _AgentGc:
                 result = self._steps()
             except AxeError as error:
                 result = self._failed(error)
-            self.ports.output.emit(AgentFinished(result))
+            self.ports.output.emit(events.AgentFinished(result))
             return result
         finally:
             if self.changing:
@@ -228,13 +213,13 @@ class _AgentGc:
             return self._flow()
 
     def _waiting(self, holder: int | None) -> None:
-        self.ports.output.emit(WaitingForLock(self.agent.name, holder))
+        self.ports.output.emit(events.WaitingForLock(self.agent.name, holder))
 
     def _report_read(self, snapshot: MemorySnapshot) -> int:
         count = self.entries = count_entries(snapshot.content)
-        self.ports.output.emit(MemoryRead(self.agent.name, count, len(snapshot.content)))
+        self.ports.output.emit(events.MemoryRead(self.agent.name, count, len(snapshot.content)))
         if not count:
-            self.ports.output.emit(NoEntryHeadings(self.agent.name, len(snapshot.content)))
+            self.ports.output.emit(events.NoEntryHeadings(self.agent.name, len(snapshot.content)))
         return count
 
     def _unchanged(self, snapshot: MemorySnapshot | None = None) -> AgentResult | None:
@@ -255,7 +240,7 @@ class _AgentGc:
             return None
         self.model = model
         count = self._report_read(snapshot)
-        self.ports.output.emit(MemoryUnchanged(self.agent.name, since))
+        self.ports.output.emit(events.MemoryUnchanged(self.agent.name, since))
         return self._result(AgentStatus.UNCHANGED, kept=count)
 
     def _remember(self, left: bytes, entries: int) -> None:
@@ -272,7 +257,7 @@ class _AgentGc:
             analysed=self.analysed if narrowed else None,
         )
         if why_not is not None and self.options.skip_unchanged:
-            self.ports.output.emit(RecordNotKept(self.agent.name, why_not))
+            self.ports.output.emit(events.RecordNotKept(self.agent.name, why_not))
 
     def _flow(self) -> AgentResult:
         name = self.agent.name
@@ -290,7 +275,7 @@ class _AgentGc:
             return self._result(AgentStatus.ESTIMATED, kept=count)
         self.ports.stop.check()
         self.analysis = self._analyse(snapshot.content, count, self.model)
-        self.ports.output.emit(AnalysisReady(name, self.analysis))
+        self.ports.output.emit(events.AnalysisReady(name, self.analysis))
 
         if self.options.dry_run:
             return self._result(AgentStatus.DRY_RUN, kept=count)
@@ -304,7 +289,7 @@ class _AgentGc:
         self.trimming = True
         warning = self.ports.memory.trim(self.agent, snapshot, plan, archive=self.options.archive)
         if warning is not None:
-            self.ports.output.emit(TrimWarning(name, warning))
+            self.ports.output.emit(events.TrimWarning(name, warning))
         # What was analysed and kept; bytes `axe run` appended meanwhile were not analysed,
         # so with them the file no longer matches and the next run analyses it.
         self._remember(snapshot.content[plan.keep_from :], plan.kept)
@@ -312,7 +297,7 @@ class _AgentGc:
         return attrs.evolve(result, warnings=(warning,) if warning else ())
 
     def _analyse(self, memory: bytes, count: int, model: ModelRef) -> Analysis:
-        self.ports.output.emit(AnalysisStarted(self.agent.name, model, count))
+        self.ports.output.emit(events.AnalysisStarted(self.agent.name, model, count))
         analysis = self._analysis(model)
         try:
             return analysis.run(memory)

@@ -20,11 +20,11 @@ R = TypeVar("R")
 E = TypeVar("E")
 
 
+@define(eq=False)
 class RecordingOutput:
     """An ``Output`` that keeps every event, in order (an agent's buffer under ``--jobs``)."""
 
-    def __init__(self) -> None:
-        self.events: list[Event] = []
+    events: list[Event] = field(factory=list)
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
@@ -152,11 +152,10 @@ def run_in_order(
     was recorded is replayed: no agent whose memory file changed goes unreported.
     """
     buffers = [RecordingOutput() for _ in items]
-    replayed = [False] * len(items)
 
     def replay(index: int, _result: object = None) -> None:
-        replayed[index] = True
-        for event in buffers[index].events:
+        recorded, buffers[index].events = buffers[index].events, []  # replayed once
+        for event in recorded:
             output.emit(event)
 
     try:
@@ -172,7 +171,7 @@ def run_in_order(
     except BaseException:
         stop.halt()
         for index, buffer in enumerate(buffers):
-            if not replayed[index] and buffer.of_type(AgentFinished):
+            if buffer.of_type(AgentFinished):
                 replay(index)
         raise
     return [result for result in results if result is not None]

@@ -5,12 +5,15 @@ bytes kept must come out exactly as they went in.
 
 from __future__ import annotations
 
+import re
+
 from attrs import frozen
 
 from axe.domain.errors import AgentError
 
 HEADER = b"## "
 _LINE_HEADER = b"\n" + HEADER
+ENTRY_START = re.compile(rb"\n(?=## )")  # ends where an entry begins, but at the file's start
 
 
 def count_entries(data: bytes) -> int:
@@ -19,12 +22,8 @@ def count_entries(data: bytes) -> int:
 
 
 def entry_starts(data: bytes) -> list[int]:
-    starts = [0] if data.startswith(HEADER) else []
-    at = data.find(_LINE_HEADER)
-    while at != -1:
-        starts.append(at + 1)
-        at = data.find(_LINE_HEADER, at + 1)
-    return starts
+    starts = [found.end() for found in ENTRY_START.finditer(data)]
+    return [0, *starts] if data.startswith(HEADER) else starts
 
 
 def _entry_start_before(data: bytes, end: int) -> int:

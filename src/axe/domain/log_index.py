@@ -6,13 +6,11 @@ estimate every 32 KiB make any run of units cost two short estimates and a subtr
 from __future__ import annotations
 
 import bisect
-import re
 
-from axe.domain.entries import HEADER
+from axe.domain.entries import ENTRY_START, HEADER
 from axe.domain.token_estimate import TokenEstimate, estimate_tokens
 
 BLOCK = 1 << 15  # bytes between two running sums
-_ENTRY_START = re.compile(rb"\n(?=## )")
 
 
 class LogIndex:
@@ -22,7 +20,7 @@ class LogIndex:
     def __init__(self, log: bytes) -> None:
         self.log = log
         self.preamble = bool(log) and not log.startswith(HEADER)
-        starts = [found.end() for found in _ENTRY_START.finditer(log)]
+        starts = [found.end() for found in ENTRY_START.finditer(log)]
         self.bounds = [0, *starts, len(log)] if log else [0]
         self._view = memoryview(log)
         self._sums: list[TokenEstimate] | None = None  # the estimate up to each block's start

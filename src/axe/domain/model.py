@@ -137,14 +137,6 @@ def validate_agent_name(name: str) -> None:
     Raises:
         ConfigError: the name is empty or could escape its directory (exit 2).
     """
-    if reason := _why_not_a_name(name):
-        raise ConfigError(
-            f"invalid agent name {quoted(name)}: {reason}; use the file name of an agent in "
-            "the agents directory"
-        )
-
-
-def _why_not_a_name(name: str) -> str:
     checks = (
         (not name.strip(), "it is blank"),
         (name in {".", ".."}, "it names a directory"),
@@ -153,4 +145,8 @@ def _why_not_a_name(name: str) -> str:
         (name.startswith("~"), "it starts with ~, which a shell expands to a home directory"),
         (len(name) >= 2 and name[1] == ":", "it starts with a drive letter"),
     )
-    return next((reason for failed, reason in checks if failed), "")
+    if reason := next((reason for failed, reason in checks if failed), ""):
+        raise ConfigError(
+            f"invalid agent name {quoted(name)}: {reason}; use the file name of an agent in "
+            "the agents directory"
+        )

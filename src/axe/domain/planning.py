@@ -190,8 +190,7 @@ class Sizing:
         return learnt
 
     def too_small(self) -> WindowTooSmallError:
-        """The failure for a window that holds no part of the log beside the instructions
-        (at the rate the provider was last seen counting); the window named if it binds."""
+        """A window that holds no part of the log beside the instructions; named if it binds."""
         beside = instructions(PATTERN_DETECTION_PROMPT).most * (self.seen or 1.0)
         binding = self.window is not None and (
             self.ceiling is None or self.window - beside <= self.ceiling
@@ -286,8 +285,7 @@ class Whole:
             return Failed(outcome, Stage.WHOLE)
         index = self.index
         ask = attrs.evolve(self.ask, tokens=self.ask.estimate(), index=index)
-        span = (Part(self.first, index.units),)
-        return planned(index, self.sizing.refused(outcome, ask), span)
+        return planned(index, self.sizing.refused(outcome, ask), (Part(self.first, index.units),))
 
 
 @frozen(eq=False)
@@ -389,10 +387,8 @@ def _halves(index: LogIndex, part: Part, sizing: Sizing) -> list[Part]:
 
 
 def _can_merge(sizing: Sizing) -> bool:
-    """Whether two part reports may be merged, checked before any part is sent: within a
-    stated window, two reports as short as a merge cuts them, likely counted (refusing a log
-    whose merges would have fitted is worse than paying for its parts); within a guessed
-    ceiling, the merge prompt and two empty reports."""
+    """Whether two part reports may be merged, checked before any part is sent; likely
+    counted, as refusing a log whose merges would have fitted is worse than paying for it."""
     if sizing.ceiling is not None and _merge_of(("", "")).most > sizing.ceiling:
         return False
     shortest = _merge_of(("x" * _SMALLEST_REPORT,) * 2)
@@ -464,9 +460,8 @@ def _merge_ask(index: LogIndex, group: Sequence[Report]) -> Ask:
 def _groups(
     index: LogIndex, reports: list[Report], sizing: Sizing
 ) -> tuple[tuple[Report, ...], ...]:
-    """Consecutive groups that fit one merge request; never a lone report while another
-    could join it, so every round makes progress. A pair too large alone is cut to halves,
-    as often as it takes (a provider would otherwise cut it silently).
+    """Consecutive groups that fit one merge request, never a lone report while another could
+    join it; a pair too large is halved until it fits (a provider would cut it silently).
 
     Raises:
         WindowTooSmallError: the pair is already too short to be worth merging.

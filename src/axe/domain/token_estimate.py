@@ -2,20 +2,16 @@
 
 Byte-pair tokenizers (o200k_base, cl100k_base) cut text into pieces (a word with the space
 before it, up to three digits, a run of punctuation or of spaces), then merge each piece's
-bytes into tokens. Whether a piece ends at a byte shows in the bytes around it, so each byte
-is charged by its kind and the kind of the next byte, in eighths of a token: a byte that
-ends a piece, or is not ASCII text, a whole token. ``_CHARGES`` were fitted (a linear
-program) as low as keeps the sum 3 % above both tokenizers' counts on every kind of text in
-tests/unit/test_token_estimate.py's corpus, plus ``_ROOM`` tokens for short pieces. Prose,
-code and JSON come out at about 1.35 times their real count, CJK and emoji at two; random
-lower-case letters up to 1.75 times, words two spaces apart 1.3 times.
-
-Splitting never lowers the estimate: a byte whose next byte is not in view is charged as if
-a piece ended after it, the most any byte can cost.
+bytes into tokens. So each byte is charged by its kind and the next byte's, in eighths of a
+token (a whole one for a byte that ends a piece or is not ASCII text), the charges fitted (a
+linear program) to stay 3 % above both tokenizers on every kind of text in the corpus of
+tests/unit/test_token_estimate.py: prose, code and JSON come out at about 1.35 times their
+real count, CJK and emoji at two. What pairs cannot see costs more than it is charged: runs
+of random lower-case letters up to 1.75 times, words two spaces apart 1.3 times. A byte
+whose next is not in view is charged the most, so splitting never lowers the estimate.
 
 The pass is C loops: ``translate`` to a hex digit per kind, ``unhexlify`` into pairs (from
-even and odd offsets), ``translate`` to charges, and ``adler32``, whose low half is one plus
-their sum (modulo 65,521, which a slice's charges never reach).
+even and odd offsets), ``translate`` to charges, and ``adler32``, whose low half sums them.
 """
 
 from __future__ import annotations
