@@ -113,9 +113,7 @@ def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
     else:
         results = run_in_order(
             agents,
-            lambda agent, buffer, _stop: _sweep_one(
-                agent, options, attrs.evolve(ports, output=buffer)
-            ),
+            lambda agent, out, _stop: _sweep_one(agent, options, attrs.evolve(ports, output=out)),
             jobs=options.jobs,
             output=ports.output,
             stop=ports.stop,
@@ -199,11 +197,6 @@ class _AgentGc:
         kept = None if self.trimming else self.entries
         return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
 
-    def _begin_change(self) -> None:
-        """From here a stop waits until the change is done and reported."""
-        self.ports.stop.begin_change()
-        self.changing = True
-
     def _steps(self) -> AgentResult:
         if self.options.skip_unchanged and (skipped := self._unchanged()):
             return skipped  # decided without the lock: a skip changes nothing
@@ -279,7 +272,8 @@ class _AgentGc:
 
         if self.options.dry_run:
             return self._result(AgentStatus.DRY_RUN, kept=count)
-        self._begin_change()
+        self.ports.stop.begin_change()  # from here a stop waits until this is reported
+        self.changing = True
         target = trim_target(self.agent.memory)
         plan = plan_trim(snapshot.content, target or 0, total=count)  # 0 keeps every entry
         if not plan.changes_file:

@@ -15,8 +15,7 @@ class StopSignal:
     """A stop the frontend asks for (Ctrl-C, SIGTERM), seen by every worker of the run.
 
     A change to a memory file (a trim, the record, the report that says so) once begun is
-    finished and reported; a stop that comes meanwhile waits for it. Worker threads begin no
-    change after a stop, and :meth:`halt` waits for those under way.
+    finished and reported; a stop that comes meanwhile waits for it.
     """
 
     def __init__(self) -> None:

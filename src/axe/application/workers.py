@@ -46,11 +46,9 @@ def ordered_map(
 ) -> list[R | None]:
     """``work(item)`` for every item, up to ``jobs`` at once, started in item order.
 
-    ``settled(index, result)`` is called in item order, as soon as that result and every one
-    before it are in; ``waiting(done, running_items)`` before each wait. After a result
-    ``halts`` nothing more starts (its place stays None), and what is under way is still
-    waited for. An exception from ``work`` is raised when its turn comes; on any exception
-    ``stop`` is set and nothing is waited for.
+    ``settled(index, result)`` is called in item order; ``waiting(done, running_items)``
+    before each wait. After a result ``halts`` nothing more starts (its place stays None).
+    An exception from ``work`` is raised in its turn, and sets ``stop``.
     """
     results: list[R | None] = [None] * len(items)
     runs = _Runs(items, work, jobs, name, halts)

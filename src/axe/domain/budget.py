@@ -19,14 +19,10 @@ class Budget:
 
 @frozen(kw_only=True)
 class Estimate:
-    """What analysing one agent's log would send (``--estimate``, docs/cost.md).
-
-    ``requests`` if nothing is refused, ``most_requests`` as many as the budget makes room
-    for; ``input_tokens`` at most (what a budget counts), ``likely_input_tokens`` about what
-    a provider counts (its own count where ``counted``); ``analysed`` None: the budget is
-    too small; ``all_entries`` (``one_entry``): the smallest budget that analyses every entry
-    (the newest); ``offline``: the model answers here, for no token.
-    """
+    """What analysing one agent's log would send (``--estimate``, docs/cost.md):
+    ``input_tokens`` at most (what a budget counts), ``likely_input_tokens`` about what a
+    provider counts; ``all_entries`` (``one_entry``): the smallest budget that analyses
+    every entry (the newest); ``offline``: the model answers here, for no token."""
 
     window: int | None = None
     window_source: WindowSource | None = None

@@ -31,8 +31,7 @@ class Exposure(enum.Enum):
 
 @frozen
 class AgentsIgnored:
-    """``./axe/agents``, or one file in it, was left out, as another user may have written
-    it: ``owner`` its owner's user id (``OWNER``), ``mode`` its permission bits (``WRITABLE``)."""
+    """``./axe/agents``, or one file in it, was left out: another user may have written it."""
 
     path: str
     why: Exposure
@@ -82,8 +81,7 @@ class MemoryRead:
 
 @frozen
 class NoEntryHeadings:
-    """The memory file holds text but no line that starts with ``## ``: gc still analyses
-    it, as the spec says, and trims nothing."""
+    """No line starts with ``## ``: gc still analyses the text, as the spec says."""
 
     agent: str
     size: int
@@ -91,8 +89,7 @@ class NoEntryHeadings:
 
 @frozen
 class MemoryUnchanged:
-    """``--skip-unchanged``: the file holds exactly what gc left there (``since``) for this
-    model; it is neither analysed again nor trimmed."""
+    """``--skip-unchanged``: the file holds exactly what gc left there for this model."""
 
     agent: str
     since: AnalysedMemory
@@ -125,8 +122,7 @@ class AnalysisStarted:
 
 @frozen
 class CountingUnavailable:
-    """The provider, which counts requests for free, did not count this run's (``reason``),
-    so the budget or the estimate rests on gc's own estimate, which errs high."""
+    """The provider, which counts for free, did not: gc's own estimate, which errs high, stands."""
 
     agent: str
     provider: str
@@ -135,8 +131,7 @@ class CountingUnavailable:
 
 @frozen
 class AnalysisNarrowed:
-    """``budget`` pays for only the newest ``analysed`` of the ``entries``; said again should
-    a refusal leave fewer affordable."""
+    """``budget`` pays for only the newest ``analysed`` of the ``entries``."""
 
     agent: str
     budget: Budget
@@ -146,8 +141,7 @@ class AnalysisNarrowed:
 
 @frozen
 class AnalysisSplit:
-    """The log is analysed in about ``parts`` parts, then merged; said again when the
-    plan's count changes."""
+    """The log is analysed in about ``parts`` parts (said again as the plan changes), merged."""
 
     agent: str
     parts: int

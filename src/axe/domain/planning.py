@@ -131,12 +131,9 @@ class Failed:
 
 @frozen
 class Sizing:
-    """What is known of how large one request may be, handed from plan to plan.
-
-    ``window``: the most input tokens, in the provider's tokens; ``ratio``: how far the
-    provider was seen counting above gc's upper estimate (1: never), which scales it from
-    then on; ``ceiling``: the most the estimate may be after refusals without numbers.
-    """
+    """What is known of how large one request may be: ``window``, in the provider's tokens;
+    ``ratio``, the most the provider was seen counting above gc's upper estimate (1: never);
+    ``ceiling``, the most the estimate may be after refusals without numbers."""
 
     window: int | None = None
     ratio: float = 1.0

@@ -98,13 +98,9 @@ class Analysis:
 
 @frozen(kw_only=True)
 class AgentResult:
-    """The outcome of gc for one agent, whatever was learnt before it ended.
-
-    ``entries``: the count before any trim (None: the file was not read); ``kept`` likewise,
-    None after a failure in the trim; ``limit``: the trim target the memory config sets;
-    ``spent``: what the analysis sent (None: none began); ``analysed``: the entries the
-    report covers when the budget left the oldest out (None: every entry read).
-    """
+    """The outcome of gc for one agent, whatever was learnt before it ended: ``entries``
+    before any trim (None: not read), ``kept`` (None after a failure in the trim), ``spent``
+    (None: no analysis began), ``analysed`` (None: every entry read)."""
 
     agent: str
     status: AgentStatus

@@ -71,8 +71,7 @@ def forecast(
     count: Count | None = None,
 ) -> Forecast:
     """Every request answered by :data:`ASSUMED_REPORT`, its input reserved, or ``likely``
-    (the replies report it, so later parts are planned fuller, as a real run's are), or
-    counted by ``count`` (not merges: their reports are not known yet); stops above ``above``.
+    (reported by the replies, as a real run's are), or counted by ``count`` (not merges).
 
     Raises:
         WindowTooSmallError: the plan comes to a merge that cannot fit the window.
@@ -207,8 +206,7 @@ def _counted(
     plan: Plan, points: list[int], at: int, *, budget: Budget, used: int, count: Count
 ) -> Whole | None:
     """One request from the earliest point the provider counts within what is left and the
-    window, starting from ``points[at]``, gc's estimate's choice: one count tells how far the
-    estimate errs on this text, a few more settle the point. None: the provider does not count.
+    window, from ``points[at]`` on; None: the provider does not count.
 
     Raises:
         BudgetTooSmallError: the provider counts even the newest entry's request above it.
@@ -264,8 +262,7 @@ def _earliest_expected(plan: Plan, points: list[int], room: int, ratio: float) -
 def estimated(
     plan: Plan | Finished, budget: Budget | None, window: int | None, count: Count | None = None
 ) -> Estimate:
-    """What analysing the log of ``plan`` would send under ``budget``, and how many of its
-    entries it would cover.
+    """What analysing the log of ``plan`` would send under ``budget``, and cover.
 
     Raises:
         WindowTooSmallError: the window holds no part of the log beside gc's instructions.
