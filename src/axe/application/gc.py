@@ -28,9 +28,7 @@ from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepR
 
 def _model_override(value: ModelRef | str | None) -> ModelRef | None:
     """Parsed when the options are built, so a bad one is refused before any agent runs."""
-    if value is None or isinstance(value, ModelRef):
-        return value
-    return ModelRef.parse(value)
+    return ModelRef.parse(value) if isinstance(value, str) else value
 
 
 PART_CONCURRENCY = 4  # parts of one log analysed at once: gentle on providers' rate limits
@@ -52,8 +50,7 @@ def _at_least_one(_instance: object, attribute: Attribute[int], value: int) -> N
 
 @frozen(kw_only=True)
 class GcOptions:
-    """The choices a user makes per run, as the command line's options say them
-    (``max_tokens`` 0: the agent file's budget, if any).
+    """The choices a user makes per run (``max_tokens`` 0: the agent file's budget, if any).
 
     Raises:
         AgentError: ``model_override`` is text that is not ``provider/model-name``.

@@ -94,8 +94,7 @@ class AnalysisRequest:
     """One single-shot request: a system prompt and one user message (the log, a part of
     it, or the reports a merge combines), no tools. ``memory_config`` is for the built-in
     analyst only. ``retry_unanswered`` False: an attempt that got no answer may have been
-    billed, so under a budget it is not tried again.
-    """
+    billed, so under a budget it is not tried again."""
 
     model: ModelRef
     system_prompt: str

@@ -59,10 +59,9 @@ class StopSignal:
             self._ended.notify_all()
 
     def interrupt(self, stop: BaseException) -> None:
-        """Raise ``stop`` from a signal handler now, or when the change under way on the main
-        thread ends. Takes no lock: the handler may run while the main thread holds one.
-        Once :meth:`halt` runs, another stop is ignored, so a second Ctrl-C cannot cut the
-        report of finished work short."""
+        """Raise ``stop`` from a signal handler now, or when the main thread's change ends;
+        no lock (the main thread may hold one). Once :meth:`halt` runs, another stop is
+        ignored: a second Ctrl-C cannot cut the report of finished work short."""
         self.requested = True
         if self._halting:
             return

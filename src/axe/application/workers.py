@@ -95,8 +95,7 @@ class _Runs(Generic[T, R]):
                 self.futures.append(self._started(self.items[len(self.futures)]))
 
     def running(self) -> list[T]:
-        started = zip(self.items, self.futures, strict=False)
-        return [item for item, future in started if future.running()]
+        return [item for item, f in zip(self.items, self.futures, strict=False) if f.running()]
 
     def wait_for_one(self) -> None:
         if pending := [future for future in self.futures[self.done :] if not future.done()]:

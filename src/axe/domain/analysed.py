@@ -38,13 +38,12 @@ class AnalysedMemory:
         budget: int | None = None,
         analysed: int | None = None,
     ) -> AnalysedMemory:
-        narrowed = analysed is not None
         return cls(
             size=len(left),
             sha256=digest(left),
             model=str(model),
             at=at,
-            budget=budget if narrowed else None,
+            budget=None if analysed is None else budget,
             analysed=analysed,
         )
 

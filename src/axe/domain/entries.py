@@ -1,7 +1,6 @@
 """Memory entries (a line starting ``## `` up to the next, axe-formats.md), found on raw
 bytes, never decoded: memory files are hand-edited, may hold CRLF or invalid UTF-8, and the
-bytes kept must come out exactly as they went in.
-"""
+bytes kept must come out exactly as they went in."""
 
 from __future__ import annotations
 

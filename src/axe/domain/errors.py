@@ -1,7 +1,6 @@
 """The kinds of failure axe reports, and the one table of their exit codes (gc-spec §3.6,
 and the Go axe's 4 for a budget), here because both the command line and the JSON report
-need it. Errors that carry numbers carry them as values; the console words them.
-"""
+need it. Errors that carry numbers carry them as values; the console words them."""
 
 from __future__ import annotations
 

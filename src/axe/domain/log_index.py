@@ -1,7 +1,6 @@
 """A memory log read once for planning, in units: its entries and, when it does not start
 with one, the text before the first (unit 0, the *preamble*). Running sums of the token
-estimate every 32 KiB make any run of units cost two short estimates and a subtraction.
-"""
+estimate every 32 KiB make any run of units cost two short estimates and a subtraction."""
 
 from __future__ import annotations
 
@@ -29,10 +28,6 @@ class LogIndex:
     @property
     def units(self) -> int:
         return len(self.bounds) - 1
-
-    @property
-    def entries(self) -> int:
-        return self.units - self.preamble
 
     def entries_in(self, first: int, last: int) -> int:
         return last - first - (self.preamble and first == 0 < last)

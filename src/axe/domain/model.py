@@ -84,8 +84,7 @@ class Params:
 @frozen
 class AgentConfig:
     """An agent as gc needs it: ``name`` is its file name without ``.toml`` (the ``name`` key
-    inside is only a ``display_name``); ``source``, the path it was read from ("": unknown).
-    """
+    inside is only a ``display_name``); ``source``, the path it was read from ("": unknown)."""
 
     name: str
     model: str

@@ -1,6 +1,5 @@
 """Parts of a log too large for one request: runs of consecutive units covering the log
-once; an entry that alone exceeds a part is sent cut, with a marker (the file is untouched).
-"""
+once; an entry that alone exceeds a part is sent cut, with a marker (the file is untouched)."""
 
 from __future__ import annotations
 

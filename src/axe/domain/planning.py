@@ -1,7 +1,6 @@
 """The big-log planner (docs/big-logs.md), a pure state machine in units of a
 :class:`~axe.domain.log_index.LogIndex`: :func:`start` gives the first plan, ``batch()`` the
-requests to send, ``after(outcomes)`` the next plan, until :class:`Finished` or :class:`Failed`.
-"""
+requests to send, ``after(outcomes)`` the next plan, until :class:`Finished` or :class:`Failed`."""
 
 from __future__ import annotations
 
@@ -68,9 +67,8 @@ def request_tokens(system_prompt: str, of_content: TokenEstimate) -> TokenEstima
 
 @frozen
 class Ask:
-    """One request; its content is made when sent (a batch holds no copy of the log): units
-    ``part`` of ``index``'s log, else ``text``. ``tokens`` None: a whole log nothing asked to
-    estimate; ``counted``: the provider's own count, where it gave one."""
+    """One request, its content made when sent (units ``part`` of ``index``'s log, else
+    ``text``); ``counted``: the provider's own count, where it gave one."""
 
     system_prompt: str
     tokens: TokenEstimate | None

@@ -27,8 +27,7 @@ class AgentStatus(enum.Enum):
 
 @frozen
 class Usage:
-    """Tokens a provider reports having read and written; ``cost``, in US dollars where the
-    provider states it (a sum keeps the costs that are known)."""
+    """Tokens a provider reports having read and written; ``cost``: US dollars, if stated."""
 
     input_tokens: int
     output_tokens: int
@@ -54,9 +53,8 @@ class Completion:
 
 @frozen(kw_only=True)
 class Spent:
-    """What one agent's analysis sent and cost, whatever came of it: ``requests`` counts
-    every HTTP request that went out (each may have been billed); ``parts`` is None unless
-    the log was split."""
+    """What one agent's analysis sent and cost, whatever came of it: every HTTP request that
+    went out may have been billed; ``parts`` is None unless the log was split."""
 
     usage: Usage | None = None
     requests: int = 0

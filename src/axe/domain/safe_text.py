@@ -1,7 +1,6 @@
 """Text from outside (a model's reply, a server's error, a file name) made inert for a
 terminal, in the core so the console and the command line use the one rule: a log entry can
-talk a model into replying with escape sequences that would rewrite the user's screen.
-"""
+talk a model into replying with escape sequences that would rewrite the user's screen."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ _CONTROLS = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]"
 
 def terminal_safe(text: str) -> str:
     """Whole sequences are removed (no ``[31m`` debris), then every control but newline and
-    tab; a CRLF becomes a newline, a lone carriage return (which could overprint) is dropped.
-    """
+    tab; a CRLF becomes a newline, a lone carriage return (which could overprint) is dropped."""
     if text.isprintable():
         return text
     text = re.sub(_SEQUENCES, "", text.replace("\r\n", "\n"), flags=re.VERBOSE)

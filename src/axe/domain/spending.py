@@ -1,7 +1,6 @@
 """The token budget (docs/cost.md): a plan's cost, forecast by driving it with assumed
 answers, and the plan narrowed to the newest entries the budget can pay for to its end,
-decided before the first request and again after each batch.
-"""
+decided before the first request and again after each batch."""
 
 from __future__ import annotations
 

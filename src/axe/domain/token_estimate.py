@@ -124,8 +124,7 @@ def _eighths(data: bytes, after: bytes) -> int:
 
 
 def estimate_tokens(data: bytes | memoryview) -> TokenEstimate:
-    """Splittable: the ``most`` of slices of ``data``, cut at any byte, sum to at least the
-    ``most`` of the whole."""
+    """Splittable: the ``most`` of any slices of ``data`` sum to at least the whole's."""
     view = memoryview(data).cast("B")
     if not view:
         return TokenEstimate(0, 0)
