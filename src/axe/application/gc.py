@@ -217,8 +217,7 @@ class _AgentGc:
         model; None (nothing said) on any doubt, for the flow to decide."""
         if (since := self.ports.memory.analysed(self.agent)) is None:
             return None
-        if snapshot is None:
-            snapshot = self.ports.memory.read(self.agent)
+        snapshot = snapshot or self.ports.memory.read(self.agent)
         if not snapshot.content:
             return None
         try:
@@ -250,7 +249,6 @@ class _AgentGc:
             self.ports.output.emit(events.RecordNotKept(self.agent.name, why_not))
 
     def _flow(self) -> AgentResult:
-        name = self.agent.name
         snapshot = self.ports.memory.read(self.agent)
         if not snapshot.content:
             self.entries = 0
@@ -265,7 +263,7 @@ class _AgentGc:
             return self._result(AgentStatus.ESTIMATED, kept=count)
         self.ports.stop.check()
         self.analysis = self._analyse(snapshot.content, count, self.model)
-        self.ports.output.emit(events.AnalysisReady(name, self.analysis))
+        self.ports.output.emit(events.AnalysisReady(self.agent.name, self.analysis))
 
         if self.options.dry_run:
             return self._result(AgentStatus.DRY_RUN, kept=count)
@@ -280,7 +278,7 @@ class _AgentGc:
         self.trimming = True
         warning = self.ports.memory.trim(self.agent, snapshot, plan, archive=self.options.archive)
         if warning is not None:
-            self.ports.output.emit(events.TrimWarning(name, warning))
+            self.ports.output.emit(events.TrimWarning(self.agent.name, warning))
         # What was analysed and kept; bytes `axe run` appended meanwhile were not analysed,
         # so with them the file no longer matches and the next run analyses it.
         self._remember(snapshot.content[plan.keep_from :], plan.kept)

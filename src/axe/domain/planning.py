@@ -382,8 +382,8 @@ def _halves(index: LogIndex, part: Part, sizing: Sizing) -> list[Part]:
 
 
 def _can_merge(sizing: Sizing) -> bool:
-    """Whether two part reports may be merged, checked before any part is sent; likely
-    counted, as refusing a log whose merges would have fitted is worse than paying for it."""
+    """Whether two part reports may be merged, checked before any part is sent, by what a
+    provider likely counts: refusing a log whose merges would fit is worse than paying."""
     if sizing.ceiling is not None and _merge_of(("", "")).most > sizing.ceiling:
         return False
     shortest = _merge_of(("x" * _SMALLEST_REPORT,) * 2)

@@ -205,7 +205,8 @@ def _counted(
     plan: Plan, points: list[int], at: int, *, budget: Budget, used: int, count: Count
 ) -> Whole | None:
     """One request from the earliest point the provider counts within what is left and the
-    window, from ``points[at]`` on; None: the provider does not count.
+    window, searched from ``points[at]`` (the estimate's choice): one count shows how far the
+    estimate errs on this text. None: the provider does not count.
 
     Raises:
         BudgetTooSmallError: the provider counts even the newest entry's request above it.
@@ -261,7 +262,7 @@ def _earliest_expected(plan: Plan, points: list[int], room: int, ratio: float) -
 def estimated(
     plan: Plan | Finished, budget: Budget | None, window: int | None, count: Count | None = None
 ) -> Estimate:
-    """What analysing the log of ``plan`` would send under ``budget``, and cover.
+    """What analysing the log of ``plan`` would send under ``budget``, and the entries covered.
 
     Raises:
         WindowTooSmallError: the window holds no part of the log beside gc's instructions.
