@@ -1,8 +1,5 @@
-"""Analysing one agent's memory log: the short loop that sends what the planner
-(:mod:`axe.domain.planning`) asks for, within the agent's budget
-(:mod:`axe.domain.spending`), tells the frontend how far it got, and counts what every
-request spent (architecture.md, "Big logs"); and the estimate of all that, sending nothing.
-"""
+"""The short loop that sends what the planner asks for, within the agent's budget, tells
+the frontend how far it got and counts what was spent; and its estimate, sending nothing."""
 
 from __future__ import annotations
 
@@ -14,33 +11,21 @@ from attrs import Factory, define, field
 from axe.application.ports import AnalysisRequest, LLMClient, Output
 from axe.application.stops import StopSignal
 from axe.application.workers import ordered_map
+from axe.domain import events
 from axe.domain.budget import Budget, Estimate
 from axe.domain.errors import AxeError, NoTokenCountError
-from axe.domain.events import (
-    AnalysisNarrowed,
-    AnalysisSplit,
-    CountingUnavailable,
-    MergeStarted,
-    PartAnalysed,
-)
 from axe.domain.log_index import LogIndex
 from axe.domain.model import MemoryConfig, ModelRef
 from axe.domain.planning import Ask, Batch, Failed, Finished, Outcome, Plan, Stage, start
 from axe.domain.prompt import ANALYSIS_MAX_TOKENS, ANALYSIS_TEMPERATURE, PATTERN_DETECTION_PROMPT
 from axe.domain.results import Analysis, Completion, Spent
 from axe.domain.spending import Budgeted, estimated, within
-from axe.domain.window import Window
 
 
 @define(kw_only=True, eq=False)  # one agent's working state, used by identity
 class LogAnalysis:
-    """The analysis of one agent's log with one model, within its ``budget`` (None:
-    unlimited); emits progress for that agent.
-
-    ``spent`` says what was sent so far, also after :meth:`run` failed; with a budget,
-    ``budget_used`` what was counted against it, and ``analysed`` the entries the report
-    covers, once it is in, if the budget left the oldest out.
-    """
+    """One agent's log with one model; ``spent``, ``budget_used`` and ``analysed`` (if the
+    budget left the oldest entries out) stay readable after :meth:`run` failed."""
 
     llm: LLMClient
     output: Output
@@ -51,20 +36,18 @@ class LogAnalysis:
     stop: StopSignal = Factory(StopSignal)
     budget: Budget | None = None
     spent: Spent = field(factory=Spent, init=False)
-    budget_used: int | None = field(
-        default=Factory(lambda self: None if self.budget is None else 0, takes_self=True),
-        init=False,
-    )
+    budget_used: int = field(default=0, init=False)  # against the budget, if any
     analysed: int | None = field(default=None, init=False)
     _index: LogIndex | None = field(default=None, init=False)
+    _counted: dict[tuple[str, object, int], int] = field(factory=dict, init=False)
+    _counting: bool = field(default=True, init=False)  # until the provider says it cannot
 
     def run(self, memory: bytes) -> Analysis:
         """The report on ``memory``.
 
         Raises:
-            ApiError: a request failed for another reason than its size (the message says
-                which part or merge, when the log was split), the window is too small, or
-                the provider's refusals cannot be true of what was sent.
+            ApiError: a request failed (the message says which part or merge), the window is
+                too small, or the provider's refusals cannot be true of what was sent.
             AgentError: the provider is unknown.
             BudgetTooSmallError: the budget cannot pay for analysing the newest entry.
         """
@@ -74,10 +57,10 @@ class LogAnalysis:
             begins = self._tell_narrowing(plan, begins)
             batch = plan.batch()
             if batch.stage is Stage.MERGE:
-                self.output.emit(MergeStarted(self.agent, batch.total))
+                self.output.emit(events.MergeStarted(self.agent, batch.total))
             elif batch.stage is Stage.PARTS and batch.total != announced:
                 announced = batch.total
-                self.output.emit(AnalysisSplit(self.agent, announced))
+                self.output.emit(events.AnalysisSplit(self.agent, announced))
             outcomes = self._send(batch)
             if isinstance(plan, Budgeted):
                 self.budget_used = plan.charged(outcomes)
@@ -89,8 +72,7 @@ class LogAnalysis:
         return Analysis(text=plan.text, spent=self.spent)
 
     def estimate(self, memory: bytes, entries: int) -> Estimate:
-        """What :meth:`run` would send, sending no analysis (a window lookup at most), and
-        how many of the log's ``entries`` it would cover.
+        """What :meth:`run` would send (a window lookup at most is sent).
 
         Raises:
             WindowTooSmallError: the window holds no part of the log beside the instructions.
@@ -100,33 +82,28 @@ class LogAnalysis:
             return Estimate(offline=True, analysed=entries)
         window = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
         tokens = None if window is None else window.tokens
-        counts = _Counts(self)
-        found = estimated(start(memory, tokens, LogIndex(memory)), self.budget, tokens, counts)
+        found = estimated(start(memory, tokens, LogIndex(memory)), self.budget, tokens, self._count)
         source = None if window is None else window.source
-        return attrs.evolve(found, window_source=source, counted=counts.used)
+        return attrs.evolve(found, window_source=source, counted=bool(self._counted))
 
     def _first_plan(self, memory: bytes) -> Plan | Budgeted | Finished:
-        """The plan, within the budget when there is one and the model spends tokens (the
-        offline analyst spends none, so it reads every entry).
+        """Within the budget, if the model spends tokens.
 
         Raises:
             BudgetTooSmallError: not even the newest entry's analysis fits the budget.
         """
-        window: Window | None = self.llm.input_limit(
-            self._request(PATTERN_DETECTION_PROMPT, memory)
-        )
+        window = self.llm.input_limit(self._request(PATTERN_DETECTION_PROMPT, memory))
         tokens = None if window is None else window.tokens
         if self.budget is None or not self.llm.charges_tokens(self.model):
             return start(memory, tokens)
         self._index = LogIndex(memory)
-        return within(start(memory, tokens, self._index), self.budget, count=_Counts(self))
+        return within(start(memory, tokens, self._index), self.budget, count=self._count)
 
     def _tell_narrowing(self, plan: Plan | Budgeted | Finished, told: int) -> int:
-        """Where the analysis begins now; the frontend is told when the budget moved it."""
         begins = plan.first if isinstance(plan, Budgeted | Finished) else 0
         if begins != told and self.budget is not None:
             everything, analysed = self._entries_from(0), self._entries_from(begins)
-            self.output.emit(AnalysisNarrowed(self.agent, self.budget, analysed, everything))
+            self.output.emit(events.AnalysisNarrowed(self.agent, self.budget, analysed, everything))
         return begins
 
     def _entries_from(self, first: int) -> int:
@@ -134,14 +111,12 @@ class LogAnalysis:
         return self._index.entries_in(first, self._index.units)
 
     def _send(self, batch: Batch) -> list[Outcome]:
-        """Each request of ``batch``, through the one scheduler; the first refusal or
-        failure stops what has not started (None in its place). Every answered part is
-        told as it comes, in order; what each request spent is counted."""
+        """The first refusal or failure stops what has not started (None in its place)."""
         answered = itertools.count(batch.done + 1)
 
         def settled(_index: int, outcome: Outcome) -> None:
             if batch.stage is Stage.PARTS and isinstance(outcome, Completion):
-                self.output.emit(PartAnalysed(self.agent, next(answered), batch.total))
+                self.output.emit(events.PartAnalysed(self.agent, next(answered), batch.total))
 
         if len(batch.asks) == 1:  # a log that fits needs no worker thread
             self.stop.check()
@@ -167,6 +142,21 @@ class LogAnalysis:
         except AxeError as error:
             return error
 
+    def _count(self, ask: Ask) -> int | None:
+        """The provider's count of ``ask``, each asked once; once the provider says it cannot
+        count, gc's own estimate stands (and that is said)."""
+        key = (ask.system_prompt, ask.part, len(ask.text))
+        if self._counting and key not in self._counted:
+            request = self._request(ask.system_prompt, ask.content())
+            try:
+                self._counted[key] = self.llm.count_tokens(request)
+            except NoTokenCountError as error:
+                self._counting = False
+                if error.offered:
+                    provider = self.model.provider
+                    self.output.emit(events.CountingUnavailable(self.agent, provider, error.reason))
+        return self._counted.get(key) if self._counting else None
+
     def _request(self, system_prompt: str, content: bytes) -> AnalysisRequest:
         return AnalysisRequest(
             model=self.model,
@@ -179,41 +169,9 @@ class LogAnalysis:
         )
 
 
-class _Counts:
-    """The provider's count of the requests a budget or an estimate weighs, each asked once;
-    once the provider says it cannot count, gc's own estimate stands (and that is said)."""
-
-    def __init__(self, analysis: LogAnalysis) -> None:
-        self._analysis = analysis
-        self._known: dict[tuple[str, object, int], int] = {}
-        self._refused = False
-        self.used = False  # some request was counted by the provider
-
-    def __call__(self, ask: Ask) -> int | None:
-        if self._refused:
-            return None
-        key = (ask.system_prompt, ask.part, len(ask.text))
-        if key not in self._known:
-            analysis = self._analysis
-            request = analysis._request(ask.system_prompt, ask.content())
-            try:
-                self._known[key] = analysis.llm.count_tokens(request)
-            except NoTokenCountError as error:
-                self._refused = True
-                if error.offered:
-                    provider = analysis.model.provider
-                    analysis.output.emit(
-                        CountingUnavailable(analysis.agent, provider, error.reason)
-                    )
-                return None
-            self.used = True
-        return self._known[key]
-
-
 def _in_context(failed: Failed) -> AxeError:
-    """The failed request's error itself, with what failed in front of its message when
-    the log was split: its kind (so the exit code is the one the same failure has on a
-    log that fits), its numbers and what the use case adds to it are kept."""
+    """The error itself (its kind decides the exit code), with what failed in front of its
+    message when the log was split."""
     error = failed.error
     if failed.stage is Stage.PARTS:
         what = f"analysis of part {failed.at} of {failed.of} failed"

@@ -1,8 +1,5 @@
-"""The gc use case: analyse an agent's memory with its LLM, report, then trim.
-
-Plain functions over the four ports, so any frontend can run gc with its own adapters; the
-steps follow gc-spec §3.3 and §3.5 in order, and every run ends in a result value.
-"""
+"""The gc use case, gc-spec §3.3 and §3.5 in order, as plain functions over the four ports;
+every run ends in a result value."""
 
 from __future__ import annotations
 
@@ -13,6 +10,7 @@ from axe.application.analysis import LogAnalysis
 from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Output
 from axe.application.stops import StopSignal
 from axe.application.workers import run_in_order
+from axe.domain import events
 from axe.domain.budget import Budget, Estimate
 from axe.domain.entries import MemorySnapshot, count_entries, plan_trim
 from axe.domain.errors import (
@@ -23,41 +21,21 @@ from axe.domain.errors import (
     ModelOrigin,
     detached,
 )
-from axe.domain.events import (
-    AgentFinished,
-    AgentSkipped,
-    AgentStarted,
-    AnalysisReady,
-    AnalysisStarted,
-    MemoryRead,
-    MemoryUnchanged,
-    NoEntryHeadings,
-    RecordNotKept,
-    SweepFinished,
-    SweepProgress,
-    SweepStarted,
-    TrimWarning,
-    WaitingForLock,
-)
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.policy import trim_target
 from axe.domain.results import AgentResult, AgentStatus, Analysis, Spent, SweepResult
 
 
 def _model_override(value: ModelRef | str | None) -> ModelRef | None:
-    """Parse a ``--model`` given as text when the options are built, so a bad one is
-    refused before any agent runs rather than once per agent."""
-    if value is None or isinstance(value, ModelRef):
-        return value
-    return ModelRef.parse(value)
+    """Parsed when the options are built, so a bad one is refused before any agent runs."""
+    return ModelRef.parse(value) if isinstance(value, str) else value
 
 
 PART_CONCURRENCY = 4  # parts of one log analysed at once: gentle on providers' rate limits
 
 
 class BelowOneError(AgentError):
-    """A count in :class:`GcOptions` (``option``: its keyword) is ``value``, below 1; a
-    frontend says it in its own terms (the CLI: ``--jobs must be at least 1, not 0``)."""
+    """A count in :class:`GcOptions` (``option``: its keyword) is ``value``, below 1."""
 
     def __init__(self, option: str, value: int) -> None:
         super().__init__(f"{option} must be at least 1, not {value}")
@@ -72,13 +50,7 @@ def _at_least_one(_instance: object, attribute: Attribute[int], value: int) -> N
 
 @frozen(kw_only=True)
 class GcOptions:
-    """The choices a user makes per run: ``jobs``, how many agents ``--all`` runs at once
-    (1: one after another, as the spec says); ``part_concurrency``, how many parts of a log
-    too large for its model are analysed at once; ``skip_unchanged``, skip an agent whose
-    memory file holds exactly what gc left there when it last analysed it with the same model,
-    and record what each analysis leaves; ``max_tokens``, each agent's budget
-    (``--max-tokens``; 0: the agent file's, if any); ``estimate``, to say what would be
-    sent instead of sending it (nothing locked, nothing trimmed).
+    """The choices a user makes per run (``max_tokens`` 0: the agent file's budget, if any).
 
     Raises:
         AgentError: ``model_override`` is text that is not ``provider/model-name``.
@@ -97,8 +69,8 @@ class GcOptions:
 
 @frozen(kw_only=True)
 class GcPorts:
-    """The outside world, as the use case sees it; ``stop``, where the frontend asks the run
-    to stop (its signal handlers call :meth:`StopSignal.interrupt`)."""
+    """The outside world, as the use case sees it; ``stop``: the frontend's signal handlers
+    call its :meth:`StopSignal.interrupt`."""
 
     agents: AgentRepository
     memory: MemoryStore
@@ -108,10 +80,9 @@ class GcPorts:
 
 
 def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResult:
-    """Run gc on the agent called ``name`` (``axe gc <name>``) and say how it ended: a
-    failure of any kind (agent not found, unreadable memory, provider down, trim refused) is
-    part of the result, not raised, and nothing is trimmed unless the analysis succeeded."""
-    ports.output.emit(AgentStarted(name, in_sweep=False))
+    """``axe gc <name>``: a failure of any kind is part of the result, not raised, and
+    nothing is trimmed unless the analysis succeeded."""
+    ports.output.emit(events.AgentStarted(name, in_sweep=False))
     try:
         agent = ports.agents.load(name)
     except AxeError as error:
@@ -120,46 +91,40 @@ def collect_garbage(name: str, options: GcOptions, ports: GcPorts) -> AgentResul
         if agent.memory.enabled:
             return _AgentGc(agent, options, ports).run()
         result = AgentResult(agent=name, status=AgentStatus.DISABLED)
-    ports.output.emit(AgentFinished(result))
+    ports.output.emit(events.AgentFinished(result))
     return result
 
 
 def collect_all_garbage(options: GcOptions, ports: GcPorts) -> SweepResult:
-    """Run gc on every agent with memory enabled (``axe gc --all``), in name order.
-
-    One after another, as the spec says; with ``options.jobs`` above 1, up to that many at
-    once, the events still arriving exactly as the sequential run emits them (each agent's
-    whole, in name order), with :class:`SweepProgress` in between. A failing agent does not
-    stop the others, nor does an agent file that does not load: it is skipped
-    (:class:`AgentSkipped`), as listing agents never fails on one bad file.
+    """``axe gc --all``: every memory-enabled agent, in name order; with ``options.jobs``
+    above 1, that many at once, the events still arriving as the sequential run emits them.
+    A failing agent, or an agent file that does not load (skipped), stops no other.
 
     Raises:
         ConfigError: the agents directory cannot be listed.
     """
     agents = _memory_enabled_agents(ports)
-    ports.output.emit(SweepStarted(tuple(agent.name for agent in agents)))
+    ports.output.emit(events.SweepStarted(tuple(agent.name for agent in agents)))
     if options.jobs == 1 or len(agents) < 2:
         results = [_sweep_one(agent, options, ports) for agent in agents]
     else:
         results = run_in_order(
             agents,
-            lambda agent, buffer, _stop: _sweep_one(
-                agent, options, attrs.evolve(ports, output=buffer)
-            ),
+            lambda agent, out, _stop: _sweep_one(agent, options, attrs.evolve(ports, output=out)),
             jobs=options.jobs,
             output=ports.output,
             stop=ports.stop,
-            progress=lambda done, running: SweepProgress(
+            progress=lambda done, running: events.SweepProgress(
                 done, len(agents), tuple(agent.name for agent in running)
             ),
         )
     sweep = SweepResult(tuple(results))
-    ports.output.emit(SweepFinished(sweep))
+    ports.output.emit(events.SweepFinished(sweep))
     return sweep
 
 
 def _sweep_one(agent: AgentConfig, options: GcOptions, ports: GcPorts) -> AgentResult:
-    ports.output.emit(AgentStarted(agent.name, in_sweep=True))
+    ports.output.emit(events.AgentStarted(agent.name, in_sweep=True))
     return _AgentGc(agent, options, ports).run()
 
 
@@ -169,7 +134,7 @@ def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
         try:
             agent = ports.agents.load(name)
         except ConfigError as error:
-            ports.output.emit(AgentSkipped(name, detached(error)))
+            ports.output.emit(events.AgentSkipped(name, detached(error)))
             continue
         if agent.memory.enabled:
             enabled.append(agent)
@@ -177,19 +142,17 @@ def _memory_enabled_agents(ports: GcPorts) -> list[AgentConfig]:
 
 
 def _budget(flag: int, agent: AgentConfig) -> Budget | None:
-    """``--max-tokens`` when given, else the agent file's ``[budget] max_tokens``, else
-    none (0 is "not given" in both), as the Go axe's ``axe run`` chooses."""
-    if flag <= 0 and agent.budget.max_tokens <= 0:
-        return None
+    """``--max-tokens``, else the agent file's, as the Go axe's ``axe run`` chooses."""
     if flag > 0:
         return Budget(flag, flag=True)
-    return Budget(agent.budget.max_tokens, flag=False, source=agent.source)
+    if agent.budget.max_tokens > 0:
+        return Budget(agent.budget.max_tokens, flag=False, source=agent.source)
+    return None
 
 
 @define(repr=False, eq=False)  # a run's working state, compared by identity
 class _AgentGc:
-    """gc of one memory-enabled agent, step by step, keeping what it learns (the entry
-    count, the model, the report, what the budget counted) so that a failure at any step
+    """gc of one memory-enabled agent, keeping what it learns so that a failure at any step
     still says how far gc got."""
 
     agent: AgentConfig
@@ -204,23 +167,20 @@ class _AgentGc:
         default=Factory(lambda gc: _budget(gc.options.max_tokens, gc.agent), takes_self=True),
         init=False,
     )
-    budget_used: int | None = field(
-        default=Factory(lambda gc: None if gc.budget is None else 0, takes_self=True),
-        init=False,
-    )
+    budget_used: int = field(default=0, init=False)
     analysed: int | None = field(default=None, init=False)
     estimate: Estimate | None = field(default=None, init=False)
     changing: bool = field(default=False, init=False)  # a change begun, not yet reported
 
     def run(self) -> AgentResult:
-        """The agent's gc, ended by its ``AgentFinished``; a change to its file, once
-        begun, is reported before any stop that came meanwhile is let through."""
+        """A change to the file, once begun, is reported before any stop that came
+        meanwhile is let through."""
         try:
             try:
                 result = self._steps()
             except AxeError as error:
                 result = self._failed(error)
-            self.ports.output.emit(AgentFinished(result))
+            self.ports.output.emit(events.AgentFinished(result))
             return result
         finally:
             if self.changing:
@@ -229,18 +189,10 @@ class _AgentGc:
 
     def _failed(self, error: AxeError) -> AgentResult:
         if isinstance(error, ModelNotFoundError) and self.model is not None:
-            override = self.options.model_override is not None
-            error.origin = ModelOrigin(
-                str(self.model), override, self.agent.name, self.agent.source
-            )
+            by_flag = self.options.model_override is not None
+            error.origin = ModelOrigin(str(self.model), by_flag, self.agent.name, self.agent.source)
         kept = None if self.trimming else self.entries
         return self._result(AgentStatus.FAILED, kept=kept, error=detached(error))
-
-    def _begin_change(self) -> None:
-        """From here the memory file or its record may change: a stop that comes now waits
-        until the change is done and reported; one that came before changes nothing."""
-        self.ports.stop.begin_change()
-        self.changing = True
 
     def _steps(self) -> AgentResult:
         if self.options.skip_unchanged and (skipped := self._unchanged()):
@@ -251,25 +203,21 @@ class _AgentGc:
             return self._flow()
 
     def _waiting(self, holder: int | None) -> None:
-        self.ports.output.emit(WaitingForLock(self.agent.name, holder))
+        self.ports.output.emit(events.WaitingForLock(self.agent.name, holder))
 
     def _report_read(self, snapshot: MemorySnapshot) -> int:
-        """Says how many entries the file holds; the counts, for the planning to reuse."""
         count = self.entries = count_entries(snapshot.content)
-        self.ports.output.emit(MemoryRead(self.agent.name, count, len(snapshot.content)))
+        self.ports.output.emit(events.MemoryRead(self.agent.name, count, len(snapshot.content)))
         if not count:
-            self.ports.output.emit(NoEntryHeadings(self.agent.name, len(snapshot.content)))
+            self.ports.output.emit(events.NoEntryHeadings(self.agent.name, len(snapshot.content)))
         return count
 
     def _unchanged(self, snapshot: MemorySnapshot | None = None) -> AgentResult | None:
-        """The result of a skip, when the file (``snapshot``, else read now) holds exactly
-        what gc left there, for the model this run would use; None (nothing said) on any
-        doubt, for the flow to decide. The record is looked at first: without one the file
-        is not read here (the flow reads it)."""
+        """The result of a skip, when the file holds exactly what gc left there for this
+        model; None (nothing said) on any doubt, for the flow to decide."""
         if (since := self.ports.memory.analysed(self.agent)) is None:
             return None
-        if snapshot is None:
-            snapshot = self.ports.memory.read(self.agent)
+        snapshot = snapshot or self.ports.memory.read(self.agent)
         if not snapshot.content:
             return None
         try:
@@ -281,15 +229,13 @@ class _AgentGc:
             return None
         self.model = model
         count = self._report_read(snapshot)
-        self.ports.output.emit(MemoryUnchanged(self.agent.name, since))
+        self.ports.output.emit(events.MemoryUnchanged(self.agent.name, since))
         return self._result(AgentStatus.UNCHANGED, kept=count)
 
     def _remember(self, left: bytes, entries: int) -> None:
-        """Under the lock, after the analysis: what this gc leaves in the file, so that a
-        later ``--skip-unchanged`` run skips it while it holds exactly that (with or
-        without the flag now: a nightly run after a run by hand costs nothing). When the
-        budget left out some of the ``entries`` left, the record says which budget and how
-        many of the newest were analysed: only a run with that budget skips it."""
+        """What this gc leaves in the file, recorded with or without ``--skip-unchanged``
+        (a nightly run after a run by hand costs nothing); when the budget left entries
+        out, only a run with that budget skips it."""
         assert self.model is not None  # chosen before the analysis
         narrowed = self.analysed is not None and self.analysed < entries
         why_not = self.ports.memory.remember_analysed(
@@ -300,10 +246,9 @@ class _AgentGc:
             analysed=self.analysed if narrowed else None,
         )
         if why_not is not None and self.options.skip_unchanged:
-            self.ports.output.emit(RecordNotKept(self.agent.name, why_not))
+            self.ports.output.emit(events.RecordNotKept(self.agent.name, why_not))
 
     def _flow(self) -> AgentResult:
-        name = self.agent.name
         snapshot = self.ports.memory.read(self.agent)
         if not snapshot.content:
             self.entries = 0
@@ -318,31 +263,30 @@ class _AgentGc:
             return self._result(AgentStatus.ESTIMATED, kept=count)
         self.ports.stop.check()
         self.analysis = self._analyse(snapshot.content, count, self.model)
-        self.ports.output.emit(AnalysisReady(name, self.analysis))
+        self.ports.output.emit(events.AnalysisReady(self.agent.name, self.analysis))
 
         if self.options.dry_run:
             return self._result(AgentStatus.DRY_RUN, kept=count)
-        self._begin_change()
+        self.ports.stop.begin_change()  # from here a stop waits until this is reported
+        self.changing = True
         target = trim_target(self.agent.memory)
-        if target is None:
-            self._remember(snapshot.content, count)
-            return self._result(AgentStatus.NO_TARGET, kept=count)
-        plan = plan_trim(snapshot.content, target, total=count)
+        plan = plan_trim(snapshot.content, target or 0, total=count)  # 0 keeps every entry
         if not plan.changes_file:
             self._remember(snapshot.content, count)
-            return self._result(AgentStatus.WITHIN_LIMIT, kept=count)
+            status = AgentStatus.NO_TARGET if target is None else AgentStatus.WITHIN_LIMIT
+            return self._result(status, kept=count)
         self.trimming = True
         warning = self.ports.memory.trim(self.agent, snapshot, plan, archive=self.options.archive)
         if warning is not None:
-            self.ports.output.emit(TrimWarning(name, warning))
+            self.ports.output.emit(events.TrimWarning(self.agent.name, warning))
         # What was analysed and kept; bytes `axe run` appended meanwhile were not analysed,
         # so with them the file no longer matches and the next run analyses it.
-        self._remember(snapshot.content[plan.keep_from :], target)
-        result = self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=target)
+        self._remember(snapshot.content[plan.keep_from :], plan.kept)
+        result = self._result(AgentStatus.TRIMMED, removed=plan.removed, kept=plan.kept)
         return attrs.evolve(result, warnings=(warning,) if warning else ())
 
     def _analyse(self, memory: bytes, count: int, model: ModelRef) -> Analysis:
-        self.ports.output.emit(AnalysisStarted(self.agent.name, model, count))
+        self.ports.output.emit(events.AnalysisStarted(self.agent.name, model, count))
         analysis = self._analysis(model)
         try:
             return analysis.run(memory)
@@ -371,8 +315,6 @@ class _AgentGc:
         kept: int | None = None,
         error: AxeError | None = None,
     ) -> AgentResult:
-        """``kept`` as :class:`AgentResult` says: unknown here after a failure in the trim
-        (which can fail after its rename, when late appends could not be carried over)."""
         return AgentResult(
             agent=self.agent.name,
             status=status,
@@ -385,7 +327,7 @@ class _AgentGc:
             error=error,
             spent=self.spent,
             budget=self.budget,
-            budget_used=self.budget_used,
+            budget_used=None if self.budget is None else self.budget_used,
             analysed=self.analysed,
             estimate=self.estimate,
         )

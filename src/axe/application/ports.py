@@ -1,5 +1,4 @@
-"""The four ports the gc use case depends on, and the clock its adapters share: each a small
-``typing.Protocol`` over domain values (architecture.md, "The ports")."""
+"""The four ports the gc use case depends on, and the clock its adapters share."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from axe.domain.window import Window
 
 
 class AgentRepository(Protocol):
-    """Where agent definitions live (``*.toml`` files in the agents directories, in production)."""
+    """Where agent definitions live."""
 
     def load(self, name: str) -> AgentConfig:
         """The agent called ``name``.
@@ -41,10 +40,8 @@ class MemoryStore(Protocol):
     def lock(
         self, agent: AgentConfig, *, waiting: Callable[[int | None], None]
     ) -> AbstractContextManager[None]:
-        """Hold ``agent``'s memory file for one gc (read, analyse, archive, trim), so that
-        overlapping runs on one file (agents sharing one included) come out as if one ran
-        after the other; ``waiting(pid)`` is called once, before waiting, if another gc holds
-        it (``pid`` when known).
+        """Hold ``agent``'s memory file for one gc, so overlapping runs on one file come out
+        as if one ran after the other; ``waiting(pid)`` is called once if another gc holds it.
 
         Raises:
             ConfigError: the memory path cannot be resolved.
@@ -62,21 +59,17 @@ class MemoryStore(Protocol):
     def trim(
         self, agent: AgentConfig, snapshot: MemorySnapshot, plan: TrimPlan, *, archive: bool
     ) -> str | None:
-        """Replace the file with the bytes from ``plan.keep_from`` on, atomically, bytes
-        appended since ``snapshot`` was read included; with ``archive``, the removed bytes
-        are first appended to the agent's archive. On any failure the file is as it was.
-        Returns what the user must hear about a trim that did happen (a program still holds
-        the old file open for writing, so what it writes later is not carried over), a
-        clause in the store's words; None when there is nothing to tell.
+        """Replace the file with the bytes from ``plan.keep_from`` on (late appends
+        included), atomically, the removed bytes first archived with ``archive``. Returns a
+        warning about a trim that did happen (a writer still holds the old file), or None.
 
         Raises:
             AgentError: the trim could not be carried out; nothing was changed.
         """
 
     def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
-        """What gc left in ``agent``'s memory file when it last analysed it, as recorded by
-        :meth:`remember_analysed`; None when there is no record it can trust (none, unreadable,
-        corrupt, or where others could have written it). Needs no lock: it changes nothing.
+        """What :meth:`remember_analysed` last recorded; None when there is no record it can
+        trust. Needs no lock.
 
         Raises:
             ConfigError: the memory path cannot be resolved.
@@ -91,24 +84,17 @@ class MemoryStore(Protocol):
         budget: int | None = None,
         analysed: int | None = None,
     ) -> str | None:
-        """Record, under the lock, that gc analysed ``agent``'s memory file with ``model`` and
-        left ``left`` there, stamped with the run's clock; atomically, replacing any earlier
-        record. Where it cannot be written safely nothing is recorded, which only costs a
-        later ``--skip-unchanged`` an analysis, so this raises nothing: it returns why (a
-        clause for a warning), or None when the record was kept.
-        """
+        """Record, under the lock, that gc analysed the file with ``model`` and left ``left``
+        there. Raises nothing: a record not kept only costs a later analysis; returns why,
+        or None when it was kept."""
 
 
 @frozen(kw_only=True)
 class AnalysisRequest:
-    """One single-shot request: a system prompt and one user message, no tools; ``content``
-    is the memory log (or a part of it) exactly as read, decoded only where it is sent, or
-    the part reports a merge combines. ``memory_config`` is not sent to remote models (the
-    spec fixes what they see); the built-in analyst comments on the agent's own settings.
-    ``retry_unanswered`` False: an attempt that went out and got no answer (a connection
-    broken mid-request) may have been billed, so under a token budget it is not tried again
-    (a retry after an error reply, which providers do not bill, still is).
-    """
+    """One single-shot request: a system prompt and one user message (the log, a part of
+    it, or the reports a merge combines), no tools. ``memory_config`` is for the built-in
+    analyst only. ``retry_unanswered`` False: an attempt that got no answer may have been
+    billed, so under a budget it is not tried again."""
 
     model: ModelRef
     system_prompt: str
@@ -123,10 +109,8 @@ class LLMClient(Protocol):
     """Something that answers one :class:`AnalysisRequest` with a report."""
 
     def input_limit(self, request: AnalysisRequest) -> Window | None:
-        """The most input tokens one request to ``request.model`` may carry, when known
-        before sending (a configured cap, the model's window as the provider tells it, the
-        largest of any model of the provider), and where that was learnt; None: unknown,
-        so the request is sent whole and a too-long refusal says so.
+        """The most input tokens one request may carry, when known before sending, and
+        where that was learnt; None: unknown.
 
         Raises:
             AgentError: the provider is unknown.
@@ -134,19 +118,15 @@ class LLMClient(Protocol):
         """
 
     def count_tokens(self, request: AnalysisRequest) -> int:
-        """The input tokens the provider counts for ``request``, asked of it for free
-        before anything is sent (only with a budget or ``--estimate``, never on the spec's
-        path).
+        """The input tokens the provider counts for ``request``, for free, before sending.
 
         Raises:
-            NoTokenCountError: the provider does not count (no endpoint, or one that answered
-                that it has none or failed): gc plans on its own estimate.
+            NoTokenCountError: the provider does not count: gc plans on its own estimate.
             AgentError: the provider is unknown.
         """
 
     def charges_tokens(self, model: ModelRef) -> bool:
-        """Whether a request to ``model`` spends tokens, which a budget counts (the
-        offline analyst's spend none).
+        """Whether a request to ``model`` spends tokens, which a budget counts.
 
         Raises:
             AgentError: the provider is unknown.
@@ -163,18 +143,15 @@ class LLMClient(Protocol):
 
 
 class Clock(Protocol):
-    """Time, one instance per run, handed to the memory file (lock waits, late appends,
-    temp-file ages) and the HTTP side (deadlines, retry pauses). Tests pass one
-    :class:`axe.testing.FakeClock`, which moves only when slept on, instead of sleeping."""
+    """Time, one instance per run (tests pass :class:`axe.testing.FakeClock`)."""
 
     def now(self) -> float:
         """Seconds since the epoch (wall time), to compare with file times."""
 
     def monotonic(self) -> float:
-        """Seconds on a clock that never goes back, for deadlines and elapsed time."""
+        """Seconds on a clock that never goes back, for deadlines."""
 
-    def sleep(self, seconds: float) -> None:
-        """Wait ``seconds``."""
+    def sleep(self, seconds: float) -> None: ...
 
 
 class Output(Protocol):

@@ -1,5 +1,4 @@
-"""The stop signal every worker of a run shares: a stop the frontend asks for (Ctrl-C,
-SIGTERM) never cuts a change to a memory file in half, nor the report that says so."""
+"""The stop signal every worker of a run shares."""
 
 from __future__ import annotations
 
@@ -15,11 +14,8 @@ class Stopped(Exception):  # noqa: N818  (a signal, not an error: the run was in
 class StopSignal:
     """A stop the frontend asks for (Ctrl-C, SIGTERM), seen by every worker of the run.
 
-    A change to a memory file (a trim, the record of the analysis, and the report that says
-    so) is never cut in half: once begun it is finished and reported, and a stop that comes
-    meanwhile waits for it. On the main thread the frontend's signal handler hands the stop
-    to :meth:`interrupt`, which raises it at once, or after the change under way; worker
-    threads begin no change after a stop, and :meth:`halt` waits for those under way.
+    A change to a memory file (a trim, the record, the report that says so) once begun is
+    finished and reported; a stop that comes meanwhile waits for it.
     """
 
     def __init__(self) -> None:
@@ -31,12 +27,11 @@ class StopSignal:
         self._halting = False
 
     def check(self) -> None:
-        """Raise :class:`Stopped` if a stop was asked for."""
         if self.requested:
             raise Stopped
 
     def begin_change(self) -> None:
-        """Mark the start of a change that must be finished and reported whatever comes.
+        """Mark the start of a change that must be finished and reported.
 
         Raises:
             Stopped: a stop was asked for (the stop itself, on the main thread).
@@ -52,8 +47,7 @@ class StopSignal:
             self._under_way += 1
 
     def end_change(self) -> None:
-        """The change begun last on this thread is finished and reported; on the main
-        thread, a stop that arrived meanwhile is raised now."""
+        """On the main thread, a stop that arrived during the change is raised now."""
         if threading.current_thread() is threading.main_thread():
             self._main_changing = False
             stop, self._deferred = self._deferred, None
@@ -65,11 +59,9 @@ class StopSignal:
             self._ended.notify_all()
 
     def interrupt(self, stop: BaseException) -> None:
-        """Take ``stop`` (``KeyboardInterrupt``, or the frontend's exception for SIGTERM)
-        from a signal handler, which runs on the main thread: raised now, unless a change
-        is under way there, then when it ends. Takes no lock: the handler may run while
-        the main thread holds one. Once :meth:`halt` is carrying a stop out, another is
-        ignored, so a second Ctrl-C cannot cut the report of finished work short."""
+        """Raise ``stop`` from a signal handler now, or when the main thread's change ends;
+        no lock (the main thread may hold one). Once :meth:`halt` runs, another stop is
+        ignored: a second Ctrl-C cannot cut the report of finished work short."""
         self.requested = True
         if self._halting:
             return
@@ -78,7 +70,6 @@ class StopSignal:
         self._deferred = self._deferred or stop
 
     def halt(self, timeout: float = HALT_SECONDS) -> None:
-        """No worker begins a change from now on; wait until those under way have ended."""
         self._halting = True
         with self._ended:
             self.requested = True

@@ -1,8 +1,6 @@
 """Bounded worker threads, the one scheduler of both ``--all --jobs`` and the parts of a log.
 
-The workers are daemon threads: after a stop (Ctrl-C, SIGTERM) nobody waits for a request
-in flight, which may take minutes, so the process can end as soon as what had begun to
-change is finished and reported (:mod:`.stops`)."""
+Daemon threads: after a stop nobody waits for a request in flight, which may take minutes."""
 
 from __future__ import annotations
 
@@ -10,6 +8,8 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Generic, TypeVar
+
+from attrs import define, field
 
 from axe.application.ports import Output
 from axe.application.stops import StopSignal
@@ -20,18 +20,16 @@ R = TypeVar("R")
 E = TypeVar("E")
 
 
+@define(eq=False)
 class RecordingOutput:
-    """An ``Output`` that keeps every event, in order: the buffer of one agent under
-    ``--jobs`` until it can be replayed, and the recorder of ``axe.testing``."""
+    """An ``Output`` that keeps every event, in order (an agent's buffer under ``--jobs``)."""
 
-    def __init__(self) -> None:
-        self.events: list[Event] = []
+    events: list[Event] = field(factory=list)
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
 
     def of_type(self, kind: type[E]) -> list[E]:
-        """The recorded events of one kind, in order."""
         return [event for event in self.events if isinstance(event, kind)]
 
 
@@ -46,18 +44,14 @@ def ordered_map(
     halts: Callable[[R], bool] | None = None,
     waiting: Callable[[int, list[T]], None] | None = None,
 ) -> list[R | None]:
-    """``work(item)`` for every item, up to ``jobs`` at once, started in item order: the
-    next starts as soon as any under way is done, so one slow item holds up no other.
+    """``work(item)`` for every item, up to ``jobs`` at once, started in item order.
 
-    ``settled(index, result)`` is called in item order, each as soon as that result and
-    every one before it are in; ``waiting(done, running_items)`` before each wait. After a
-    result ``halts`` the map nothing more starts (its place stays None), and what is under
-    way is still waited for, so every result that exists is returned. An exception from
-    ``work`` is raised when its turn comes; on any exception (Ctrl-C included) ``stop`` is
-    set and nothing is waited for.
+    ``settled(index, result)`` is called in item order; ``waiting(done, running_items)``
+    before each wait. After a result ``halts`` nothing more starts (its place stays None).
+    An exception from ``work`` is raised in its turn, and sets ``stop``.
     """
     results: list[R | None] = [None] * len(items)
-    runs = _Runs(items, work, jobs=jobs, name=name, halts=halts)
+    runs = _Runs(items, work, jobs, name, halts)
     try:
         while runs.done < len(items):
             runs.start_more(stop)
@@ -77,25 +71,20 @@ def ordered_map(
     return results
 
 
+@define
 class _Runs(Generic[T, R]):
     """The items started so far, each on a daemon thread, and how many are settled."""
 
-    def __init__(
-        self,
-        items: Sequence[T],
-        work: Callable[[T], R],
-        *,
-        jobs: int,
-        name: str,
-        halts: Callable[[R], bool] | None,
-    ) -> None:
-        self.items, self.work, self.jobs, self.name, self.halts = items, work, jobs, name, halts
-        self.futures: list[Future[R]] = []
-        self.done = 0
-        self.halted = False
+    items: Sequence[T]
+    work: Callable[[T], R]
+    jobs: int
+    name: str
+    halts: Callable[[R], bool] | None
+    futures: list[Future[R]] = field(factory=list)
+    done: int = 0
+    halted: bool = False
 
     def start_more(self, stop: StopSignal) -> None:
-        """The next items, while fewer than ``jobs`` are under way and none halts."""
         while not self.halted and len(self.futures) < len(self.items):
             unsettled = self.futures[self.done :]
             if sum(not future.done() for future in unsettled) >= self.jobs:
@@ -106,15 +95,13 @@ class _Runs(Generic[T, R]):
                 self.futures.append(self._started(self.items[len(self.futures)]))
 
     def running(self) -> list[T]:
-        started = zip(self.items, self.futures, strict=False)
-        return [item for item, future in started if future.running()]
+        return [item for item, f in zip(self.items, self.futures, strict=False) if f.running()]
 
     def wait_for_one(self) -> None:
         if pending := [future for future in self.futures[self.done :] if not future.done()]:
             wait(pending, return_when=FIRST_COMPLETED)
 
     def settle(self) -> list[tuple[int, R]]:
-        """The results in from ``done`` on, in order (raising a work's exception)."""
         self.halted = self.halted or any(map(self._halting, self.futures[self.done :]))
         settled = []
         while self.done < len(self.futures) and self.futures[self.done].done():
@@ -133,7 +120,6 @@ class _Runs(Generic[T, R]):
         )
 
     def _started(self, item: T) -> Future[R]:
-        """``work(item)`` begun on a daemon thread, its outcome in the returned future."""
         future: Future[R] = Future()
 
         def run() -> None:
@@ -156,21 +142,17 @@ def run_in_order(
     stop: StopSignal,
     progress: Callable[[int, list[T]], Event],
 ) -> list[R]:
-    """``work(item, buffer, stop)`` for every item, up to ``jobs`` at once (``--all``), the
-    results in item order; each item's events reach ``output`` whole and in item order, as
-    soon as it and every one before it are done, and ``progress(done, running_items)``
-    events between replays say what is under way.
+    """``work(item, buffer, stop)`` for every item, up to ``jobs`` at once; each item's
+    events reach ``output`` whole and in item order, ``progress`` events between them.
 
-    On a stop, the changes under way are finished, then every item whose work is done (its
-    ``AgentFinished`` recorded) is replayed, in item order, before the stop goes on: no
-    agent whose memory file changed goes unreported.
+    On a stop, the changes under way are finished, then every item whose ``AgentFinished``
+    was recorded is replayed: no agent whose memory file changed goes unreported.
     """
     buffers = [RecordingOutput() for _ in items]
-    replayed = [False] * len(items)
 
     def replay(index: int, _result: object = None) -> None:
-        replayed[index] = True
-        for event in buffers[index].events:
+        recorded, buffers[index].events = buffers[index].events, []  # replayed once
+        for event in recorded:
             output.emit(event)
 
     try:
@@ -186,7 +168,7 @@ def run_in_order(
     except BaseException:
         stop.halt()
         for index, buffer in enumerate(buffers):
-            if not replayed[index] and buffer.of_type(AgentFinished):
+            if buffer.of_type(AgentFinished):
                 replay(index)
         raise
     return [result for result in results if result is not None]

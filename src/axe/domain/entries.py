@@ -1,17 +1,10 @@
-"""Memory entries, found and counted on raw bytes.
-
-An entry begins at every line that starts with the three bytes ``## `` and runs to the next
-such line or the end of the file (axe-formats.md). Everything here works on ``bytes`` and
-never decodes: memory files are hand-edited, may hold CRLF line ends or invalid UTF-8, and
-the bytes that are kept must come out exactly as they went in.
-
-The functions lean on ``bytes.count`` / ``bytes.rfind`` (C loops) rather than Python loops
-over lines, because memory files are exactly the files that grew large, and the last N
-entries are found by scanning back from the end so the cost follows what is kept.
-
-"""
+"""Memory entries (a line starting ``## `` up to the next, axe-formats.md), found on raw
+bytes, never decoded: memory files are hand-edited, may hold CRLF or invalid UTF-8, and the
+bytes kept must come out exactly as they went in."""
 
 from __future__ import annotations
+
+import re
 
 from attrs import frozen
 
@@ -19,6 +12,7 @@ from axe.domain.errors import AgentError
 
 HEADER = b"## "
 _LINE_HEADER = b"\n" + HEADER
+ENTRY_START = re.compile(rb"\n(?=## )")  # ends where an entry begins, but at the file's start
 
 
 def count_entries(data: bytes) -> int:
@@ -27,13 +21,8 @@ def count_entries(data: bytes) -> int:
 
 
 def entry_starts(data: bytes) -> list[int]:
-    """Byte offsets at which each entry begins, in file order."""
-    starts = [0] if data.startswith(HEADER) else []
-    at = data.find(_LINE_HEADER)
-    while at != -1:
-        starts.append(at + 1)
-        at = data.find(_LINE_HEADER, at + 1)
-    return starts
+    starts = [found.end() for found in ENTRY_START.finditer(data)]
+    return [0, *starts] if data.startswith(HEADER) else starts
 
 
 def _entry_start_before(data: bytes, end: int) -> int:
@@ -46,8 +35,8 @@ def _entry_start_before(data: bytes, end: int) -> int:
 
 
 def start_of_last(data: bytes, n: int) -> int | None:
-    """Offset where the last ``n`` entries begin, or None if there are fewer than ``n``;
-    scanning back from the end of ``data``, it reads only the bytes that would be kept."""
+    """Offset where the last ``n`` entries begin, or None if there are fewer; read from the
+    end, so the cost follows what is kept."""
     start = len(data)
     for _ in range(n):
         start = _entry_start_before(data, start)
@@ -58,10 +47,8 @@ def start_of_last(data: bytes, n: int) -> int | None:
 
 @frozen
 class TrimPlan:
-    """What a trim of one memory snapshot will do, decided before anything is written: every
-    byte from ``keep_from`` (the offset in the snapshot where the kept entries begin) to the
-    end of the file, appended ones included, survives unchanged; ``removed == 0`` means the
-    file must not be touched at all."""
+    """A trim decided before anything is written: every byte from ``keep_from`` to the end,
+    appended ones included, survives unchanged; ``removed == 0``: the file is not touched."""
 
     keep_from: int
     removed: int
@@ -79,12 +66,8 @@ def check_keep(keep: int) -> None:
 
 
 def plan_trim(data: bytes, keep: int, *, total: int | None = None) -> TrimPlan:
-    """Decide how to keep only the last ``keep`` entries of ``data``.
-
-    ``keep == 0`` means "keep all" and, like a file already within the limit, yields a plan
-    that leaves the file untouched (text before the first header included). Otherwise the
-    pre-header text and all older entries go, as ``LoadEntries(path, keep)`` would show it.
-    ``total`` is ``count_entries(data)`` when the caller has it already (a full scan saved).
+    """Keep only the last ``keep`` entries (0: all) of ``data``, as ``LoadEntries(path,
+    keep)`` would show them; ``total``: ``count_entries(data)``, if the caller has it.
 
     Raises:
         AgentError: ``keep`` is negative.
@@ -99,9 +82,8 @@ def plan_trim(data: bytes, keep: int, *, total: int | None = None) -> TrimPlan:
 
 @frozen
 class MemorySnapshot:
-    """The bytes of a memory file as read at one moment, and the store's note of which
-    version of the file they came from (``stamp``, opaque to the core), by which it refuses to
-    apply a :class:`TrimPlan` to a file replaced or shrunk since, at a stale offset."""
+    """A memory file's bytes as read, and the store's ``stamp`` of that version, by which it
+    refuses to trim a file replaced or shrunk since."""
 
     content: bytes
     stamp: object = None

@@ -1,9 +1,6 @@
 """The kinds of failure axe reports, and the one table of their exit codes (gc-spec §3.6,
-and the Go axe's 4 for a budget), beside them because two edges need it: the command line
-and the JSON report's ``exit_code``. Most messages are complete one-line sentences for the
-person at the terminal; the errors that carry numbers (a window too small, refusals that
-cannot be true, a budget) carry them as values, and the console words them.
-"""
+and the Go axe's 4 for a budget), here because both the command line and the JSON report
+need it. Errors that carry numbers carry them as values; the console words them."""
 
 from __future__ import annotations
 
@@ -25,9 +22,8 @@ class ConfigError(AxeError):
 
 
 class ApiError(AxeError):
-    """The LLM provider could not be used: no key, HTTP error, timeout, bad reply (exit 3);
-    ``sent`` counts the HTTP requests that went out before it was given up, retries
-    included (0 for a missing key): each may have been billed."""
+    """The LLM provider could not be used (exit 3); ``sent``: the HTTP requests that went
+    out before it was given up, each of which may have been billed."""
 
     def __init__(self, message: str, *, sent: int = 0) -> None:
         super().__init__(message)
@@ -36,8 +32,7 @@ class ApiError(AxeError):
 
 @frozen
 class ModelOrigin:
-    """Where the model of an analysis was named: by ``--model`` (``override``), or in the
-    agent ``agent``'s file at ``source`` (its path; "" when the repository has none)."""
+    """Where the model was named: by ``--model`` (``override``), or in ``agent``'s file."""
 
     model: str
     override: bool
@@ -46,10 +41,9 @@ class ModelOrigin:
 
 
 class NoTokenCountError(AxeError):
-    """The provider did not count a request before it is sent (``reason``, in the adapter's
-    words); gc plans on its own estimate instead. Never a failure of the agent. ``offered``:
-    the provider counts for others (no key to ask with, an endpoint that failed), so the
-    user may want to know; a provider that never counts is no news."""
+    """The provider did not count a request; gc plans on its own estimate instead, never
+    failing the agent. ``offered``: the provider counts for others, so the user may want
+    to know; a provider that never counts is no news."""
 
     def __init__(self, reason: str, *, offered: bool = True) -> None:
         super().__init__(reason)
@@ -58,9 +52,8 @@ class NoTokenCountError(AxeError):
 
 
 class ModelNotFoundError(ApiError):
-    """The provider does not know the model, or the endpoint (HTTP 404); ``origin`` is
-    filled in by the use case, which alone knows whether the model came from ``--model`` or
-    the agent's file, so that a frontend can name what to fix."""
+    """The provider does not know the model (HTTP 404); the use case fills in ``origin``,
+    so that a frontend can name what to fix."""
 
     def __init__(self, message: str, *, sent: int = 0) -> None:
         super().__init__(message, sent=sent)
@@ -68,9 +61,8 @@ class ModelNotFoundError(ApiError):
 
 
 class PromptTooLargeError(ApiError):
-    """The provider refused a request because its prompt does not fit the model's window;
-    ``tokens`` and ``limit`` are its own counts when its message gives them ("prompt is too
-    long: 212230 tokens > 200000 maximum"), for the planner to size parts by."""
+    """The prompt does not fit the model's window; ``tokens`` and ``limit``: the provider's
+    own counts when its message gives them, for the planner to size parts by."""
 
     def __init__(
         self, message: str, *, tokens: int | None = None, limit: int | None = None, sent: int = 0
@@ -81,11 +73,9 @@ class PromptTooLargeError(ApiError):
 
 
 class WindowTooSmallError(ApiError):
-    """The model's window cannot hold gc's instructions and a part of the log, in the
-    provider's tokens (the console words the advice): ``limit``, the input the window allows
-    (None: unknown, or nothing beside a reply of ``reply`` tokens); ``instructions``, what
-    gc's own instructions need (None when the reply alone fills the window).
-    """
+    """The window cannot hold gc's instructions and a part of the log, in the provider's
+    tokens: ``limit`` None: unknown, or nothing beside a reply of ``reply`` tokens;
+    ``instructions`` None: the reply alone fills the window."""
 
     def __init__(self, *, limit: int | None, instructions: int | None, reply: int) -> None:
         super().__init__(
@@ -98,11 +88,8 @@ class WindowTooSmallError(ApiError):
 
 
 class RefusalMismatchError(ApiError):
-    """The provider refused a request as too long in terms that cannot be true of what gc
-    sent (a gateway that counts differently, a misconfigured model), so shrinking the log
-    cannot help: the provider's own words (``refusal``) and what was sent, ``content`` bytes
-    beside the instructions and ``estimate`` tokens in all.
-    """
+    """A too-long refusal that cannot be true of what gc sent (``content`` bytes beside the
+    instructions, ``estimate`` tokens in all), so shrinking the log cannot help."""
 
     def __init__(self, refusal: str, *, content: int, estimate: int) -> None:
         super().__init__(f"{refusal} (sent {content} bytes, estimated {estimate} tokens)")
@@ -112,10 +99,8 @@ class RefusalMismatchError(ApiError):
 
 
 class BudgetTooSmallError(AxeError):
-    """``budget`` cannot pay for analysing even the newest entry: that takes ``needed``
-    tokens at most (its input by gc's conservative estimate and the reply it allows) on top
-    of ``spent``, what was already spent (only a refusal mid-run leaves less than planned);
-    nothing is trimmed (exit 4, the Go axe's code for a budget)."""
+    """``budget`` cannot pay for analysing even the newest entry: ``needed`` tokens at most
+    beside the ``spent`` ones; nothing is trimmed (exit 4)."""
 
     def __init__(self, budget: Budget, *, needed: int, spent: int = 0) -> None:
         super().__init__(
@@ -128,8 +113,7 @@ class BudgetTooSmallError(AxeError):
 
 def detached(error: AxeError) -> AxeError:
     """``error`` without the stack frames it was raised through, its causes' included: a
-    result keeps its error as long as the caller keeps the result, and the frames would keep
-    alive all they referred to, a whole memory log among them, for every failed agent."""
+    result keeps its error, and the frames would keep a whole memory log alive."""
     seen: set[int] = set()
     cause: BaseException | None = error
     while cause is not None and id(cause) not in seen:
@@ -150,7 +134,4 @@ EXIT_CODES: dict[type[AxeError], int] = {
 
 def exit_code_for(error: AxeError) -> int:
     """The documented exit code of ``error``'s kind (1 for an unforeseen kind)."""
-    for kind in type(error).__mro__:
-        if kind in EXIT_CODES:
-            return EXIT_CODES[kind]
-    return 1
+    return next((EXIT_CODES[kind] for kind in type(error).__mro__ if kind in EXIT_CODES), 1)

@@ -1,6 +1,5 @@
-"""What happens during gc, as small frozen facts the use case emits through ``Output``; a
-listener decides what to make of them. No event carries a sentence; each names its agent so
-listeners can follow several at once."""
+"""What happens during gc, as frozen facts emitted through ``Output``; no event carries a
+sentence, and each names its agent so listeners can follow several at once."""
 
 from __future__ import annotations
 
@@ -32,9 +31,7 @@ class Exposure(enum.Enum):
 
 @frozen
 class AgentsIgnored:
-    """``./axe/agents`` under the working directory, or one file in it, was left out, as
-    another user may have written it: ``owner`` is the user id that owns it (``OWNER``),
-    ``mode`` its permission bits (``WRITABLE``)."""
+    """``./axe/agents``, or one file in it, was left out: another user may have written it."""
 
     path: str
     why: Exposure
@@ -67,8 +64,7 @@ class AgentStarted:
 
 @frozen
 class WaitingForLock:
-    """Another gc holds the agent's memory file (``holder`` is its pid, if known); this
-    one waits for it to finish, then reads the file as that run left it."""
+    """Another gc (pid ``holder``, if known) holds the memory file; this one waits."""
 
     agent: str
     holder: int | None
@@ -85,8 +81,7 @@ class MemoryRead:
 
 @frozen
 class NoEntryHeadings:
-    """The memory file holds text (``size`` bytes) but no line that starts with ``## ``,
-    so it has no entries: gc still analyses the text, as the spec says, and trims nothing."""
+    """No line starts with ``## ``: gc still analyses the text, as the spec says."""
 
     agent: str
     size: int
@@ -94,9 +89,7 @@ class NoEntryHeadings:
 
 @frozen
 class MemoryUnchanged:
-    """``--skip-unchanged``: the memory file holds exactly what gc left there when it
-    analysed it (``since``), for the model this run would use; it is neither analysed
-    again nor trimmed."""
+    """``--skip-unchanged``: the file holds exactly what gc left there for this model."""
 
     agent: str
     since: AnalysedMemory
@@ -104,8 +97,7 @@ class MemoryUnchanged:
 
 @frozen
 class RecordNotKept:
-    """``--skip-unchanged``: the record of this analysis could not be kept (``reason``, in
-    the memory store's words), so the agent will be analysed on every run, unchanged or not."""
+    """``--skip-unchanged``: the record of this analysis could not be kept (``reason``)."""
 
     agent: str
     reason: str
@@ -113,8 +105,7 @@ class RecordNotKept:
 
 @frozen
 class TrimWarning:
-    """The trim happened, but something about it needs the user's attention (``warning``,
-    in the memory store's words): a writer still holds the old file open."""
+    """The trim happened, but a writer still holds the old file open (``warning``)."""
 
     agent: str
     warning: str
@@ -131,9 +122,7 @@ class AnalysisStarted:
 
 @frozen
 class CountingUnavailable:
-    """The provider of ``agent``'s model, which counts requests for free, did not count
-    this run's (``reason``, in the LLM adapter's words: no key, an endpoint that failed), so
-    the budget or the estimate rests on gc's own estimate, which errs high."""
+    """The provider, which counts for free, did not: gc's own estimate, which errs high, stands."""
 
     agent: str
     provider: str
@@ -142,9 +131,7 @@ class CountingUnavailable:
 
 @frozen
 class AnalysisNarrowed:
-    """The agent's ``budget`` cannot pay for analysing every entry, so only the newest
-    ``analysed`` of its ``entries`` are analysed; said before anything is sent, and again
-    should a refusal leave fewer affordable."""
+    """``budget`` pays for only the newest ``analysed`` of the ``entries``."""
 
     agent: str
     budget: Budget
@@ -154,11 +141,7 @@ class AnalysisNarrowed:
 
 @frozen
 class AnalysisSplit:
-    """The log does not fit the model: it is analysed in about ``parts`` parts, then merged.
-
-    The count is the plan's, not a promise: it is emitted again with the new count when
-    replies calibrate the estimate (fewer, fuller parts) or a part is refused and split.
-    """
+    """The log is analysed in about ``parts`` parts (said again as the plan changes), merged."""
 
     agent: str
     parts: int
@@ -175,7 +158,7 @@ class PartAnalysed:
 
 @frozen
 class MergeStarted:
-    """``reports`` part reports are being merged into one (in rounds, if they do not fit)."""
+    """``reports`` part reports are being merged (in rounds, if they do not fit)."""
 
     agent: str
     reports: int
@@ -198,8 +181,7 @@ class AgentFinished:
 
 @frozen
 class SweepProgress:
-    """With ``--jobs``: ``done`` of ``total`` agents reported, these ones at work now (for
-    a live display; the agents' own events follow in name order)."""
+    """With ``--jobs``: ``done`` of ``total`` agents reported, ``running`` at work now."""
 
     done: int
     total: int

@@ -1,26 +1,15 @@
-"""A memory log read once for planning: where each unit begins, and what any run of units
-costs in tokens.
-
-A unit is an entry (a line starting ``## `` up to the next such line) or, when the log does
-not start with one, the text before the first entry (unit 0, the *preamble*). Everything
-the planner decides about parts, merges and budgets is said in units, so it never looks
-for a boundary in the bytes again.
-
-Token estimates are kept as running sums at every 32 KiB of the log, made in one pass the
-first time a long span is asked about: any run of units then costs two short estimates
-(its ends) and a subtraction, however often and in whatever order a planner asks.
-"""
+"""A memory log read once for planning, in units: its entries and, when it does not start
+with one, the text before the first (unit 0, the *preamble*). Running sums of the token
+estimate every 32 KiB make any run of units cost two short estimates and a subtraction."""
 
 from __future__ import annotations
 
 import bisect
-import re
 
-from axe.domain.entries import HEADER
+from axe.domain.entries import ENTRY_START, HEADER
 from axe.domain.token_estimate import TokenEstimate, estimate_tokens
 
 BLOCK = 1 << 15  # bytes between two running sums
-_ENTRY_START = re.compile(rb"\n(?=## )")
 
 
 class LogIndex:
@@ -30,7 +19,7 @@ class LogIndex:
     def __init__(self, log: bytes) -> None:
         self.log = log
         self.preamble = bool(log) and not log.startswith(HEADER)
-        starts = [found.end() for found in _ENTRY_START.finditer(log)]
+        starts = [found.end() for found in ENTRY_START.finditer(log)]
         self.bounds = [0, *starts, len(log)] if log else [0]
         self._view = memoryview(log)
         self._sums: list[TokenEstimate] | None = None  # the estimate up to each block's start
@@ -40,26 +29,17 @@ class LogIndex:
     def units(self) -> int:
         return len(self.bounds) - 1
 
-    @property
-    def entries(self) -> int:
-        return self.units - self.preamble
-
     def entries_in(self, first: int, last: int) -> int:
-        """How many entries units ``first`` to ``last`` (exclusive) hold."""
         return last - first - (self.preamble and first == 0 < last)
 
     def unit_at(self, offset: int) -> int:
-        """The unit that holds byte ``offset``."""
         return min(bisect.bisect_right(self.bounds, offset), self.units) - 1
 
     def cost(self, first: int, last: int) -> TokenEstimate:
-        """The estimate of units ``first`` to ``last`` (exclusive)."""
         return self.span_cost(self.bounds[first], self.bounds[last])
 
     def span_cost(self, start: int, end: int) -> TokenEstimate:
-        """The estimate of bytes ``start:end``: a short span directly, a long one from the
-        running sums and its two ends (never below the estimate in one piece: the
-        estimate of any split of some bytes is at least theirs)."""
+        """Never below the estimate in one piece (a split's is at least the whole's)."""
         if end - start <= 2 * BLOCK:
             return estimate_tokens(self._view[start:end])
         inner, outer = -(-start // BLOCK), end // BLOCK

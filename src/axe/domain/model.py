@@ -1,5 +1,5 @@
-"""The values the use case works with: agents, their memory settings, model references,
-knowing no TOML: the agents adapter builds them and checks them with :func:`validate_agent`."""
+"""Agents, their memory settings, model references: the agents adapter builds them from TOML
+and checks them with :func:`validate_agent`."""
 
 from __future__ import annotations
 
@@ -7,27 +7,18 @@ from attrs import field, frozen
 
 from axe.domain.errors import AgentError, ConfigError
 
-_QUOTE_ESCAPES = {
-    **{
-        code: f"\\u{code:04x}"
-        for code in (
-            *range(0x20),
-            *range(0x7F, 0xA0),
-            *range(0x202A, 0x202F),
-            *range(0x2066, 0x206A),
-        )
-    },
-    **{ord(char): f"\\{letter}" for char, letter in zip('\b\f\n\r\t"\\', 'bfnrt"\\', strict=True)},
+_ESCAPED = (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_QUOTE_ESCAPES = {code: f"\\u{code:04x}" for code in _ESCAPED} | {
+    ord(char): f"\\{letter}" for char, letter in zip('\b\f\n\r\t"\\', 'bfnrt"\\', strict=True)
 }
 
 
 def quoted(text: str) -> str:
     """Quote ``text`` for a one-line message, as Go's ``%q`` does for axe's messages.
 
-    Control characters (C0, DEL and C1), the bidirectional overrides and isolates, and
-    quotes are escaped, so a hostile agent name can neither forge extra output lines, nor
-    drive the terminal, nor hide in another order than it is read (it is shown as typed:
-    ``"ab\u202egpj.exe"``), nor break a script that parses stderr.
+    Controls, bidirectional overrides and quotes are escaped, so a hostile agent name can
+    neither forge output lines, nor drive the terminal, nor hide in another order than it is
+    read, nor break a script that parses stderr.
     """
     return f'"{text.translate(_QUOTE_ESCAPES)}"'
 
@@ -92,11 +83,8 @@ class Params:
 
 @frozen
 class AgentConfig:
-    """An agent as gc needs it: ``name``, its identity, is its file name without ``.toml``
-    (the ``name`` key inside is only a ``display_name``), so ``axe gc reviewer`` and ``axe gc
-    --all`` address the same memory file; ``source`` is where it was read from (a path; ""
-    when unknown), for messages that tell the user what to fix.
-    """
+    """An agent as gc needs it: ``name`` is its file name without ``.toml`` (the ``name`` key
+    inside is only a ``display_name``); ``source``, the path it was read from ("": unknown)."""
 
     name: str
     model: str
@@ -112,11 +100,8 @@ _MAX_SUB_AGENT_DEPTH = 5
 
 
 def validate_agent(agent: AgentConfig) -> None:
-    """Apply the validation rules of axe-formats.md.
-
-    Each broken rule reads like a value of the wrong type in the same file: the key, what
-    was expected, and the value as it is written (``memory.last_n: expected an integer
-    >= 0, got -1``), after the agent's ``source`` (the file's path) or else its name.
+    """Apply the validation rules of axe-formats.md, each broken one said like a value of the
+    wrong type (``memory.last_n: expected an integer >= 0, got -1``).
 
     Raises:
         ConfigError: a rule is broken.
@@ -145,24 +130,12 @@ def validate_agent(agent: AgentConfig) -> None:
 
 
 def validate_agent_name(name: str) -> None:
-    """Refuse names that could address a file outside the agents or memory directory.
-
-    The name becomes part of two paths (``agents/<name>.toml``, ``memory/<name>.md``), so a
-    separator, ``..``, a NUL or an absolute path would let ``axe gc ../victim`` read or trim
-    someone else's file.
+    """Refuse names that could address a file outside the agents or memory directory (``axe
+    gc ../victim`` must not read or trim someone else's file).
 
     Raises:
         ConfigError: the name is empty or could escape its directory (exit 2).
     """
-    if reason := _why_not_a_name(name):
-        raise ConfigError(
-            f"invalid agent name {quoted(name)}: {reason}; use the file name of an agent in "
-            "the agents directory"
-        )
-
-
-def _why_not_a_name(name: str) -> str:
-    """What is wrong with ``name`` as an agent name, in the user's terms; "" when nothing."""
     checks = (
         (not name.strip(), "it is blank"),
         (name in {".", ".."}, "it names a directory"),
@@ -171,4 +144,8 @@ def _why_not_a_name(name: str) -> str:
         (name.startswith("~"), "it starts with ~, which a shell expands to a home directory"),
         (len(name) >= 2 and name[1] == ":", "it starts with a drive letter"),
     )
-    return next((reason for failed, reason in checks if failed), "")
+    if reason := next((reason for failed, reason in checks if failed), ""):
+        raise ConfigError(
+            f"invalid agent name {quoted(name)}: {reason}; use the file name of an agent in "
+            "the agents directory"
+        )

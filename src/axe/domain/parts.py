@@ -1,8 +1,5 @@
-"""Parts of a memory log too large for one request: runs of consecutive units, cut only where
-an entry begins; together they cover the log exactly once. Text before the first entry
-travels with the first part. An entry that alone exceeds a part is sent cut, with a marker
-saying how many bytes were left out: that changes the prompt, never the file.
-"""
+"""Parts of a log too large for one request: runs of consecutive units covering the log
+once; an entry that alone exceeds a part is sent cut, with a marker (the file is untouched)."""
 
 from __future__ import annotations
 
@@ -21,8 +18,7 @@ SMALLEST_CUT = 64  # bytes of a cut entry always sent: at least its header line,
 
 @frozen
 class Part:
-    """Units ``first`` to ``last`` (exclusive) of a log; ``sent``, when set, is how many
-    bytes of its one unit go out, followed by the marker."""
+    """Units ``first`` to ``last`` (exclusive); ``sent``: the bytes of its one unit sent cut."""
 
     first: int
     last: int
@@ -33,7 +29,6 @@ Fits = Callable[[Part], bool]  # whether the request that analyses a part may be
 
 
 def content(index: LogIndex, part: Part) -> bytes:
-    """What is sent for ``part``."""
     start, end = index.bounds[part.first], index.bounds[part.last]
     if part.sent is None:
         return index.log[start:end]
@@ -60,7 +55,6 @@ def label(index: LogIndex, first: int, last: int) -> str:
 
 
 def _header(index: LogIndex, unit: int) -> str:
-    """The heading of an entry unit, after ``## `` ("" for the preamble)."""
     if unit == 0 and index.preamble:
         return ""
     at = index.bounds[unit] + 3
@@ -69,9 +63,8 @@ def _header(index: LogIndex, unit: int) -> str:
 
 
 def plan_parts(index: LogIndex, first: int, last: int, fits: Fits, guess: int = 1) -> list[Part]:
-    """Consecutive parts of units ``first`` to ``last``, each as large as ``fits`` allows
-    from where the one before ended (a unit too large alone is cut); ``guess`` is how many
-    units a part probably holds, where the search for each part's end begins.
+    """Consecutive parts of units ``first`` to ``last``, each as large as ``fits`` allows (a
+    unit too large alone is cut); ``guess``: how many units a part probably holds.
 
     Raises:
         ValueError: not even the smallest cut of a unit fits.
@@ -89,8 +82,8 @@ def plan_parts(index: LogIndex, first: int, last: int, fits: Fits, guess: int = 
 
 
 def _furthest(first: int, last: int, fits: Fits, guess: int) -> int | None:
-    """The furthest end in ``first+1..last`` for which the part fits, or None: from
-    ``guess``, doubling (or halving) to a bracket, then halving the bracket."""
+    """The furthest end for which the part fits, or None: from ``guess``, doubling (or
+    halving) to a bracket, then halving the bracket."""
     good, bad = first, last + 1
     probe = min(first + max(guess, 1), last)
     while good < probe < bad:  # a bracket: good fits, bad does not (or lies past the end)
@@ -105,8 +98,8 @@ def _furthest(first: int, last: int, fits: Fits, guess: int) -> int | None:
 
 
 def cut(index: LogIndex, unit: int, fits: Fits) -> Part:
-    """One unit too large to send whole: the longest head (ending on a line, where one
-    ends in its second half) that fits with the marker.
+    """The longest head of one unit (ending on a line, if one ends in its second half) that
+    fits with the marker.
 
     Raises:
         ValueError: not even its first bytes fit.
@@ -132,8 +125,7 @@ def _lead(log: bytes, start: int, length: int) -> int:
 
 
 def halve(index: LogIndex, part: Part) -> list[Part]:
-    """Two parts of about equal size, for a refusal that did not say by how much; a part of
-    one unit is cut to half of what it sent instead."""
+    """Two parts of about equal size; a part of one unit is cut to half of what it sent."""
     if part.last - part.first > 1:
         middle = (index.bounds[part.first] + index.bounds[part.last]) // 2
         below = min(max(index.unit_at(middle), part.first + 1), part.last - 1)

@@ -1,11 +1,6 @@
-"""The big-log planner: which requests analyse a log, learnt from how the provider answers.
-
-A pure state machine over values, drawn in architecture.md ("Big logs"), its rules stated in
-docs/big-logs.md: :func:`start` gives the first plan, ``plan.batch()`` the requests to send
-next and ``plan.after(outcomes)`` the plan that follows from what came of each, until the
-analysis is :class:`Finished` or has :class:`Failed`. Everything is said in units of the
-log's :class:`~axe.domain.log_index.LogIndex`. The application sends; nothing here does.
-"""
+"""The big-log planner (docs/big-logs.md), a pure state machine in units of a
+:class:`~axe.domain.log_index.LogIndex`: :func:`start` gives the first plan, ``batch()`` the
+requests to send, ``after(outcomes)`` the next plan, until :class:`Finished` or :class:`Failed`."""
 
 from __future__ import annotations
 
@@ -41,8 +36,7 @@ _HALF = 0.55  # of the content refused without numbers: its halves fit, uneven o
 _SMALLEST_PART = 64  # bytes of the log; a part this small refused: the window is too small
 _SMALLEST_REPORT = 64  # characters of a part's report; shorter is no report to merge
 _MISMATCH = 2  # a count this many times the estimate, or a window this many times it, is untrue
-# What a part's report is assumed to hold where merges are foreseen: three short sections,
-# about 500 bytes (a model that writes longer reports may need a round of merges more).
+# A part's report as merges are foreseen: three short sections, about 500 bytes.
 ASSUMED_REPORT = "\n".join(
     f"## {heading}\n"
     + "- Seen in entries 2026-01-01T10:00:00Z to 2026-01-09T10:00:00Z; what it suggests.\n" * 2
@@ -62,7 +56,6 @@ class Stage(enum.Enum):
 
 @functools.cache
 def instructions(system_prompt: str) -> TokenEstimate:
-    """The estimate of a request's instructions and framing, beside its content."""
     prompt = estimate_tokens(system_prompt.encode())
     return TokenEstimate(prompt.most + FRAMING, prompt.likely + FRAMING)
 
@@ -74,11 +67,8 @@ def request_tokens(system_prompt: str, of_content: TokenEstimate) -> TokenEstima
 
 @frozen
 class Ask:
-    """One request: ``system_prompt`` and its content, made when it is sent (a batch holds
-    no copy of the log): units ``part`` of ``index``'s log, else ``text`` itself (the
-    whole log as read, or the reports a merge combines). ``tokens``, its estimate with the
-    instructions, or None for a log sent whole that nothing asked to estimate; ``counted``,
-    the provider's own count of it, where it gave one."""
+    """One request, its content made when sent (units ``part`` of ``index``'s log, else
+    ``text``); ``counted``: the provider's own count, where it gave one."""
 
     system_prompt: str
     tokens: TokenEstimate | None
@@ -93,14 +83,12 @@ class Ask:
         return self.text
 
     def estimate(self) -> TokenEstimate:
-        """``tokens``, or the estimate made now."""
         if self.tokens is not None:
             return self.tokens
         return request_tokens(self.system_prompt, estimate_tokens(self.content()))
 
 
 def part_ask(index: LogIndex, part: Part) -> Ask:
-    """The request that analyses ``part``, estimated."""
     if part.sent is None:
         of_content = index.cost(part.first, part.last)
     else:
@@ -111,9 +99,8 @@ def part_ask(index: LogIndex, part: Part) -> Ask:
 
 @frozen
 class Batch:
-    """Requests to send together (a bounded few at a time; the first failure stops what has
-    not started), and what a frontend is told of them: ``total`` parts the log is planned in
-    now (``PARTS``) or reports this round merges (``MERGE``), ``done`` parts reported."""
+    """Requests to send together; ``total``: the parts planned (``PARTS``) or the reports
+    this round merges (``MERGE``); ``done``: parts reported."""
 
     stage: Stage
     asks: tuple[Ask, ...]
@@ -123,8 +110,7 @@ class Batch:
 
 @frozen
 class Finished:
-    """The report: the one reply of a log that fits, or the last merge; it covers the log
-    from unit ``first`` on (0 unless a budget left the oldest entries out)."""
+    """The report; it covers the log from unit ``first`` on (a budget may leave some out)."""
 
     text: str
     first: int = 0
@@ -132,9 +118,8 @@ class Finished:
 
 @frozen
 class Failed:
-    """A request failed for another reason than its size: ``error`` as the client gave it,
-    and where: part ``at`` of ``of`` (``PARTS``), a merge of ``of`` reports (``MERGE``), or
-    the whole log (``WHOLE``)."""
+    """A request failed for another reason than its size: part ``at`` of ``of`` (``PARTS``),
+    a merge of ``of`` reports (``MERGE``), or the whole log (``WHOLE``)."""
 
     error: AxeError
     stage: Stage
@@ -144,16 +129,9 @@ class Failed:
 
 @frozen
 class Sizing:
-    """What is known of how large one request may be; each lesson returns a new value,
-    handed from plan to plan, so nothing learnt is lost between batches and rounds.
-
-    ``window``: the most input tokens one request may carry, in the provider's tokens
-    (known before sending, or stated by a refusal). gc's upper estimate stays above what a
-    provider counts, so a request within the window by that estimate is never refused for
-    its size; ``ratio`` is how far a provider was seen counting above the estimate all the
-    same (1: never), and scales it from then on; ``ceiling`` is the most the estimate may
-    be after refusals without numbers (each halves the content it refused).
-    """
+    """What is known of how large one request may be: ``window``, in the provider's tokens;
+    ``ratio``, the most the provider was seen counting above gc's upper estimate (1: never);
+    ``ceiling``, the most the estimate may be after refusals without numbers."""
 
     window: int | None = None
     ratio: float = 1.0
@@ -162,20 +140,18 @@ class Sizing:
     answered: bool = False  # a reply came since the ceiling was guessed
 
     def fits(self, tokens: TokenEstimate) -> bool:
-        """Whether a request of this estimate may be sent."""
         if self.window is not None and tokens.most * self.ratio > self.window:
             return False
         return self.ceiling is None or tokens.most <= self.ceiling
 
     def counted(self, tokens: TokenEstimate, count: int) -> Sizing:
-        """With a request the provider counted (a reply's usage, a refusal's numbers)."""
         seen = count / max(tokens.most, 1)
         return attrs.evolve(self, ratio=max(self.ratio, seen), seen=seen)
 
     @property
     def probing(self) -> bool:
-        """Only refusals without numbers sized the parts, and no reply has come since: one
-        part goes first, so a guess that is still too large costs one request, not many."""
+        """Only refusals without numbers sized the parts and no reply came since: one part
+        goes first, so a guess still too large costs one request, not many."""
         return self.ceiling is not None and not self.answered
 
     def answered_with(self, ask: Ask, completion: Completion) -> Sizing:
@@ -209,9 +185,7 @@ class Sizing:
         return learnt
 
     def too_small(self) -> WindowTooSmallError:
-        """The failure for a window that holds no part of the log beside the instructions,
-        both in the provider's tokens (the instructions at the rate it was last seen
-        counting); the window named only when a stated one binds."""
+        """A window that holds no part of the log beside the instructions; named if it binds."""
         beside = instructions(PATTERN_DETECTION_PROMPT).most * (self.seen or 1.0)
         binding = self.window is not None and (
             self.ceiling is None or self.window - beside <= self.ceiling
@@ -224,9 +198,8 @@ class Sizing:
 
 
 def _check_believable(refusal: PromptTooLargeError, ask: Ask, request: TokenEstimate) -> None:
-    """Raises RefusalMismatchError when the refusal cannot be true of ``ask``: it counts
-    far more than gc's upper estimate, or states a window that holds it many times over,
-    or, with no numbers, refuses what is within the smallest window gc supports."""
+    """Raises RefusalMismatchError when the refusal cannot be true of ``ask``
+    (docs/big-logs.md)."""
     counted_more = refusal.tokens is not None and refusal.tokens > _MISMATCH * request.most
     room_to_spare = refusal.limit is not None and _MISMATCH * request.most <= refusal.limit
     no_numbers = refusal.tokens is None and refusal.limit is None
@@ -237,8 +210,7 @@ def _check_believable(refusal: PromptTooLargeError, ask: Ask, request: TokenEsti
 
 @frozen
 class Report:
-    """The report on units ``first`` to ``last`` (a part, or a run of merged ones);
-    ``cut`` once its ``body`` was shortened to fit a merge."""
+    """The report on units ``first`` to ``last``; ``cut`` once shortened to fit a merge."""
 
     first: int
     last: int
@@ -250,7 +222,6 @@ class Report:
         return self.body + _LEFT_OUT if self.cut else self.body
 
     def shortened(self) -> Report:
-        """Half of its own text, and one marker however often it is shortened."""
         return attrs.evolve(self, body=self.body[: len(self.body) // 2], cut=True)
 
 
@@ -259,9 +230,7 @@ Piece = Part | Report  # a part still to analyse, or the report of one
 
 
 def start(log: bytes, window: int | None, index: LogIndex | None = None) -> Plan | Finished:
-    """The first plan for ``log``, ``window`` being the most input tokens the client knows
-    one request may carry (None: unknown, so the log goes whole, as the spec says);
-    ``index``, the log's units when they are needed anyway (a budget).
+    """The first plan; ``window`` None: unknown, so the log goes whole, as the spec says.
 
     Raises:
         WindowTooSmallError: the window holds no part beside gc's instructions, or no merge.
@@ -274,11 +243,8 @@ def start(log: bytes, window: int | None, index: LogIndex | None = None) -> Plan
 
 
 def first_plan(index: LogIndex, sizing: Sizing, first: int) -> Plan | Finished:
-    """Units ``first`` on in one request if it may fit, else in parts.
-
-    Raises:
-        WindowTooSmallError: as :func:`planned`.
-    """
+    """Units ``first`` on in one request if it may fit, else in parts (raises as
+    :func:`planned`)."""
     ask = part_ask(index, Part(first, index.units))
     if sizing.window is None or sizing.fits(ask.estimate()):
         return Whole(sizing, ask, first)
@@ -314,14 +280,12 @@ class Whole:
             return Failed(outcome, Stage.WHOLE)
         index = self.index
         ask = attrs.evolve(self.ask, tokens=self.ask.estimate(), index=index)
-        span = (Part(self.first, index.units),)
-        return planned(index, self.sizing.refused(outcome, ask), span)
+        return planned(index, self.sizing.refused(outcome, ask), (Part(self.first, index.units),))
 
 
 @frozen(eq=False)
 class Parts:
-    """Every unit in exactly one piece, in log order; ``sending`` are the parts to send now
-    (the first alone while probing)."""
+    """Every unit in exactly one piece, in log order; ``sending``: the parts to send now."""
 
     index: LogIndex
     sizing: Sizing
@@ -334,8 +298,7 @@ class Parts:
         return Batch(Stage.PARTS, asks, len(self.pieces), done)
 
     def after(self, outcomes: Sequence[Outcome]) -> Plan | Finished | Failed:
-        """Reports in place of the parts answered; the rest re-planned with what the batch
-        taught. The earliest failure is said, after what the others taught."""
+        """The earliest failure is said after what the others taught."""
         sizing, pieces = self.sizing, list(self.pieces)
         failure: Failed | None = None
         for part, outcome in zip(self.sending, outcomes, strict=True):
@@ -353,12 +316,10 @@ class Parts:
 
 
 def planned(index: LogIndex, sizing: Sizing, pieces: tuple[Piece, ...]) -> Plan | Finished:
-    """The parts still to analyse planned afresh with what is known; the merges once every
-    part has its report.
+    """The parts still to analyse planned afresh; the merges once every part has its report.
 
     Raises:
-        WindowTooSmallError: no part fits, or (found before any part is sent, whatever
-            taught gc the window) no merge of two reports could.
+        WindowTooSmallError: no part fits, or no merge of two reports could.
     """
     reports = [piece for piece in pieces if isinstance(piece, Report)]
     if len(reports) == len(pieces):
@@ -371,8 +332,7 @@ def planned(index: LogIndex, sizing: Sizing, pieces: tuple[Piece, ...]) -> Plan 
 
 
 def _replanned(index: LogIndex, sizing: Sizing, pieces: Sequence[Piece]) -> tuple[Piece, ...]:
-    """The parts not yet analysed planned afresh; with a window known, each run of them is
-    joined first (halves, planned without one, stay halves)."""
+    """With a window known, each run of parts is joined first (halves stay halves)."""
     spans = _coalesced(pieces) if sizing.window else pieces
     return tuple(
         piece
@@ -385,20 +345,16 @@ def _coalesced(pieces: Sequence[Piece]) -> list[Piece]:
     """Runs of parts not yet analysed joined into one span (a cut one stays as it is)."""
     joined: list[Piece] = []
     for piece in pieces:
-        previous = joined[-1] if joined else None
-        whole = not (isinstance(piece, Part) and piece.sent) and not (
-            isinstance(previous, Part) and previous.sent
-        )
-        if isinstance(piece, Part) and isinstance(previous, Part) and whole:
-            joined[-1] = Part(previous.first, piece.last)
+        prev = joined[-1] if joined else None
+        if isinstance(piece, Part) and isinstance(prev, Part) and not (piece.sent or prev.sent):
+            joined[-1] = Part(prev.first, piece.last)
         else:
             joined.append(piece)
     return joined
 
 
 def _split(index: LogIndex, span: Part, sizing: Sizing) -> list[Part]:
-    """``span`` in parts that fit what is known: as few as fit a stated window, or halves
-    until each fits what refusals without numbers taught.
+    """As few parts as fit a stated window, else halves.
 
     Raises:
         WindowTooSmallError: not even the smallest cut of an entry could fit.
@@ -426,11 +382,8 @@ def _halves(index: LogIndex, part: Part, sizing: Sizing) -> list[Part]:
 
 
 def _can_merge(sizing: Sizing) -> bool:
-    """Whether two part reports may be merged, checked before any part is sent: two
-    reports as short as a merge cuts them, by what a provider likely counts within a
-    stated window (refusing a log whose merges would have fitted is worse than paying for
-    its parts); within a ceiling that refusals without numbers set (a guess, halving), the
-    merge prompt and two empty reports by gc's upper estimate."""
+    """Whether two part reports may be merged, checked before any part is sent, by what a
+    provider likely counts: refusing a log whose merges would fit is worse than paying."""
     if sizing.ceiling is not None and _merge_of(("", "")).most > sizing.ceiling:
         return False
     shortest = _merge_of(("x" * _SMALLEST_REPORT,) * 2)
@@ -445,8 +398,7 @@ def _merge_of(reports: tuple[str, ...]) -> TokenEstimate:
 
 @frozen(eq=False)
 class Merge:
-    """One round of merges: consecutive ``groups`` of the reports, those of two or more
-    sent (``asks``, in order)."""
+    """One round of merges: consecutive ``groups``; ``asks``, those of two or more."""
 
     index: LogIndex
     sizing: Sizing
@@ -461,8 +413,7 @@ class Merge:
         return Batch(Stage.MERGE, self.asks, len(self.pieces))
 
     def after(self, outcomes: Sequence[Outcome]) -> Plan | Finished | Failed:
-        """The merged reports in place of their groups; a refused group is regrouped, with
-        what its refusal taught, in the next round."""
+        """A refused group is regrouped, with what its refusal taught, in the next round."""
         sizing, merged = self.sizing, {}
         sent = [index for index, group in enumerate(self.groups) if len(group) > 1]
         for index, ask, outcome in zip(sent, self.asks, outcomes, strict=True):
@@ -504,10 +455,8 @@ def _merge_ask(index: LogIndex, group: Sequence[Report]) -> Ask:
 def _groups(
     index: LogIndex, reports: list[Report], sizing: Sizing
 ) -> tuple[tuple[Report, ...], ...]:
-    """Consecutive groups of reports that fit one merge request; never a lone report while
-    another could join it, so every round makes progress. A pair too large even alone has
-    both its reports cut to half, as often as it takes (a provider would otherwise cut it
-    silently: Ollama does).
+    """Consecutive groups that fit one merge request, never a lone report while another could
+    join it; a pair too large is halved until it fits (a provider would cut it silently).
 
     Raises:
         WindowTooSmallError: the pair is already too short to be worth merging.
@@ -537,25 +486,20 @@ Plan = Whole | Parts | Merge  # what to send next, and what follows from its out
 
 
 def narrowing_points(plan: Plan) -> list[int]:
-    """The units the analysis of ``plan`` may begin at instead, oldest first: where it
-    begins now, then each later unit no report already made runs across. Text before the
-    first entry goes only with every entry."""
-    points = list(
-        itertools.chain.from_iterable(
-            range(piece.first, piece.last) if isinstance(piece, Part) else (piece.first,)
-            for piece in plan.pieces
-        )
-    )
-    index = plan.index
-    if points[0] == 0 and index.preamble and len(points) > 1 and points[1] == 1:
+    """The units the analysis may begin at, oldest first: where it begins now, then each
+    later unit no report runs across. Text before the first entry goes only with every entry."""
+    points = [
+        unit
+        for piece in plan.pieces
+        for unit in (range(piece.first, piece.last) if isinstance(piece, Part) else [piece.first])
+    ]
+    if points[0] == 0 and plan.index.preamble and points[1:2] == [1]:
         del points[1]
     return points
 
 
 def narrowed(plan: Plan, first: int) -> Plan | Finished:
-    """``plan`` for units ``first`` on only (a narrowing point): what lies before is left
-    out, a report that covers any of it too, and what is left is planned afresh with what
-    is known (one report left is the report).
+    """``plan`` for units ``first`` on only; a report that covers what lies before goes too.
 
     Raises:
         WindowTooSmallError: as :func:`start`.

@@ -6,11 +6,8 @@ from axe.domain.model import MemoryConfig
 
 
 def trim_target(memory: MemoryConfig) -> int | None:
-    """``last_n`` when positive, else ``max_entries`` when positive, else None (no trim).
-
-    ``last_n = 0`` means "load all entries" for ``axe run``, so it cannot also mean "keep
-    none" here; ``max_entries`` is the fallback bound and 0 there means "no limit".
-    """
+    """``last_n`` when positive, else ``max_entries`` when positive, else None (no trim):
+    ``last_n = 0`` means "load all entries" for ``axe run``, so it cannot mean "keep none"."""
     if memory.last_n > 0:
         return memory.last_n
     if memory.max_entries > 0:

@@ -1,11 +1,5 @@
-"""The instructions sent to the model: the spec's fixed prompt, and the merge prompt.
-
-Hard-coded on purpose (gc-spec Requirement 4.2 and Constraint 7): the report format is a
-contract with the people and scripts that read it, so it is not configurable. A log that
-fits is analysed with the fixed prompt alone, exactly as the spec says; only a log too
-large for the model is analysed in parts (each with the fixed prompt) whose reports the
-merge prompt combines into one report with the same three sections.
-"""
+"""The spec's fixed prompt and the merge prompt, hard-coded on purpose (gc-spec Requirement
+4.2, Constraint 7): the report format is a contract with whoever reads it."""
 
 PATTERN_DETECTION_PROMPT = """\
 You are a memory analyst for an AI agent. You will receive a log of the agent's past tasks \

@@ -1,6 +1,4 @@
-"""What gc did to an agent, as facts a frontend can show, count or store (the console words
-them); the use case returns one :class:`AgentResult` per agent, a :class:`SweepResult` for
-``--all``."""
+"""What gc did to an agent, as facts a frontend can show, count or store."""
 
 from __future__ import annotations
 
@@ -29,9 +27,7 @@ class AgentStatus(enum.Enum):
 
 @frozen
 class Usage:
-    """Tokens a provider reports having read and written, summed over split analyses;
-    ``cost``, the price in US dollars where the provider states it (OpenRouter's
-    ``usage.cost``), a sum keeping the costs that are known."""
+    """Tokens a provider reports having read and written; ``cost``: US dollars, if stated."""
 
     input_tokens: int
     output_tokens: int
@@ -48,8 +44,7 @@ class Usage:
 
 @frozen
 class Completion:
-    """One reply of an :class:`~axe.application.ports.LLMClient`: its text, its cost, and
-    the HTTP requests it took (``sent``, retries of a 429 or a 503 included)."""
+    """One reply; ``sent``: the HTTP requests it took, retries included."""
 
     text: str
     usage: Usage | None = None
@@ -58,21 +53,15 @@ class Completion:
 
 @frozen(kw_only=True)
 class Spent:
-    """What one agent's analysis sent and what it cost, whatever came of it: the bill of a
-    failed analysis counts too.
-
-    ``requests`` counts every HTTP request that went out (refused, failed and retried
-    ones included: each may have been billed); ``usage`` sums what the replies reported;
-    ``parts`` is None unless the log was split, then the parts analysed so far.
-    """
+    """What one agent's analysis sent and cost, whatever came of it: every HTTP request that
+    went out may have been billed; ``parts`` is None unless the log was split."""
 
     usage: Usage | None = None
     requests: int = 0
     parts: int | None = None
 
     def counting(self, outcome: Completion | AxeError | None, *, part: bool) -> Spent:
-        """With what one request came to (None: it was never sent); ``part``: it was a
-        part of a split log."""
+        """With what one request came to (None: it was never sent)."""
         if isinstance(outcome, Completion):
             usage = self.usage if outcome.usage is None else outcome.usage
             if self.usage is not None and outcome.usage is not None:
@@ -87,9 +76,7 @@ class Spent:
 
 @frozen(kw_only=True)
 class Analysis:
-    """The report gc obtained for one agent's memory, and what obtaining it spent;
-    ``parts`` is 1 when the whole log went in one request (gc-spec §3.7), more when the log
-    was analysed in parts whose reports were then merged."""
+    """The report gc obtained for one agent's memory, and what obtaining it spent."""
 
     text: str
     spent: Spent = Spent(requests=1)
@@ -109,20 +96,9 @@ class Analysis:
 
 @frozen(kw_only=True)
 class AgentResult:
-    """The outcome of gc for one agent.
-
-    ``entries`` is the count before any trim, None when gc did not get as far as reading
-    the memory file; ``kept`` likewise (a failure before the trim keeps every entry it
-    read; after a failure in the trim it is None: the store's error says). ``limit`` is
-    the trim target the agent's memory config sets, dry run and failure included; None when
-    it sets none, its memory is disabled or the agent did not load.
-    A failed agent carries its ``error`` and whatever was learnt before it failed;
-    ``spent`` is what its analysis sent, also when it failed (None: no analysis began).
-    ``budget`` is the agent's token budget (None: unlimited) and ``budget_used`` the tokens
-    counted against it; ``analysed``, the entries the report covers when the budget left
-    the oldest out (None: every entry read); ``estimate``, what ``--estimate`` found
-    instead of analysing; ``warnings``, what the trim asked the user to know.
-    """
+    """The outcome of gc for one agent, whatever was learnt before it ended: ``entries``
+    before any trim (None: not read), ``kept`` (None after a failure in the trim), ``spent``
+    (None: no analysis began), ``analysed`` (None: every entry read)."""
 
     agent: str
     status: AgentStatus
@@ -142,8 +118,7 @@ class AgentResult:
 
     @property
     def analysed_entries(self) -> int | None:
-        """The entries the report covers, or the estimated analysis would; None without
-        either."""
+        """The entries the report covers, or the estimated analysis would."""
         if self.estimate is not None:
             return self.estimate.analysed
         if self.analysis is None:
@@ -152,7 +127,6 @@ class AgentResult:
 
     @property
     def exit_code(self) -> int:
-        """What ``axe gc <agent>`` would exit with for this agent alone."""
         return EXIT_SUCCESS if self.error is None else exit_code_for(self.error)
 
 
@@ -168,5 +142,5 @@ class SweepResult:
 
     @property
     def exit_code(self) -> int:
-        """1 when any agent failed, whatever the kind of its failure (gc-spec §3.5, 5.6)."""
+        """1 when any agent failed, whatever the kind of its failure (gc-spec §3.5)."""
         return 1 if self.failed else EXIT_SUCCESS

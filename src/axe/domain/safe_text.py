@@ -1,13 +1,6 @@
-"""Text from outside (a model's reply, a server's error, a file name) made inert for a terminal.
-
-Pure text processing, in the core so that the console and the command line (which prints
-its own error lines) use the one rule. A log entry can talk a model into replying with
-escape sequences: colours, cursor moves, OSC window titles, C1 controls. Printed raw, they
-would rewrite the user's screen, in a terminal or later when a log file is viewed. Whole
-sequences are removed (so no ``[31m`` debris is left), then every remaining control
-character except newline and tab, and the bidirectional overrides that would show text in
-another order than it is read.
-"""
+"""Text from outside (a model's reply, a server's error, a file name) made inert for a
+terminal, in the core so the console and the command line use the one rule: a log entry can
+talk a model into replying with escape sequences that would rewrite the user's screen."""
 
 from __future__ import annotations
 
@@ -28,14 +21,9 @@ _CONTROLS = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]"
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` without terminal control sequences or characters; newlines and tabs stay.
-
-    A CRLF becomes a newline; a lone carriage return, which could overprint what came
-    before it on the same line, is dropped.
-    """
+    """Whole sequences are removed (no ``[31m`` debris), then every control but newline and
+    tab; a CRLF becomes a newline, a lone carriage return (which could overprint) is dropped."""
     if text.isprintable():
         return text
-    # Compiled here, on the first text that needs them (re caches them): compiling at
-    # import cost every run a millisecond at start.
     text = re.sub(_SEQUENCES, "", text.replace("\r\n", "\n"), flags=re.VERBOSE)
     return re.sub(_CONTROLS, "", text)

@@ -1,14 +1,6 @@
-"""The token budget, carried by the plan (docs/cost.md): what a plan costs, told before
-anything is sent by driving it with assumed answers (a forecast), and the plan that never
-sends a request that could take what was spent past the budget.
-
-A request may cost its input (the provider's own count where it gave one, else gc's upper
-estimate) plus the reply it allows. A batch goes out only if the budget can pay for every
-request in it and for what is left of the plan after it; otherwise the plan is narrowed to
-the newest entries whose analysis it can pay for. That is decided before the first request
-and again after each batch, as only a refusal (or reports longer than assumed) can leave
-less than foreseen.
-"""
+"""The token budget (docs/cost.md): a plan's cost, forecast by driving it with assumed
+answers, and the plan narrowed to the newest entries the budget can pay for to its end,
+decided before the first request and again after each batch."""
 
 from __future__ import annotations
 
@@ -48,8 +40,7 @@ Count = Callable[[Ask], int | None]  # the provider's count of a request, where 
 
 @frozen
 class Forecast:
-    """What a plan sends to its end when every request is answered: ``requests``, of which
-    ``merges`` merge reports, with ``input_tokens`` in all and the reply each allows."""
+    """What a plan sends to its end when every request is answered."""
 
     requests: int = 0
     merges: int = 0
@@ -65,8 +56,7 @@ class Forecast:
 
 
 def reserved(sizing: Sizing, ask: Ask) -> int:
-    """The input tokens the budget reserves for ``ask``: the provider's count where it gave
-    one, else gc's upper estimate (raised if the provider was seen counting above it)."""
+    """The provider's count where it gave one, else gc's upper estimate, scaled."""
     if ask.counted is not None:
         return ask.counted
     return math.ceil(ask.estimate().most * sizing.ratio)
@@ -79,12 +69,8 @@ def forecast(
     above: float = math.inf,
     count: Count | None = None,
 ) -> Forecast:
-    """What ``plan`` sends to its end, every request answered by a report of the assumed
-    length: each request's input as the budget reserves it, or, ``likely``, as a provider
-    likely counts it, which the assumed replies report, so later parts are planned fuller,
-    as a real run's are; with ``count``, the provider's own count of each request of the
-    log's entries (a merge's reports are not known yet). Stops once the total passes
-    ``above``.
+    """Every request answered by :data:`ASSUMED_REPORT`, its input reserved, or ``likely``
+    (reported by the replies, as a real run's are), or counted by ``count`` (not merges).
 
     Raises:
         WindowTooSmallError: the plan comes to a merge that cannot fit the window.
@@ -113,8 +99,7 @@ def _input(sizing: Sizing, ask: Ask, likely: bool, count: Count | None) -> int:
 
 @frozen(eq=False)
 class Budgeted:
-    """``plan``, whose next batch and what follows it ``budget`` can pay for beside the
-    ``used`` tokens already counted."""
+    """``plan``, which ``budget`` can pay for to its end beside the ``used`` tokens."""
 
     plan: Plan
     budget: Budget
@@ -122,16 +107,14 @@ class Budgeted:
 
     @property
     def first(self) -> int:
-        """The unit the analysis begins at."""
         return self.plan.pieces[0].first
 
     def batch(self) -> Batch:
         return self.plan.batch()
 
     def charged(self, outcomes: Sequence[Outcome]) -> int:
-        """``used`` with what each request of the batch came to: a reply the tokens it
-        reports, or (reporting none) what was reserved for it; a failure that may have been
-        billed likewise; a refusal nothing (providers do not bill a prompt they refuse)."""
+        """``used`` with each request of the batch: a reply's usage, else what was reserved;
+        a failure that may have been billed likewise; a refusal nothing (it is not billed)."""
         asks = self.plan.batch().asks
         return self.used + sum(
             _charge(self.plan.sizing, ask, outcome)
@@ -139,7 +122,7 @@ class Budgeted:
         )
 
     def after(self, outcomes: Sequence[Outcome]) -> Budgeted | Finished | Failed:
-        """The plan that follows, kept within what is left of the budget.
+        """The plan that follows, within what is left of the budget.
 
         Raises:
             BudgetTooSmallError: what is left cannot pay for the newest entry.
@@ -167,11 +150,9 @@ def _charge(sizing: Sizing, ask: Ask, outcome: Outcome) -> int:
 def within(
     plan: Plan | Finished, budget: Budget, used: int = 0, count: Count | None = None
 ) -> Budgeted | Finished:
-    """``plan`` as it is if ``budget`` can pay for it beside ``used``, else narrowed to the
-    newest entries whose analysis it can pay for: the earliest narrowing point whose plan
-    the budget pays for to its end (by forecast), found by doubling from the newest, then
-    halving. With ``count``, a plan narrowed to one request is then moved to older entries
-    while the provider's own count of it stays within the budget.
+    """``plan``, narrowed if need be to the earliest narrowing point ``budget`` pays for to
+    its end (by forecast); with ``count``, one request is then moved to older entries while
+    the provider's count of it stays within the budget.
 
     Raises:
         BudgetTooSmallError: not even the newest entry's analysis fits what is left.
@@ -202,9 +183,9 @@ def within(
 
 
 def _affordable(plan: Plan, left: int) -> bool:
-    """Whether ``left`` pays for ``plan`` to its end; for a plan that cannot be foreseen
-    to its end (a merge of reports of the assumed length would not fit), for its next
-    batch, as without a budget the window is found too small only when it is."""
+    """Whether ``left`` pays for ``plan`` to its end; else, if its end cannot be foreseen
+    (an assumed merge would not fit), for its next batch: the window is found too small only
+    when it is."""
     try:
         return forecast(plan, above=left).total <= left
     except WindowTooSmallError:
@@ -213,7 +194,6 @@ def _affordable(plan: Plan, left: int) -> bool:
 
 
 def _narrowed_within(plan: Plan, first: int, left: int) -> Plan | Finished | None:
-    """``plan`` from unit ``first`` on, if ``left`` pays for it to its end; else None."""
     try:
         candidate = narrowed(plan, first)
         return candidate if forecast(candidate, above=left).total <= left else None
@@ -224,12 +204,9 @@ def _narrowed_within(plan: Plan, first: int, left: int) -> Plan | Finished | Non
 def _counted(
     plan: Plan, points: list[int], at: int, *, budget: Budget, used: int, count: Count
 ) -> Whole | None:
-    """The plan of one request from the earliest narrowing point whose request the provider
-    counts within what is left (its reply reserved) and the window, starting from ``points[at]``,
-    the one gc's upper estimate chose: one count tells how far the estimate errs on this
-    text, a few more settle the point, moving to older entries while they fit and to newer
-    ones when the provider counts above the estimate. None when the provider does not count
-    (the estimate's choice stands).
+    """One request from the earliest point the provider counts within what is left and the
+    window, searched from ``points[at]`` (the estimate's choice): one count shows how far the
+    estimate errs on this text. None: the provider does not count.
 
     Raises:
         BudgetTooSmallError: the provider counts even the newest entry's request above it.
@@ -270,8 +247,7 @@ def _with_count(plan: Whole, count: Count) -> Whole:
 
 
 def _earliest_expected(plan: Plan, points: list[int], room: int, ratio: float) -> int:
-    """Which of ``points`` is the earliest whose one request, at ``ratio`` of gc's upper
-    estimate, is expected within ``room`` (the newest when none is)."""
+    """The earliest of ``points`` whose one request is expected within ``room``."""
     index, beside = plan.index, instructions(PATTERN_DETECTION_PROMPT).most
     low, high = 0, len(points) - 1
     while low < high:
@@ -286,9 +262,7 @@ def _earliest_expected(plan: Plan, points: list[int], room: int, ratio: float) -
 def estimated(
     plan: Plan | Finished, budget: Budget | None, window: int | None, count: Count | None = None
 ) -> Estimate:
-    """What analysing the log of ``plan`` (``window`` known before sending) would send
-    under ``budget``, and how many of its entries it would cover; with ``count``, the
-    requests of the log's entries are counted by the provider.
+    """What analysing the log of ``plan`` would send under ``budget``, and the entries covered.
 
     Raises:
         WindowTooSmallError: the window holds no part of the log beside gc's instructions.

@@ -1,33 +1,17 @@
 """How many tokens some bytes will cost a model: at most, and likely, from the bytes alone.
 
-Providers count with byte-pair tokenizers (o200k_base, cl100k_base and their kin). These
-first cut text into pieces (a word with the one space or mark before it, up to three
-digits, a run of punctuation, a run of spaces) and then merge each piece's bytes into
-tokens: a common word is one token, a rare one or a random string a token per two or three
-letters, a byte that is not ASCII text up to a token of its own. Only a few bytes around a
-point show whether a piece ends there, so each byte is charged by its own kind and the kind
-of the byte after it, in eighths of a token: a byte that ends a piece costs a whole token,
-a letter inside a word what the letters of that pair of kinds cost in random strings, a
-byte that is not ASCII text a whole token. The charges in ``_CHARGES`` were fitted (a
-linear program) to be as low as keeps the sum 3 % above both tokenizers' counts on every
-kind of text measured (prose, code, JSON, numbers, hex, base64, keys, CJK, emoji, memory
-logs, byte soup: the corpus of tests/unit/test_token_estimate.py), with a few tokens per
-estimate (``_ROOM``) for pieces too short to average out; English prose, code and JSON
-come out at about 1.35 times their real count, CJK and emoji at two (a byte that is not
-ASCII text is charged a token: a rare character is one per byte). What the pairs cannot
-see can cost more than it is charged: long runs of random lower-case letters and made-up
-words (charged as English words are) up to 1.75 times, words two spaces apart (charged as
-indentation is) 1.3 times.
+Byte-pair tokenizers (o200k_base, cl100k_base) cut text into pieces (a word with the space
+before it, up to three digits, a run of punctuation or of spaces), then merge each piece's
+bytes into tokens. So each byte is charged by its kind and the next byte's, in eighths of a
+token (a whole one for a byte that ends a piece or is not ASCII text), the charges fitted (a
+linear program) to stay 3 % above both tokenizers on every kind of text in the corpus of
+tests/unit/test_token_estimate.py: prose, code and JSON come out at about 1.35 times their
+real count, CJK and emoji at two. What pairs cannot see costs more than it is charged: runs
+of random lower-case letters up to 1.75 times, words two spaces apart 1.3 times. A byte
+whose next is not in view is charged the most, so splitting never lowers the estimate.
 
-Splitting never lowers the estimate: a byte is charged as if a piece ended after it when
-what follows it is not in view, the most any byte can cost, so the estimates of the
-slices of some bytes, cut anywhere, sum to at least the estimate of the whole.
-
-The pass is a few C loops per slice: a ``translate`` of the bytes to a hex digit naming
-their kind, ``binascii.unhexlify`` (two hex digits make one byte: each byte's kind with
-the next one's, from even and from odd offsets), a ``translate`` of those pairs to their
-charges, and ``zlib.adler32``, whose low half is one plus the sum of the bytes it reads
-(modulo 65,521, which a slice's charges never reach).
+The pass is C loops: ``translate`` to a hex digit per kind, ``unhexlify`` into pairs (from
+even and odd offsets), ``translate`` to charges, and ``adler32``, whose low half sums them.
 """
 
 from __future__ import annotations
@@ -111,8 +95,7 @@ _CHARGES = {  # eighths of a token for a byte of a kind (or group) followed by a
 
 
 def _charge(first: str, then: str) -> int:
-    """Eighths of a token for a byte of kind ``first`` followed by one of kind ``then``:
-    the charge of the most particular pair of their names or groups."""
+    """The charge of the most particular pair of their names or groups."""
     for one in (first, *_KINDS[first][1]):
         for other in (then, *_KINDS[then][1]):
             if (one, other) in _CHARGES:
@@ -121,7 +104,6 @@ def _charge(first: str, then: str) -> int:
 
 
 def _kind(byte: int) -> int:
-    """The index of the kind of ``byte``: 0 (other) when no kind holds it."""
     kinds = enumerate(chars for chars, _ in _KINDS.values())
     return next((index for index, chars in kinds if chr(byte) in chars), 0)
 
@@ -134,7 +116,6 @@ _END = _HEX_DIGITS[:1]  # what follows the last byte: a kind that ends every pie
 
 
 def _eighths(data: bytes, after: bytes) -> int:
-    """The charges of ``data``, followed by the byte ``after`` (or by nothing)."""
     digits = data.translate(_HEX) + (after.translate(_HEX) or _END)
     even = binascii.unhexlify(memoryview(digits)[: len(digits) // 2 * 2])
     odd = binascii.unhexlify(memoryview(digits)[1 : 1 + len(data) // 2 * 2])
@@ -143,10 +124,7 @@ def _eighths(data: bytes, after: bytes) -> int:
 
 
 def estimate_tokens(data: bytes | memoryview) -> TokenEstimate:
-    """What ``data``, decoded as UTF-8 (bad bytes replaced), costs a byte-pair tokenizer.
-
-    Splittable: the ``most`` of consecutive slices of ``data``, cut at any byte, sum to at
-    least the ``most`` of the whole."""
+    """Splittable: the ``most`` of any slices of ``data`` sum to at least the whole's."""
     view = memoryview(data).cast("B")
     if not view:
         return TokenEstimate(0, 0)

@@ -1,5 +1,3 @@
-"""How large one request may be, as known before sending, and where that was learnt."""
-
 from __future__ import annotations
 
 import enum
