@@ -114,7 +114,7 @@ def test_a_budget_too_small_is_exit_4_with_one_line_and_no_request(
     assert (result.exit_code, result.stdout) == (4, "Agent: helper\nEntries: 10\n")
     assert result.stderr == (
         "budget of 3,000 tokens (from --max-tokens) is too small: analysing even the newest "
-        "entry needs a budget of 4,440 tokens; nothing was sent or trimmed\n"
+        "entry needs a budget of 4,441 tokens; nothing was sent or trimmed\n"
     )
     assert not anthropic.routes["messages"].called
     assert home.memory_path("helper").read_bytes() == memory
@@ -154,9 +154,9 @@ def test_an_estimate_needs_no_key_and_prints_the_plan(home: AxeHome) -> None:
         "Model: anthropic/claude-3, input window at most 1,000,000 tokens, the provider's "
         "largest; the model's may be smaller\n"
         "Requests: 1\n"
-        "Input tokens: 2,126 at most, likely about 1,586\n"
+        "Input tokens: 2,132 at most, likely about 1,590\n"
         "Output tokens: 4,096 at most\n"
-        "Budget: 10,000 tokens (from --max-tokens): every entry (every entry needs 6,222 at "
+        "Budget: 10,000 tokens (from --max-tokens): every entry (every entry needs 6,228 at "
         "most)\n"
     )
     assert home.memory_path("helper").read_bytes() == entries(40)
@@ -177,13 +177,13 @@ def test_an_estimate_in_json_is_one_object_per_agent(home: AxeHome) -> None:
         "budget_used_tokens": None,
         "analysed_entries": 40,
         "estimated_requests": 1,
-        "estimated_input_tokens": 2126,
+        "estimated_input_tokens": 2132,
         "estimated_output_tokens": 4096,
-        "likely_input_tokens": 1586,
+        "likely_input_tokens": 1590,
         "input_window_tokens": 1_000_000,
         "input_window_source": "provider",
         "input_tokens_counted": False,
-        "budget_for_every_entry": 2126 + 4096,
+        "budget_for_every_entry": 2132 + 4096,
         "budget_for_newest_entry": None,
     }
     assert (small["status"], small["exit_code"], small["analysed_entries"]) == (

@@ -113,3 +113,12 @@ def test_a_word_alone_is_never_under_counted() -> None:
 def test_nothing_costs_nothing() -> None:
     """An empty log costs no tokens."""
     assert estimate_tokens(b"") == TokenEstimate(most=0, likely=0)
+
+
+def test_runs_of_line_ends_brackets_and_quotes_are_never_under_counted() -> None:
+    """Blank lines (LF, CRLF, or bare CRs), closing brackets of deep JSON and runs of
+    quotes: each is a token every few bytes to a tokenizer, and never more than gc says."""
+    for piece in ["\n", "\r\n", "\r", "\n\n", "]", "}", ")", "[", "{", "(", "'", '"', "`"]:
+        for repeats in (2, 7, 50, 300):
+            data = (piece * repeats).encode()
+            assert estimate_tokens(data).most >= max(real_counts(data)), (piece, repeats)

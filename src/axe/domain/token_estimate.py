@@ -7,7 +7,8 @@ token (a whole one for a byte that ends a piece or is not ASCII text), the charg
 linear program) to stay 3 % above both tokenizers on every kind of text in the corpus of
 tests/unit/test_token_estimate.py: prose, code and JSON come out at about 1.35 times their
 real count, CJK and emoji at two. What pairs cannot see costs more than it is charged: runs
-of random lower-case letters up to 1.75 times, words two spaces apart 1.3 times. A byte
+of random lower-case letters up to 1.75 times, words two spaces apart 1.3 times, a letter
+or a syllable repeated (``rrrr``, ``hahaha``) up to four times. A byte
 whose next is not in view is charged the most, so splitting never lowers the estimate.
 
 The pass is C loops: ``translate`` to a hex digit per kind, ``unhexlify`` into pairs (from
@@ -80,16 +81,17 @@ _CHARGES = {  # eighths of a token for a byte of a kind (or group) followed by a
     ("blank", "mark"): 1,
     ("space", "space"): 2,  # indentation: one piece, however long
     ("tab", "tab"): 2,
-    ("break", "break"): 0,
+    ("return", "return"): 8,  # a bare CR is a token of its own, however many follow
+    ("break", "break"): 1,  # blank lines: "\r\n" repeated costs a token each four bytes
     ("mark", "break"): 4,  # ".\n" is one piece
     ("mark", "letter"): 8,
     ("underscore", "letter"): 2,  # snake_case
     ("open", "letter"): 6,
     ("mark", "mark"): 7,
     ("stop", "stop"): 2,  # "...", ".,"
-    ("open", "open"): 0,
-    ("close", "close"): 0,
-    ("quote", "quote"): 0,
+    ("open", "open"): 4,  # "]]]]": a token each two
+    ("close", "close"): 4,
+    ("quote", "quote"): 4,
     ("underscore", "underscore"): 8,
 }
 
