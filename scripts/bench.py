@@ -88,7 +88,7 @@ class Figure(NamedTuple):
 def rail(name: str, value: float, unit: str, against: str, limit: float) -> str:
     """A figure beside what it is measured against and the most it may be."""
     verdict = "within" if value <= limit else "OUTSIDE"
-    return f"  {name:<24} {value:7.2f} {unit:<2} {against:<36} rail <= {limit:.4g} {unit} {verdict}"
+    return f"  {name:<28} {value:7.2f} {unit:<2} {against:<32} rail <= {limit:.4g} {unit} {verdict}"
 
 
 def ratio(name: str, figure: Figure, floor: Figure, floor_name: str, limit: float) -> str:
@@ -200,7 +200,7 @@ def processes(root: Path, *, runs: int, big_bytes: int, agents: int) -> None:
         # A provider that refuses every connection: a quiet run that sent a request would fail.
         quiet.env["AXE_OPENAI_BASE_URL"] = f"http://127.0.0.1:{unused_port()}"
         filler = "x" * 390  # entries of about 450 bytes
-        count = big_bytes // len(entry(0, None, filler))
+        count = big_bytes // len(entry(99_999, None, filler))
         big_log = b"".join(entry(i, None, filler) for i in range(count))
         big = Fleet(root / "big", url, 1, big_log, last_n=100)
         pristine = root / "big.md"
@@ -246,7 +246,7 @@ def processes(root: Path, *, runs: int, big_bytes: int, agents: int) -> None:
     print(rail("  peak RSS", big_gc.peak_kib * 1024 / len(big_log), "x", "the file's size", 2.5))
     print(rail("--all, per extra agent", per_agent, "ms", f"{agents} agents against 1", 2.5))
     quiet_limit, quiet_floor = floor.ms + 0.5 * agents, "import floor + 0.5 ms an agent"
-    print(rail(f"--skip-unchanged, {agents}", all_quiet.ms, "ms", quiet_floor, quiet_limit))
+    print(rail(f"--skip-unchanged, {agents} quiet", all_quiet.ms, "ms", quiet_floor, quiet_limit))
     print("\nfigures without rails")
     print(f"  gc <missing agent>              {missing.ms / floor.ms:6.2f} x the import floor")
     print(f"  proxied gc, 10 entries          {small_via.ms / small_gc.ms:6.2f} x the direct run")

@@ -181,13 +181,13 @@ def report(root: Path, *, smoke: bool) -> None:
         waves = (math.ceil(run.parts / AT_ONCE) + run.merges) * delay
         print(f"\na ten-window log, {delay:g} s an answered request, {AT_ONCE} parts at once")
         print(
-            f"  {run.seconds:6.2f} s for {run.parts} parts and {run.merges} merge: "
+            f"  {run.seconds:.2f} s for {run.parts} parts and {run.merges} merge: "
             f"{run.seconds / waves:.2f}x its waves of parts then merges ({waves:.2f} s)"
         )
         seconds = fleet(root, server, agents, jobs, delay)
         print(f"\n{agents} agents, {delay:g} s a request")
         print(
-            f"  gc --all --jobs {jobs}: {seconds:6.2f} s, {seconds / (agents * delay):.3f} of the "
+            f"  gc --all --jobs {jobs}: {seconds:.2f} s, {seconds / (agents * delay):.3f} of the "
             f"{agents * delay:g} s one agent after another needs at least"
         )
 
