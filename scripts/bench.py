@@ -1,18 +1,22 @@
-"""`make bench`: wall time and peak memory of whole `axe` processes, next to floors.
+"""`make bench`: wall time and peak memory of whole `axe` processes, beside floors.
 
-Absolute times drift on a shared machine; ratios to floors measured in the same run do not.
-So every goal is printed as a ratio: `axe` against `python -c "import click, attrs, cattrs"`
-(with and without httpx) and against `cp` of the same big file. Scenarios are built in a
-temporary directory and the LLM is a loopback endpoint that answers at once; the "via proxy"
-runs reach it through the test suite's loopback proxy (HTTP_PROXY, plain forwarding) under a
-name only that proxy resolves, so a run that bypassed the proxy would fail.
+Absolute times drift on a shared machine; a figure's ratio to a floor measured in the same
+run does not. So each figure stands beside its floor: `python -c "import click, attrs,
+cattrs"` (what any start-up of axe imports), the same plus httpx (what a run that sends a
+request imports), and `cp` of the same big file. A guard rail is the most a figure may be:
+the bench prints "within" or "OUTSIDE" beside it and never fails, because a figure on a
+loaded machine is news for a person, not a verdict for CI.
 
-    python scripts/bench.py            # the full run (a few minutes)
-    python scripts/bench.py --smoke    # tiny sizes, fewest runs: proves the script still works
+Each figure is the median of N runs after one dropped warm-up run. The scenarios of a group
+are taken in turns (one run of each, then the next round), so a machine whose speed drifts
+while the bench runs slows a figure and its floor alike. Each process's peak RSS is its own,
+from wait4. The LLM is a loopback endpoint that answers at once; the proxied runs reach it
+through the test suite's loopback proxy under a name only that proxy resolves, so a run
+that bypassed the proxy would fail.
 
-The package is byte-compiled first, as an installed one is: with PYTHONDONTWRITEBYTECODE set
-(as on this project's machines) an editable install would otherwise compile every module
-it imports anew on each run, some 40 % of a start-up's instructions.
+    python scripts/bench.py              # the full run (several minutes)
+    python scripts/bench.py --smoke      # tiny sizes, one run: proves the script still works
+    python scripts/bench.py --runs 11    # more runs per figure: steadier medians
 """
 
 from __future__ import annotations
@@ -22,99 +26,34 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import NamedTuple
 
-from attrs import frozen
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.*
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # for bench_big_logs
 
 import bench_big_logs
-from tests.e2e.loopback_proxy import LLM_HOST, LoopbackProxy, loopback_proxy
-
-from axe.adapters.llm.body import MEMORY, JsonBody
-from axe.adapters.shared.reading import read_regular
-from axe.domain.entries import count_entries
-from axe.domain.log_index import LogIndex
+from tests.e2e.loopback_proxy import LLM_HOST, loopback_proxy, unused_port
+from tests.support import CANNED_ANALYSIS, AxeHome, entries, entry
 
 PYTHON = sys.executable
-IMPORTS = "import click, attrs, cattrs"  # what a start-up is measured against
-WITHOUT_HTTPX_CLI = 'import sys; sys.modules["httpx._main"] = None; '  # as axe.adapters.llm
-AXE = str(Path(sys.executable).with_name("axe"))
+AXE = str(Path(PYTHON).with_name("axe"))  # the console script installed beside this python
+IMPORTS = "import click, attrs, cattrs"
 MIB = 1024 * 1024
-REPLY = json.dumps(
-    {
-        "choices": [
-            {
-                "message": {
-                    "content": "## Patterns Found\nNone.\n\n## Repeated Work\n"
-                    "No repeated work detected.\n\n## Recommendations\nNo specific recommendations."
-                }
-            }
-        ]
-    }
-).encode()
+REPLY = json.dumps({"choices": [{"message": {"content": CANNED_ANALYSIS}}]}).encode()
 
-
-_SINK = memoryview(bytearray(MIB))  # what the loopback LLM reads bodies into, and drops
-
-
-@frozen
-class Sample:
-    seconds: float
-    peak_kib: int
-    exit_code: int
-
-
-@frozen
-class Figure:
-    label: str
-    seconds: float
-    peak_kib: int
-
-
-@frozen
-class Goal:
-    """A measured figure, the most it may be, and what it is measured against."""
-
-    name: str
-    value: float
-    target: float
-    unit: str
-    against: str = ""  # the floor, as measured in the same run
-
-    @classmethod
-    def ratio(cls, name: str, figure: Figure, floor: Figure, target: float) -> Goal:
-        """``figure``'s time over ``floor``'s, the floor said beside it."""
-        against = f"{floor.label}: {floor.seconds * 1000:.1f} ms"
-        return cls(name, figure.seconds / floor.seconds, target, "x", against)
-
-    def line(self) -> str:
-        met = self.value <= self.target
-        verdict = "met" if met else "NOT MET"
-        # A third decimal where two would show the goal itself beside NOT MET.
-        close = f"{self.value:.2f}" == f"{self.target:.2f}"
-        shown = f"{self.value:7.3f}" if close and not met else f"{self.value:7.2f}"
-        return (
-            f"  {self.name:<27} {shown} {self.unit:<14} {self.against:<44} "
-            f"goal <= {self.target!s:<5} {verdict}"
-        )
-
-
-# A child's ru_maxrss starts from the memory of the process that forked it, so commands
-# are spawned by this small helper rather than by the bench (which is larger); the helper
-# also does the timing, so its own start-up is not counted.
+# A child's ru_maxrss starts from the memory of the process that forked it, so commands are
+# spawned by this small helper rather than by the bench (which is larger); the helper also
+# does the timing, so its own start-up is not counted.
 SPAWN_HELPER = """
 import os, sys, time
 devnull = os.open(os.devnull, os.O_RDWR)
@@ -126,78 +65,80 @@ print(time.perf_counter() - started, usage.ru_maxrss, os.waitstatus_to_exitcode(
 """
 
 
-def run_once(command: list[str], env: dict[str, str]) -> Sample:
-    """One process, timed from spawn to reaped, with its own peak RSS (KiB, from wait4)."""
-    program = shutil.which(command[0], path=env.get("PATH")) or command[0]
+class Run(NamedTuple):
+    """A scenario: its command, its environment, what to restore before each run (gc trims
+    what it measures) and the exit code it must end with."""
+
+    label: str
+    command: list[str]
+    env: dict[str, str]
+    before_each: Callable[[], object] = lambda: None
+    exit_code: int = 0
+
+
+class Figure(NamedTuple):
+    label: str
+    ms: float  # median wall time
+    peak_kib: float  # median peak RSS
+
+    def row(self) -> str:
+        return f"  {self.label:<34} {self.ms:8.1f} ms {self.peak_kib / 1024:7.1f} MiB peak RSS"
+
+
+def rail(name: str, value: float, unit: str, against: str, limit: float) -> str:
+    """A figure beside what it is measured against and the most it may be."""
+    verdict = "within" if value <= limit else "OUTSIDE"
+    return f"  {name:<28} {value:7.2f} {unit:<2} {against:<32} rail <= {limit:.4g} {unit} {verdict}"
+
+
+def ratio(name: str, figure: Figure, floor: Figure, floor_name: str, limit: float) -> str:
+    return rail(name, figure.ms / floor.ms, "x", f"{floor_name}: {floor.ms:.1f} ms", limit)
+
+
+def run_once(run: Run) -> tuple[float, int]:
+    """One process, timed from spawn to reaped, and its peak RSS in KiB."""
+    run.before_each()
+    program = shutil.which(run.command[0], path=run.env.get("PATH")) or run.command[0]
     done = subprocess.run(
-        [PYTHON, "-S", "-c", SPAWN_HELPER, program, *command[1:]],
-        env=env,
+        [PYTHON, "-S", "-c", SPAWN_HELPER, program, *run.command[1:]],
+        env=run.env,
         capture_output=True,
         text=True,
         check=True,
     )
     seconds, peak, code = done.stdout.split()
-    return Sample(float(seconds), int(peak), int(code))
+    if int(code) != run.exit_code:
+        sys.exit(f"bench: {run.label}: exit code {code}, expected {run.exit_code}")
+    return float(seconds), int(peak)
 
 
-@frozen
-class Run:
-    """One scenario to time: its command, its environment, what to set up before each run
-    and the exit code it must end with."""
-
-    label: str
-    command: list[str]
-    env: dict[str, str]
-    before_each: Callable[[], None] = lambda: None
-    expect_exit: int = 0
-
-
-def measure_in_turns(runs: int, *scenarios: Run, warm_up: bool = True) -> list[Figure]:
-    """Each scenario ``runs`` times after a warm-up run (which warms caches and is dropped),
-    taken in turns (one run of each, then the next round), so that a machine whose speed
-    drifts while the bench runs (this project's moved by a third within minutes) slows a
-    figure and its floor alike, and a ratio of the two stays the machine's, not the
-    moment's."""
-    samples: list[list[Sample]] = [[] for _ in scenarios]
-    for _ in range(runs + warm_up):
-        for scenario, taken in zip(scenarios, samples, strict=True):
-            scenario.before_each()
-            taken.append(run_once(scenario.command, scenario.env))
-    figures = []
-    for scenario, taken in zip(scenarios, samples, strict=True):
-        if codes := {s.exit_code for s in taken} - {scenario.expect_exit}:
-            sys.exit(
-                f"bench: {scenario.label}: exit code {codes.pop()}, expected {scenario.expect_exit}"
-            )
-        kept = taken[1:] if warm_up else taken
-        seconds = statistics.median(s.seconds for s in kept)
-        figures.append(
-            Figure(scenario.label, seconds, int(statistics.median(s.peak_kib for s in kept)))
-        )
-    return figures
+def measure(runs: int, *scenarios: Run, warm_up: bool = True) -> list[Figure]:
+    """Each scenario's median over ``runs`` rounds, one run of each scenario a round; the
+    warm-up round (caches, page cache) is dropped."""
+    rounds = [[run_once(run) for run in scenarios] for _ in range(runs + warm_up)][warm_up:]
+    median = statistics.median
+    return [
+        Figure(run.label, median(r[i][0] for r in rounds) * 1000, median(r[i][1] for r in rounds))
+        for i, run in enumerate(scenarios)
+    ]
 
 
 @contextmanager
 def instant_llm() -> Iterator[str]:
-    """An OpenAI-shaped endpoint on loopback that reads the request and answers at once."""
+    """An OpenAI-shaped endpoint on loopback that reads each request, drops it and answers at
+    once. (The test suite's loopback parses and keeps every body: on a 100 MiB log that work
+    would be counted as gc's.)"""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True  # no reply waits for the client's delayed ACK
 
         def do_POST(self) -> None:
-            remaining = int(self.headers.get("content-length", "0"))
-            sink = _SINK  # one scratch buffer: a new zeroed MiB per request cost ~0.1 ms each
-            while remaining:
-                got = self.rfile.readinto(sink[: min(remaining, MIB)])
-                if not got:
-                    break
-                remaining -= got
-            head = (
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                f"content-length: {len(REPLY)}\r\n\r\n"
-            ).encode()
-            self.wfile.write(head + REPLY)
+            left = int(self.headers.get("content-length", "0"))
+            while left > 0 and (chunk := self.rfile.read(min(left, MIB))):
+                left -= len(chunk)
+            head = f"HTTP/1.1 200 OK\r\ncontent-length: {len(REPLY)}\r\n"
+            self.wfile.write(f"{head}content-type: application/json\r\n\r\n".encode() + REPLY)
 
         def log_message(self, *args: object) -> None:
             pass
@@ -212,477 +153,213 @@ def instant_llm() -> Iterator[str]:
         server.server_close()
 
 
-def entry(index: int, size: int) -> bytes:
-    head = f"## 2026-01-01T00:00:00Z #{index}\n**Task:** Review PR #{index % 500}\n**Result:** "
-    filler = "x" * max(1, size - len(head) - 2)
-    return (head + filler + "\n\n").encode()
+def compile_package() -> None:
+    """Byte-compile the ``axe`` package measured, as ``pip install`` does: with
+    PYTHONDONTWRITEBYTECODE set (as on this project's machines) an editable install would
+    otherwise compile every module it imports anew on each run, most of a start-up's work."""
+    where = "import axe, os; print(os.path.dirname(axe.__file__))"
+    package = subprocess.run([PYTHON, "-c", where], capture_output=True, text=True, check=True)
+    subprocess.run([PYTHON, "-m", "compileall", "-q", package.stdout.strip()], check=True)
 
 
-def memory_log(total_bytes: int, entry_size: int) -> bytes:
-    count = max(1, total_bytes // entry_size)
-    return b"".join(entry(i, entry_size) for i in range(count))
+class Fleet:
+    """A home of agents on the instant LLM, each with the same log, which ``restore`` puts
+    back after a run trimmed it."""
+
+    def __init__(self, root: Path, url: str, agents: int, log: bytes, *, last_n: int) -> None:
+        self.home, self.log = AxeHome(root), log
+        self.names = [f"agent-{index:03d}" for index in range(agents)]
+        for name in self.names:
+            self.home.add_agent(name, model="openai/gpt-4o", last_n=last_n)
+        self.restore()
+        self.env = {"PATH": os.environ.get("PATH", ""), **self.home.env}
+        self.env |= {"OPENAI_API_KEY": "bench", "AXE_OPENAI_BASE_URL": url}
+
+    def restore(self) -> None:
+        for name in self.names:
+            self.home.write_memory(name, self.log)
+
+    def via(self, proxy: str) -> dict[str, str]:
+        """The environment with the LLM reached through ``proxy``, by a name only it resolves."""
+        port = self.env["AXE_OPENAI_BASE_URL"].rsplit(":", 1)[1]
+        return self.env | {"AXE_OPENAI_BASE_URL": f"http://{LLM_HOST}:{port}", "HTTP_PROXY": proxy}
 
 
-def analyst_log(count: int) -> bytes:
-    """A varied log for the built-in analyst: repeats, rewordings, failures, long results."""
-    tasks = [f"Review PR #{n}" for n in range(3000)] + [
-        "Summarise the daily sales report",
-        "summarize daily sales report",
-        "Check CI status for main",
-    ]
-    results = [
-        "Found 3 issues",
-        "Error: timeout after 30s calling the API",
-        "All good",
-        "x" * 997 + "...",
-    ]
-    parts = []
-    for index in range(count):
-        day, minute = divmod(index, 1440)
-        month = 1 + day // 28 % 12
-        stamp = f"2026-{month:02d}-{1 + day % 28:02d}T{minute // 60:02d}:{minute % 60:02d}:00Z"
-        task = tasks[(index * 7919) % len(tasks)]
-        result = results[(index * 31) % len(results)]
-        parts.append(f"## {stamp}\n**Task:** {task}\n**Result:** {result}\n\n")
-    return "".join(parts).encode()
+def processes(root: Path, *, runs: int, big_bytes: int, agents: int) -> None:
+    """Start-ups, a small gc, a big log and fleets, beside their floors: prints the figures
+    and the guard rails."""
+    startup, big_runs = 3 * runs, max(1, runs - 2)
+    gc, gc_all = [AXE, "gc", "agent-000"], [AXE, "gc", "--all"]
+    with instant_llm() as url, loopback_proxy() as proxy:
+        small = Fleet(root / "small", url, 1, entries(10), last_n=5)
+        one = Fleet(root / "one", url, 1, entries(50), last_n=10)
+        many = Fleet(root / "many", url, agents, entries(50), last_n=10)
+        quiet = Fleet(root / "quiet", url, agents, entries(50), last_n=10)
+        quiet_run = [*gc_all, "--skip-unchanged"]
+        subprocess.run(quiet_run, env=quiet.env, capture_output=True, check=True)
+        # A provider that refuses every connection: a quiet run that sent a request would fail.
+        quiet.env["AXE_OPENAI_BASE_URL"] = f"http://127.0.0.1:{unused_port()}"
+        filler = "x" * 390  # entries of about 450 bytes
+        count = big_bytes // len(entry(99_999, None, filler))
+        big_log = b"".join(entry(i, None, filler) for i in range(count))
+        big = Fleet(root / "big", url, 1, big_log, last_n=100)
+        pristine = root / "big.md"
+        pristine.write_bytes(big_log)
+        mib, env = f"{len(big_log) / MIB:.0f} MiB", small.env
+
+        floors_and_start_ups = measure(
+            startup,
+            Run(IMPORTS, [PYTHON, "-c", IMPORTS], env),
+            Run(f"{IMPORTS}, httpx", [PYTHON, "-c", f"{IMPORTS}, httpx"], env),
+            Run("axe gc --help", [AXE, "gc", "--help"], env),
+            Run("axe --version", [AXE, "--version"], env),
+            Run("axe gc <missing agent>", [AXE, "gc", "missing"], env, exit_code=2),
+            Run("axe gc, 10 entries", gc, env, small.restore),
+        )
+        big_file = measure(
+            big_runs,
+            Run(f"cp of a {mib} log", ["cp", str(pristine), str(root / "copy.md")], env),
+            Run(f"axe gc, {mib} log", gc, big.env, big.restore),
+        )
+        fleets = measure(
+            runs,
+            Run("axe gc --all, 1 agent", gc_all, one.env, one.restore),
+            Run(f"axe gc --all, {agents} agents", gc_all, many.env, many.restore),
+            Run(f"--skip-unchanged, {agents} quiet", quiet_run, quiet.env),
+            Run("proxied gc, 10 entries", gc, small.via(proxy.url), small.restore),
+            Run("proxied gc --all, 1 agent", gc_all, one.via(proxy.url), one.restore),
+            Run(f"proxied gc --all, {agents}", gc_all, many.via(proxy.url), many.restore),
+        )
+    floor, http_floor, help_page, version, missing, small_gc = floors_and_start_ups
+    cp, big_gc = big_file
+    all_one, all_many, all_quiet, small_via, one_via, many_via = fleets
+
+    print(f"\nwhole processes: medians of {startup} runs, {big_runs} the big log, {runs} fleets")
+    for figure in (*floors_and_start_ups, *big_file, *fleets):
+        print(figure.row())
+    per_agent = (all_many.ms - all_one.ms) / max(1, agents - 1)
+    print("\nguard rails, each beside its floor measured in the same run")
+    print(ratio("gc --help", help_page, floor, "import floor", 1.10))
+    print(ratio("--version", version, floor, "import floor", 1.10))
+    print(ratio("gc, 10 entries", small_gc, http_floor, "import floor + httpx", 1.25))
+    print(ratio(f"gc, {mib} log", big_gc, cp, "cp", 12))
+    print(rail("  peak RSS", big_gc.peak_kib * 1024 / len(big_log), "x", "the file's size", 2.5))
+    print(rail("--all, per extra agent", per_agent, "ms", f"{agents} agents against 1", 2.5))
+    quiet_limit, quiet_floor = floor.ms + 0.5 * agents, "import floor + 0.5 ms an agent"
+    print(rail(f"--skip-unchanged, {agents} quiet", all_quiet.ms, "ms", quiet_floor, quiet_limit))
+    print("\nfigures without rails")
+    print(f"  gc <missing agent>              {missing.ms / floor.ms:6.2f} x the import floor")
+    print(f"  proxied gc, 10 entries          {small_via.ms / small_gc.ms:6.2f} x the direct run")
+    per_agent_via = (many_via.ms - one_via.ms) / max(1, agents - 1)
+    print(f"  proxied --all, per extra agent  {per_agent_via:6.2f} ms")
 
 
-_CONSONANTS = "bdfgklmnprstvz"
-_VOWELS = "aeiou"
-_VERBS = ["Summarise", "Review", "Draft", "Explain", "Compare", "Translate"]
-_VERBS += ["Check", "Plan", "Find", "Outline", "Estimate", "List"]
-_POOL = 128  # words per slot of a task; 128**3 tasks before any repeats
+def repeated_tasks(count: int) -> Iterator[bytes]:
+    """Tasks that repeat, some reworded; results with failures and long ones."""
+    tasks = [f"Review PR #{n}" for n in range(3000)]
+    tasks += ["Summarise the daily sales report", "summarize daily sales report"]
+    tasks.append("Check CI status for main")
+    results = ["Found 3 issues", "Error: timeout after 30s calling the API", "All good"]
+    results.append("x" * 997 + "...")
+    for i in range(count):
+        yield entry(i, tasks[i * 7919 % len(tasks)], results[i * 31 % len(results)])
 
 
-def _made_up_words(count: int) -> list[str]:
+def one_task_many_ids(count: int) -> Iterator[bytes]:
+    """Every run the same job on another id ("Review PR #4411"), with its own result."""
+    for i in range(count):
+        yield entry(i, f"Review PR #{i}", f"Reviewed change {i}: {i % 7} comments.")
+
+
+POOL = 128  # words each slot of a task draws from
+
+
+def made_up_words(count: int) -> list[str]:
     """Distinct pronounceable words ("vuzoli"), none of them an English stop word."""
-    words: list[str] = []
-    seen: set[str] = set()
+    words: dict[str, None] = {}
     state = 1
     while len(words) < count:
         state = (state * 1103515245 + 12345) % 2**31
-        c = [_CONSONANTS[(state >> shift) % 14] for shift in (3, 10, 17)]
-        v = [_VOWELS[(state >> shift) % 5] for shift in (7, 14)]
-        word = c[0] + v[0] + c[1] + v[1] + c[2] + "ia"[state >> 21 & 1]
-        if word not in seen:
-            seen.add(word)
-            words.append(word)
-    return words
+        letters = [
+            ("bdfgklmnprstvz", "aeiou")[i % 2][(state >> shift) % (14, 5)[i % 2]]
+            for i, shift in enumerate((3, 7, 10, 14, 17))
+        ]
+        words["".join(letters) + "ia"[state >> 21 & 1]] = None
+    return list(words)
 
 
-def distinct_entry(index: int, pools: list[list[str]]) -> bytes:
-    """Entry ``index`` of a log whose tasks and results are all different.
-
-    Each task names one word from each of four pools, the fourth a checksum of the other
-    three, so any two tasks differ in at least two words: no two are even near-duplicates.
-    """
-    a, b, c = index % _POOL, index // _POOL % _POOL, index // _POOL**2 % _POOL
-    d = (a + b + c) % _POOL
-    e, f, g = (a * 5 + 1) % _POOL, (b * 3 + 2) % _POOL, (c * 7 + 3) % _POOL
-    h = (e + f + g) % _POOL
-    minute = index * 7
-    stamp = (
-        f"2026-{1 + minute // 40320 % 12:02d}-{1 + minute // 1440 % 28:02d}"
-        f"T{minute // 60 % 24:02d}:{minute % 60:02d}:00Z"
-    )
-    task = f"{_VERBS[index % 12]} the {pools[0][a]} {pools[1][b]} about {pools[2][c]}"
-    task += f" for {pools[3][d]}"
-    if index % 20 == 7:
+def distinct_tasks(count: int) -> Iterator[bytes]:
+    """Tasks that all differ, as `axe run` leaves a log when every task is new (about 225
+    bytes an entry). A task names a word of each of four pools, the fourth a checksum of the
+    other three, so any two tasks differ in at least two words: none is a near-duplicate."""
+    words = made_up_words(8 * POOL)
+    w = [words[slot * POOL : (slot + 1) * POOL] for slot in range(8)]
+    verbs = ["Summarise", "Review", "Draft", "Explain", "Compare", "Translate", "Check", "Plan"]
+    for i in range(count):
+        a, b, c = i % POOL, i // POOL % POOL, i // POOL**2 % POOL
+        e, f, g = (a * 5 + 1) % POOL, (b * 3 + 2) % POOL, (c * 7 + 3) % POOL
+        d, h = (a + b + c) % POOL, (e + f + g) % POOL
+        minute = i * 7  # the entries of a million runs, spread over a year
+        month, day, hour = 1 + minute // 40320 % 12, 1 + minute // 1440 % 28, minute // 60 % 24
+        task = f"{verbs[i % 8]} the {w[0][a]} {w[1][b]} about {w[2][c]} for {w[3][d]}"
         result = (
-            f"Error: {pools[4][e]} failed while reading {pools[5][f]} {pools[6][g]} from "
-            f"{pools[7][h]}; nothing was written and the {pools[4][f]} stays as it was."
+            f"Error: {w[4][e]} failed while reading {w[5][f]} {w[6][g]} from {w[7][h]}; "
+            f"nothing was written and the {w[4][f]} stays as it was."
+            if i % 20 == 7
+            else f"Wrote {w[4][e]} notes on {w[5][f]} and {w[6][g]}; the {w[7][h]} section "
+            f"needs {w[4][g]} {w[5][h]} before it can go to {w[6][e]} and {w[7][f]} next week."
         )
-    else:
-        result = (
-            f"Wrote {pools[4][e]} notes on {pools[5][f]} and {pools[6][g]}; the {pools[7][h]} "
-            f"section needs {pools[4][g]} {pools[5][h]} before it can go to {pools[6][e]} and "
-            f"{pools[7][f]} next week."
+        stamp = f"2026-{month:02d}-{day:02d}T{hour:02d}:{minute % 60:02d}:00Z"
+        yield f"## {stamp}\n**Task:** {task}\n**Result:** {result}\n\n".encode()
+
+
+def offline(root: Path, *, runs: int, smoke: bool) -> None:
+    """The offline analyst (no request) on tasks that repeat, on tasks that all differ at
+    three sizes (time and memory should grow linearly) and on one task run on many ids."""
+    home = AxeHome(root)
+    home.add_agent("diary", last_n=0)
+    log = home.memory_path("diary")
+    command = [AXE, "gc", "diary", "--dry-run", "--model", "builtin/heuristic"]
+    env = {"PATH": os.environ.get("PATH", ""), **home.env}
+    sizes = (100, 1_000, 10_000) if smoke else (10_000, 100_000, 1_000_000)
+    logs = [(repeated_tasks, sizes[1]), *((distinct_tasks, n) for n in sizes)]
+    print(f"\noffline analyst (gc --dry-run --model builtin/heuristic): medians of {runs} runs,")
+    print("  the largest log one run; then the log's size, peak RSS over it, time per entry")
+    per_entry = []
+    for write, count in [*logs, (one_task_many_ids, sizes[1])]:
+        with log.open("wb") as out:
+            out.writelines(write(count))
+        label = f"{write.__name__.replace('_', ' ')}, {count:,}"
+        largest = count == sizes[-1]
+        (figure,) = measure(1 if largest else runs, Run(label, command, env), warm_up=not largest)
+        size = log.stat().st_size
+        per_entry.append(figure.ms / 1000 / count)
+        print(
+            f"{figure.row()} {size / MIB:7.1f} MiB {figure.peak_kib * 1024 / size:6.2f}x "
+            f"{per_entry[-1] * 1e6:6.1f} us"
         )
-    return f"## {stamp}\n**Task:** {task}\n**Result:** {result}\n\n".encode()
-
-
-def write_distinct_log(path: Path, count: int) -> None:
-    """A log as `axe run` leaves it when every task is new (about 225 bytes an entry)."""
-    words = _made_up_words(8 * _POOL)
-    pools = [words[i * _POOL : (i + 1) * _POOL] for i in range(8)]
-    with path.open("wb") as out:
-        for start in range(0, count, 10_000):
-            out.write(
-                b"".join(distinct_entry(i, pools) for i in range(start, min(count, start + 10_000)))
-            )
-
-
-def write_one_task_many_ids_log(path: Path, count: int) -> None:
-    """Every run the same job on another id ("Review PR #4411"), with its own result."""
-    with path.open("wb") as out:
-        for index in range(count):
-            day, minute = divmod(index, 1440)
-            hour, minute = divmod(minute, 60)
-            stamp = f"2026-{1 + day // 28 % 12:02d}-{1 + day % 28:02d}T{hour:02d}:{minute:02d}:00Z"
-            out.write(
-                f"## {stamp}\n**Task:** Review PR #{index}\n"
-                f"**Result:** Reviewed change {index}: {index % 7} comments.\n\n".encode()
-            )
-
-
-def agent_toml(name: str, *, last_n: int, enabled: bool = True) -> str:
-    return (
-        f'name = "{name}"\nmodel = "openai/gpt-4o"\n[memory]\n'
-        f"enabled = {'true' if enabled else 'false'}\nlast_n = {last_n}\n"
-    )
-
-
-class Workspace:
-    def __init__(self, root: Path, llm_url: str) -> None:
-        self.root = root
-        self.agents = root / "config" / "axe" / "agents"
-        self.memory = root / "data" / "axe" / "memory"
-        self.agents.mkdir(parents=True)
-        self.memory.mkdir(parents=True)
-        self.env = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(root),
-            "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_DATA_HOME": str(root / "data"),
-            "OPENAI_API_KEY": "bench-key",
-            "AXE_OPENAI_BASE_URL": llm_url,
-        }
-
-    def agent(self, name: str, memory: bytes | None, *, last_n: int, enabled: bool = True) -> None:
-        (self.agents / f"{name}.toml").write_text(agent_toml(name, last_n=last_n, enabled=enabled))
-        if memory is not None:
-            (self.memory / f"{name}.md").write_bytes(memory)
-
-
-def quiet_fleet(space: Workspace, fleet: int, log: bytes) -> dict[str, str]:
-    """``fleet`` agents that one ``gc --all --skip-unchanged`` has analysed and recorded,
-    and an environment whose provider refuses every connection: a run in it that sent any
-    request would fail (exit 1), so a measured run proves it sent none."""
-    for index in range(fleet):
-        space.agent(f"agent-{index:03d}", log, last_n=10)
-    subprocess.run(
-        [AXE, "gc", "--all", "--skip-unchanged"], env=space.env, capture_output=True, check=True
-    )
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return {**space.env, "AXE_OPENAI_BASE_URL": f"http://127.0.0.1:{port}"}
-
-
-def row(figure: Figure) -> str:
-    return (
-        f"  {figure.label:<26} {figure.seconds * 1000:8.1f} ms  {figure.peak_kib / 1024:7.1f} MiB"
-    )
-
-
-def httpx_imported(env: dict[str, str], args: list[str]) -> bool:
-    done = subprocess.run(
-        [PYTHON, "-X", "importtime", "-m", "axe", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return any(line.rsplit("|", 1)[-1].strip() == "httpx" for line in done.stderr.splitlines())
+    print(f"  distinct tasks, 10x the entries: {per_entry[3] / per_entry[2]:.2f}x time an entry")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="tiny sizes, the fewest runs")
-    parser.add_argument(
-        "--runs",
-        type=int,
-        default=None,
-        help="runs per scenario (default 7; start-ups take three times as many, big logs fewer)",
-    )
-    parser.add_argument("--passes", type=Path, help=argparse.SUPPRESS)  # see big_log_passes
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, one run")
+    runs_help = "runs per figure (default 7; start-ups three times as many, the big log 2 fewer)"
+    parser.add_argument("--runs", type=int, help=runs_help)
     options = parser.parse_args()
-    if options.passes is not None:
-        print(json.dumps(timed_passes(options.passes)))
-        return
     runs = options.runs or (1 if options.smoke else 7)
-    big_bytes = 1 * MIB if options.smoke else 100 * MIB
-    fleet = 5 if options.smoke else 100
-
-    root = Path(tempfile.mkdtemp(prefix="axe-bench-"))
-    try:
-        compile_package()
-        with instant_llm() as url, loopback_proxy() as proxy:
-            goals, others, no_http = report(
-                root, url, proxy, runs=runs, big_bytes=big_bytes, fleet=fleet, smoke=options.smoke
-            )
-        ten_window, fleet_share = bench_big_logs.report(root / "big-logs", smoke=options.smoke)
-        goals.append(Goal("ten-window log, 4 at once", ten_window[0], 1.10, "x", ten_window[1]))
-        others.append(
-            Goal("--all --jobs, slow provider", fleet_share, 0.1, "x", "a sequential run")
-        )
-        print_goals(goals, others, no_http=no_http)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def big_log_passes(path: Path, cp_floor: Figure, imports: Figure) -> str:
-    """The passes a run makes over a big log's bytes, each timed on its own: what the gc
-    row's time is made of, beside `cp` of the same file."""
-    timed = timed_passes(path)
-    shown = ", ".join(f"{name} {seconds * 1000:.0f}" for name, seconds in timed.items())
-    floor = sum(timed.values()) + imports.seconds
-    return (
-        f"  {f'{path.stat().st_size / MIB:.0f} MiB log, by pass':<26} {shown} ms (best of 3); "
-        f"with the imports {imports.seconds * 1000:.0f} ms = {floor * 1000:.0f} ms, "
-        f"{floor / cp_floor.seconds:.1f}x cp"
-    )
-
-
-def timed_passes(path: Path) -> dict[str, float]:
-    """Each pass over ``path``'s bytes, the best of three, in seconds."""
-    data, _ = read_regular(path)
-    part = 3 * MIB  # about what the bench's provider takes a request
-
-    def bodies() -> None:
-        for start in range(0, len(data), part):
-            for _ in JsonBody({"content": MEMORY}, data[start : start + part]):
-                pass
-
-    def estimate() -> None:
-        index = LogIndex(data)
-        index.cost(0, index.units)
-
-    passes = {
-        "read": lambda: read_regular(path),
-        "entries": lambda: count_entries(data),
-        "index": lambda: LogIndex(data),
-        "index and estimate": estimate,
-        "request bodies": bodies,
-    }
-    return {name: min(_seconds(run) for _ in range(3)) for name, run in passes.items()}
-
-
-def _seconds(run: Callable[[], object]) -> float:
-    started = time.perf_counter()
-    run()
-    return time.perf_counter() - started
-
-
-def compile_package() -> None:
-    """Byte-compile the ``axe`` package being measured, as ``pip install`` does."""
-    package = subprocess.run(
-        [PYTHON, "-c", "import axe, os; print(os.path.dirname(axe.__file__))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    subprocess.run([PYTHON, "-m", "compileall", "-q", package], check=True, capture_output=True)
-
-
-def via_proxy(env: dict[str, str], url: str, proxy: LoopbackProxy) -> dict[str, str]:
-    """``env`` with the LLM reached through ``proxy`` by a name only the proxy resolves."""
-    port = url.rsplit(":", 1)[1]
-    return {**env, "AXE_OPENAI_BASE_URL": f"http://{LLM_HOST}:{port}", "HTTP_PROXY": proxy.url}
-
-
-@frozen
-class Scenario:
-    """One offline analysis: how many entries, how big the log, what it cost."""
-
-    entries: int
-    log_bytes: int
-    figure: Figure
-
-    def line(self) -> str:
-        return (
-            f"{row(self.figure)} peak RSS {self.log_bytes / MIB:7.1f} MiB log "
-            f"{self.figure.peak_kib * 1024 / self.log_bytes:5.2f}x log "
-            f"{self.figure.seconds / self.entries * 1e6:6.1f} us/entry"
-        )
-
-
-def offline_analysis(space: Workspace, *, runs: int, smoke: bool) -> list[Goal]:
-    """`--model builtin/heuristic` on a log whose tasks repeat, logs whose every task is
-    different at three sizes (time and memory must grow linearly), and one job run on
-    many ids. Prints the figures and returns the goals (issues 4 and 12)."""
-    offline = [AXE, "gc", "--dry-run", "--model", "builtin/heuristic"]
-    few = max(1, runs - 4)
-
-    def scenario(name: str, label: str, entries: int, *, largest: bool = False) -> Scenario:
-        (figure,) = measure_in_turns(
-            1 if largest else few, Run(label, [*offline, name], space.env), warm_up=not largest
-        )
-        return Scenario(entries, (space.memory / f"{name}.md").stat().st_size, figure)
-
-    repeated_entries = 2_000 if smoke else 100_000
-    space.agent("diary", analyst_log(repeated_entries), last_n=0)
-    repeated = scenario("diary", f"repeated tasks, {repeated_entries:,}", repeated_entries)
-    sizes = (100, 1_000, 10_000) if smoke else (10_000, 100_000, 1_000_000)
-    distinct = []
-    for count in sizes:
-        space.agent(f"distinct-{count}", None, last_n=0)
-        write_distinct_log(space.memory / f"distinct-{count}.md", count)
-        label = f"distinct tasks, {count:,}"
-        distinct.append(scenario(f"distinct-{count}", label, count, largest=count == sizes[-1]))
-        (space.memory / f"distinct-{count}.md").unlink()
-    templated_entries = sizes[1]
-    space.agent("one-task", None, last_n=0)
-    write_one_task_many_ids_log(space.memory / "one-task.md", templated_entries)
-    templated = scenario("one-task", f"one task, {templated_entries:,} ids", templated_entries)
-
-    print(f"\noffline analysis (builtin/heuristic), medians of {few} runs (the largest: 1)")
-    for figure in (repeated, *distinct, templated):
-        print(figure.line())
-    middle, largest = distinct[1], distinct[2]
-    growth = (largest.figure.seconds / middle.figure.seconds) / (largest.entries / middle.entries)
-    return [
-        Goal("offline, repeated tasks", repeated.figure.seconds, 2.0, "s", f"{repeated.entries:,}"),
-        Goal("offline, distinct tasks", middle.figure.seconds, 3.0, "s", f"{middle.entries:,}"),
-        Goal("  peak RSS", middle.figure.peak_kib * 1024 / middle.log_bytes, 5.0, "x log size"),
-        Goal("  10x entries", growth, 1.25, "x", "10 times the time of 1/10 the entries"),
-    ]
-
-
-def report(
-    root: Path,
-    url: str,
-    proxy: LoopbackProxy,
-    *,
-    runs: int,
-    big_bytes: int,
-    fleet: int,
-    smoke: bool,
-) -> tuple[list[Goal], list[Goal], bool]:
-    """Runs every scenario, prints the figures; the goals, the earlier goals, and whether no
-    HTTP machinery loaded on the no-request paths."""
-    space = Workspace(root / "home", url)
-    env = space.env
-    space.agent("small", b"".join(entry(i, 200) for i in range(10)), last_n=5)
-    space.agent("quiet", None, last_n=5, enabled=False)
-    pristine_big = root / "big.pristine"
-    pristine_big.write_bytes(memory_log(big_bytes, 450))
-    big_size = pristine_big.stat().st_size  # the bench itself does not keep the log in memory
-    space.agent("big", None, last_n=100)
-    big_path = space.memory / "big.md"
-    small_pristine = (space.memory / "small.md").read_bytes()
-
-    fleet_space = Workspace(root / "fleet", url)
-    one_space = Workspace(root / "one", url)
-    fleet_log = b"".join(entry(i, 200) for i in range(50))
-    for index in range(fleet):
-        fleet_space.agent(f"agent-{index:03d}", fleet_log, last_n=10)
-    one_space.agent("agent-000", fleet_log, last_n=10)
-    quiet_env = quiet_fleet(Workspace(root / "quiet", url), fleet, fleet_log)
-
-    def restore_big() -> None:
-        shutil.copyfile(pristine_big, big_path)
-
-    def restore_small() -> None:
-        (space.memory / "small.md").write_bytes(small_pristine)
-
-    def restore_fleet() -> None:
-        for index in range(fleet):
-            (fleet_space.memory / f"agent-{index:03d}.md").write_bytes(fleet_log)
-        (one_space.memory / "agent-000.md").write_bytes(fleet_log)
-
-    # A start-up takes a tenth to a quarter of a second, and its goal is a few percent from
-    # its floor: three times the rounds, for a median that moves less than that margin.
-    startup_runs, big_runs = 3 * runs, max(1, runs - 2)
     print(
         f"axe gc benchmark: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.system()} "
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"medians of {runs} runs ({startup_runs} for the floors and gc's start-ups, {big_runs} "
-        f"for the big log){' (smoke)' if smoke else ''}"
+        f"load average {os.getloadavg()[0]:.1f}{', smoke' if options.smoke else ''}"
     )
-
-    import_floor, http_floor, request_floor, missing, help_page, disabled, small = measure_in_turns(
-        startup_runs,
-        Run("import click, attrs, cattrs", [PYTHON, "-c", IMPORTS], env),
-        Run("... and httpx", [PYTHON, "-c", f"{WITHOUT_HTTPX_CLI}{IMPORTS}, httpx"], env),
-        Run(
-            "... and httpx, httpcore",
-            [PYTHON, "-c", f"{WITHOUT_HTTPX_CLI}{IMPORTS}, httpx, httpcore"],
-            env,
-        ),
-        Run("gc <missing agent>", [AXE, "gc", "missing"], env, expect_exit=2),
-        Run("gc --help", [AXE, "gc", "--help"], env),
-        Run("gc <memory disabled>", [AXE, "gc", "quiet"], env),
-        Run("gc, 10 entries", [AXE, "gc", "small"], env, restore_small),
-    )
-    copy_target = root / "copy.md"
-    cp_floor, big_run = measure_in_turns(
-        big_runs,
-        Run("cp of the file", ["cp", str(pristine_big), str(copy_target)], env),
-        # Split up front, as no OpenAI model takes it whole: the client knows the provider's
-        # largest window from the catalogue.
-        Run(f"gc, {big_size / MIB:.0f} MiB log", [AXE, "gc", "big"], env, restore_big),
-    )
-    proxied, proxied_one, proxied_fleet = (
-        via_proxy(space_env, url, proxy) for space_env in (env, one_space.env, fleet_space.env)
-    )
-    one, many, quiet, small_proxied, one_proxied, many_proxied = measure_in_turns(
-        runs,
-        Run("gc --all, 1 agent", [AXE, "gc", "--all"], one_space.env, restore_fleet),
-        Run(f"gc --all, {fleet} agents", [AXE, "gc", "--all"], fleet_space.env, restore_fleet),
-        Run(
-            f"--skip-unchanged, {fleet} quiet", [AXE, "gc", "--all", "--skip-unchanged"], quiet_env
-        ),
-        Run("proxied gc, 10 entries", [AXE, "gc", "small"], proxied, restore_small),
-        Run("proxied --all, 1 agent", [AXE, "gc", "--all"], proxied_one, restore_fleet),
-        Run(f"proxied --all, {fleet} agents", [AXE, "gc", "--all"], proxied_fleet, restore_fleet),
-    )
-
-    print("\nfloors")
-    for figure in (import_floor, http_floor, request_floor, cp_floor):
-        print(row(figure))
-    print("\naxe")
-    for figure in (missing, help_page, disabled, small, big_run, one, many):
-        print(row(figure) + " peak RSS")
-    for figure in (small_proxied, one_proxied, many_proxied):
-        print(row(figure) + " peak RSS")
-    print(row(quiet) + " peak RSS, 0 requests")
-    print(big_log_passes(pristine_big, cp_floor, request_floor))  # the 10 x cp goal's floor
-    offline_goals = offline_analysis(space, runs=runs, smoke=smoke)
-
-    per_agent_ms = (many.seconds - one.seconds) / max(1, fleet - 1) * 1000
-    per_agent_proxied_ms = (many_proxied.seconds - one_proxied.seconds) / max(1, fleet - 1) * 1000
-    no_http = not any(
-        httpx_imported(env, args) for args in (["gc", "missing"], ["gc", "--help"], ["gc", "quiet"])
-    )
-
-    ratio = Goal.ratio
-    goals = [
-        ratio("gc <missing agent>", missing, import_floor, 1.0),
-        ratio("gc <memory disabled>", disabled, import_floor, 1.0),
-        ratio("gc, 10 entries", small, http_floor, 1.25),
-        ratio(f"gc, {big_size / MIB:.0f} MiB log, time", big_run, cp_floor, 10.0),
-        Goal("  peak RSS", big_run.peak_kib * 1024 / big_size, 2.0, "x", "the file's size"),
-        Goal("--all, per extra agent", per_agent_ms, 2.0, "ms", f"{fleet} agents against 1"),
-    ]
-    others = [
-        ratio("gc --help", help_page, import_floor, 1.25),
-        ratio("gc, 10 entries", small, request_floor, 1.25),
-        Goal("--all, per agent, proxied", per_agent_proxied_ms, 2.0, "ms", "a loopback proxy"),
-        Goal(
-            f"--skip-unchanged, {fleet} quiet",
-            quiet.seconds * 1000,
-            round(import_floor.seconds * 1000 + 0.5 * fleet, 1),
-            "ms",
-            "the import floor + 0.5 ms an agent",
-        ),
-        *offline_goals,
-    ]
-    return goals, others, no_http
-
-
-def print_goals(goals: list[Goal], others: list[Goal], *, no_http: bool) -> None:
-    """The issue's goals (27) side by side with their floors, then the earlier ones."""
-    print("\ngoals (issue 27), each beside its floor measured in the same run")
-    for goal in goals:
-        print(goal.line())
-    print("\nearlier goals")
-    for goal in others:
-        print(goal.line())
-    print(
-        f"  {'httpx on no-HTTP paths':<27} {'never imported' if no_http else 'IMPORTED':<67} "
-        f"goal: never  {'met' if no_http else 'NOT MET'}"
-    )
+    compile_package()
+    with tempfile.TemporaryDirectory(prefix="axe-bench-") as temporary:
+        root = Path(temporary)
+        big_bytes, agents = (1 * MIB, 5) if options.smoke else (100 * MIB, 100)
+        processes(root / "processes", runs=runs, big_bytes=big_bytes, agents=agents)
+        offline(root / "offline", runs=runs, smoke=options.smoke)
+        bench_big_logs.report(root / "big-logs", smoke=options.smoke)
 
 
 if __name__ == "__main__":
