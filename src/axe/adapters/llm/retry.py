@@ -1,25 +1,27 @@
 """When to try a provider request again, how long to wait first, and what to say when gc
 gives up.
 
-Follows what the official Anthropic and OpenAI SDKs do, so axe is neither more nor less
-persistent than the tools people already know: connection errors, timeouts, 408, 409, 429
-and 5xx are retried at most twice with capped exponential backoff and jitter; the server's
-``retry-after-ms`` / ``retry-after`` (or the wait its error body names, as Gemini's
-``RetryInfo`` does; up to 60 s) and ``x-should-retry`` are obeyed. Unlike the SDKs, a longer
-wait ends the tries at once, rather than sending more requests into a limit the provider
-said will last, and a 501 is not retried: a server without the endpoint (a gateway asked
-for a count) will not have it a second later.
+As the official Anthropic and OpenAI SDKs do, so axe is neither more nor less persistent
+than the tools people know: connection errors, timeouts, 408, 409, 429 and 5xx are retried
+at most twice with capped exponential backoff and jitter; ``retry-after-ms``,
+``retry-after`` (or the wait the error body names, as Gemini's ``RetryInfo`` does; up to
+60 s) and ``x-should-retry`` are obeyed. Unlike the SDKs, a longer wait ends the tries at
+once, rather than sending more requests into a limit the provider said will last, and a
+501 is not retried: a server without the endpoint (a gateway asked for a count) will not
+have it a second later.
 """
 
 from __future__ import annotations
 
 import email.utils
 import random
+import threading
 from collections.abc import Callable, Mapping
 
 from attrs import frozen
 
 from axe.adapters.llm.wire.base import WireError
+from axe.application.ports import Clock
 from axe.domain.errors import ApiError
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -39,8 +41,8 @@ class RetryPolicy:
     ) -> tuple[bool, float | None]:
         """Whether an HTTP error reply may pass on another try, and the wait the provider
         asked for, however long: its headers' (at ``now``, the wall clock), else its body's
-        as the wire format ``said`` (Gemini's ``RetryInfo``). Never a "too long" refusal,
-        nor after asking for a wait longer than gc waits."""
+        as the wire format ``said``. Never a "too long" refusal, nor after asking for a
+        wait longer than gc waits."""
         asked = requested_delay(headers, now=now)
         asked = said.retry_delay if asked is None else asked
         retryable = said.transient
@@ -50,7 +52,6 @@ class RetryPolicy:
         return retryable and not longer_than_waited and said.refusal is None, asked
 
     def should_retry(self, status: int, headers: Mapping[str, str], body: str) -> bool:
-        """Whether an HTTP error reply is worth another try, by its status and headers."""
         verdict = headers.get("x-should-retry", "").strip().lower()
         if verdict in {"true", "false"}:
             return verdict == "true"
@@ -59,12 +60,40 @@ class RetryPolicy:
         return status in _RETRYABLE_STATUS or (status >= 500 and status != 501)
 
     def delay(self, retry: int, asked: float | None) -> float:
-        """Seconds to wait before retry number ``retry`` (0-based): the wait the provider
-        ``asked`` for when it is one worth obeying, else capped exponential backoff."""
+        """Seconds before retry number ``retry`` (0-based): the wait the provider asked for
+        when gc obeys it, else capped exponential backoff."""
         if (server := obeyed(asked)) is not None:
             return server
         base = min(self.initial_delay * 2.0**retry, self.max_delay)
         return base * (1 - 0.25 * self.jitter())
+
+
+class SharedPauses:
+    """A provider's 429 ``retry-after`` means the client, not one request: every worker
+    thread waits it out before its next request to that provider, instead of each finding
+    the limit with a refused request of its own."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def hold(self, provider: str, seconds: float) -> None:
+        """No request to ``provider`` for ``seconds`` from now (a longer pause wins)."""
+        with self._lock:
+            until = self._clock.monotonic() + seconds
+            self._until[provider] = max(self._until.get(provider, until), until)
+
+    def wait(self, provider: str, *, deadline: float) -> bool:
+        """Sleep out ``provider``'s pause; False, without sleeping, if it outlasts
+        ``deadline``, so the caller reports a timeout instead of waiting for nothing."""
+        with self._lock:
+            remaining = self._until.get(provider, 0.0) - self._clock.monotonic()
+        if remaining > 0 and self._clock.monotonic() + remaining >= deadline:
+            return False
+        if remaining > 0:
+            self._clock.sleep(remaining)
+        return True
 
 
 def given_up(error: ApiError, retries: int, asked: float | None) -> ApiError:
@@ -81,13 +110,13 @@ def given_up(error: ApiError, retries: int, asked: float | None) -> ApiError:
 
 
 def obeyed(asked: float | None) -> float | None:
-    """The wait a provider asked for if gc waits that long (up to a minute), else None."""
+    """The wait a provider asked for if gc waits that long, else None."""
     return asked if asked is not None and asked <= MAX_SERVER_DELAY else None
 
 
 def requested_delay(headers: Mapping[str, str], *, now: float) -> float | None:
-    """The wait the headers ask for (``retry-after-ms``, ``retry-after`` in seconds or as
-    an HTTP date, measured from ``now``), however long, or None if they name none."""
+    """The wait ``retry-after-ms`` or ``retry-after`` (seconds, or an HTTP date measured
+    from ``now``) asks for, however long; None if they name none."""
     server = _server_delay(headers, now)
     return server if server is not None and server >= 0 else None
 

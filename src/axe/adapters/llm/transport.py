@@ -1,12 +1,10 @@
-"""One POST of a JSON body to a provider, every failure one line.
-
-The run's one ``httpx.Client`` owns connections, pools, timeouts and the environment's
-proxies and CA certificates (``trust_env``); it follows no redirect (one could carry the
-key elsewhere) and keeps no cookie (one set for one agent's key must never go with
-another's). Added here is what httpx cannot know: the retry policy (``retry.py``), one
-deadline over a request and its retries, a cap on the reply's size, the budget's rule for
-an attempt that went out unanswered, and messages that name the hop that failed
-(``proxies.py``) and hold no secret (``redaction.py``).
+"""One request to a provider over the run's one ``httpx.Client``, which owns connections,
+timeouts, proxies and CA certificates (``trust_env``), follows no redirect (httpx's
+defaults: one could carry the key elsewhere) and keeps no cookie (one agent's must never go
+with another's key).
+Added here is what httpx cannot know: the retry policy under one deadline, a cap on the
+reply's size, the budget's rule for an attempt that went out unanswered, and one-line
+messages that name the hop that failed and hold no secret.
 """
 
 from __future__ import annotations
@@ -26,22 +24,18 @@ import httpx
 from attrs import define
 
 from axe.adapters.llm.body import JsonBody
-from axe.adapters.llm.pauses import SharedPauses
 from axe.adapters.llm.proxies import EnvironmentProxy, environment_proxies, no_proxy_problem
 from axe.adapters.llm.redaction import display_url, scrubbed
-from axe.adapters.llm.retry import RetryPolicy, given_up, obeyed
+from axe.adapters.llm.retry import RetryPolicy, SharedPauses, given_up, obeyed
 from axe.adapters.llm.wire.base import WireError, http_error, one_line, plain, snippet
 from axe.application.ports import Clock
 from axe.domain.errors import ApiError, ConfigError
 
 Explain = Callable[[int, Mapping[str, str], bytes], WireError]
 
-DEFAULT_TIMEOUT_SECONDS = 120.0
 RUN_IS_OVER = "request not sent: the run is over"
 _MAX_REPLY_BYTES = 32 * 1024 * 1024
-# OpenSSL's "unable to get issuer certificate" (2), "self-signed certificate" (18, and 19
-# in a chain), "unable to get local issuer certificate" (20) and "unable to verify the
-# first certificate" (21): a TLS-inspecting proxy, or a private CA, not trusted here.
+# OpenSSL's verify codes for an issuer it does not know: a TLS-inspecting proxy or a private CA
 _UNKNOWN_ISSUER = frozenset({2, 18, 19, 20, 21})
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ProxyError)
 
@@ -53,9 +47,30 @@ class Reply(NamedTuple):
     sent: int
 
 
+class _Failed(NamedTuple):
+    """A failed attempt: the error, whether a retry may pass, the wait the provider asked."""
+
+    error: ApiError
+    retryable: bool = False
+    asked: float | None = None
+
+
+@define(eq=False)
+class _Call:  # one exchange: what it sends, and the requests that went out so far
+    url: str
+    headers: Mapping[str, str]
+    body: JsonBody | None
+    provider: str
+    explain: Explain
+    auth: httpx.Auth | None
+    retry_unanswered: bool
+    sent: int = 0
+    origin: object = None  # (scheme, host, port), once the URL has parsed
+
+
 class HttpTransport:
-    """Posts JSON over the run's one ``httpx.Client``, shared by every worker thread and
-    made on the first request (a run that sends nothing reads no proxy or CA setting)."""
+    """Sends over the run's one ``httpx.Client``, shared by every worker thread and made on
+    the first request (a run that sends nothing reads no proxy or CA setting)."""
 
     def __init__(
         self,
@@ -65,20 +80,16 @@ class HttpTransport:
         retry: RetryPolicy | None = None,
         user_agent: str = "axe",
     ) -> None:
-        self._timeout = timeout or DEFAULT_TIMEOUT_SECONDS
-        self._retry = retry or RetryPolicy()
-        self._clock = clock
-        self._user_agent = user_agent
-        self._pauses = SharedPauses(clock)
+        self._timeout, self._retry = timeout or 120.0, retry or RetryPolicy()
+        self._clock, self._pauses, self._user_agent = clock, SharedPauses(clock), user_agent
         self._client: httpx.Client | None = None
         self._proxies: tuple[EnvironmentProxy, ...] = ()
-        self._hops: dict[object, EnvironmentProxy | None] = {}  # by origin, the proxy between
+        self._hops: dict[object, EnvironmentProxy | None] = {}  # by origin: the proxy between
         self._lock = threading.Lock()
         self._closed = False
 
     def close(self) -> None:
-        """No request starts after this. One waiting for a reply on another thread is not
-        cut short; an interrupted run ends without waiting for it (``cli/running.py``)."""
+        """No request starts after this; one awaiting its reply on another thread goes on."""
         with self._lock:
             self._closed = True
             if self._client is not None:
@@ -96,13 +107,10 @@ class HttpTransport:
         auth: httpx.Auth | None = None,
         retry_unanswered: bool = True,
     ) -> Reply:
-        """POST ``body`` to ``url`` (GET without one): the decoded JSON reply and how many
-        requests it took.
-
-        ``explain`` reads an error reply in the wire format's words; ``auth`` runs on every
-        attempt (a retry is signed again); without it, a user and password in ``url`` go
-        as Basic auth; ``secrets`` never appear in a message; without ``retry_unanswered``,
-        an attempt that went out and got no answer (it may have been billed) is not retried.
+        """POST ``body`` to ``url`` (GET without one). ``explain`` reads an error reply;
+        ``auth`` runs on every attempt (without it, credentials in ``url`` go as Basic
+        auth); ``secrets`` never appear in a message; without ``retry_unanswered``, an
+        attempt that went out unanswered (it may have been billed) is not retried.
 
         Raises:
             ApiError: with ``sent``; ``PromptTooLargeError`` or ``HttpStatusError`` for an
@@ -142,18 +150,15 @@ class HttpTransport:
         try:
             response, raw = self._attempt(call, deadline)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
-            raise ConfigError(
-                f"invalid base URL for {call.provider} ({display_url(call.url)}): "
-                f"{one_line(str(error))}"
-            ) from None
+            url = display_url(call.url)
+            reason = one_line(str(error))
+            raise ConfigError(f"invalid base URL for {call.provider} ({url}): {reason}") from None
         except _RedirectError as stopped:  # answered; not retried: it would say the same
             call.sent += 1
-            status, location = stopped.args
-            redirect = f"{call.provider} answered HTTP {status} (redirect to {location})"
+            redirect = "{} answered HTTP {} (redirect to {})".format(call.provider, *stopped.args)
             return _Failed(ApiError(f"{redirect}; redirects are not followed, check the base URL"))
         except httpx.TransportError as error:  # a timeout too
-            # one that broke before an answer may have gone out; one that broke during the
-            # answer was counted when the answer began
+            # broken before an answer, it may have gone out; during one, it was counted
             went_out = call.sent > counted or not isinstance(error, _NOT_SENT)
             call.sent = counted + went_out
             reason, may_pass = _no_answer(error, proxied=self._hops.get(call.origin) is not None)
@@ -161,10 +166,6 @@ class HttpTransport:
             if isinstance(error, httpx.TimeoutException):
                 failure = f"request to {self._where(call)} timed out after {self._timeout:g}s"
             return _Failed(ApiError(failure), may_pass and (call.retry_unanswered or not went_out))
-        return self._answered(call, response, raw)
-
-    def _answered(self, call: _Call, response: httpx.Response, raw: bytes) -> Any:
-        """The decoded reply, or a :class:`_Failed` for an error status."""
         status = response.status_code
         if 200 <= status < 300:
             return _decoded(raw, call.provider)
@@ -179,55 +180,44 @@ class HttpTransport:
         return _Failed(http_error(call.provider, status, said), retryable, asked)
 
     def _attempt(self, call: _Call, deadline: float) -> tuple[httpx.Response, bytes]:
-        """Send once; the reply and its body, read up to its size cap and the deadline.
-
-        Raises:
-            httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.TransportError, _RedirectError
-        """
-        client = self._shared_client()
-        url = httpx.URL(call.url)
+        """Send once; the reply and its body, read up to its size cap and the deadline."""
+        client, url = self._shared_client(), httpx.URL(call.url)
         call.origin = (url.scheme, url.host, url.port)
-        # httpx keeps a reply and its request in a cycle, freed only by the cycle collector:
-        # the request refers to the log through nothing that outlives the sending (a used-up
-        # generator holds nothing), or parts analysed earlier would stay in memory.
+        # httpx keeps a reply and its request in a cycle that only the cycle collector frees:
+        # the request must not hold the log (a used-up generator holds nothing)
         body, sending = call.body, {}
         if body is not None:  # a length, not chunks: some proxies refuse a chunked upload
             sending = {"content-type": "application/json", "content-length": str(body.length)}
-        request = client.build_request(
-            "GET" if body is None else "POST",
-            url,
-            content=None if body is None else iter(body),
-            headers={**call.headers, **sending},
-            timeout=deadline - self._clock.monotonic(),
-            extensions={"trace": functools.partial(self._trace, call.origin)},
-        )
         try:
-            response = client.send(request, auth=call.auth, stream=True)
-        except RuntimeError:  # httpx's word for a client the run closed meanwhile
-            raise ApiError(RUN_IS_OVER) from None
-        call.sent += 1  # answered: billed, whatever becomes of the reply
-        raw = bytearray()
-        try:
-            for chunk in response.iter_bytes():
-                raw += chunk
-                if len(raw) > _MAX_REPLY_BYTES:
-                    where = display_url(call.url)
-                    raise ApiError(f"reply from {where} is larger than {_MAX_REPLY_BYTES} bytes")
-                if self._clock.monotonic() > deadline:
-                    raise httpx.ReadTimeout("the deadline passed", request=request)
+            with client.stream(
+                "GET" if body is None else "POST",
+                url,
+                content=None if body is None else iter(body),
+                headers={**call.headers, **sending},
+                auth=call.auth,
+                timeout=deadline - self._clock.monotonic(),
+                extensions={"trace": functools.partial(self._trace, call.origin)},
+            ) as response:
+                call.sent += 1  # answered: billed, whatever becomes of the reply
+                raw = bytearray()
+                for chunk in response.iter_bytes():
+                    raw += chunk
+                    if len(raw) > _MAX_REPLY_BYTES:
+                        where = display_url(call.url)
+                        raise ApiError(
+                            f"reply from {where} is larger than {_MAX_REPLY_BYTES} bytes"
+                        )
+                    if self._clock.monotonic() > deadline:
+                        raise httpx.ReadTimeout("the deadline passed", request=response.request)
         except httpx.DecodingError:
             raise ApiError(f"reply from {display_url(call.url)} could not be decoded") from None
-        finally:
-            response.close()
+        except RuntimeError:  # httpx's word for a client the run closed meanwhile
+            raise ApiError(RUN_IS_OVER) from None
         return response, bytes(raw)
 
     def _shared_client(self) -> httpx.Client:
-        """The run's client, made on the first request.
-
-        Raises:
-            ConfigError: a proxy setting, ``NO_PROXY`` entry or CA bundle it cannot use.
-            ApiError: the run is over.
-        """
+        """Raises ConfigError (a proxy, ``NO_PROXY`` or CA setting it cannot use) or
+        ApiError (the run is over)."""
         with self._lock:
             if self._closed:
                 raise ApiError(RUN_IS_OVER)
@@ -237,12 +227,10 @@ class HttpTransport:
                     self._client = httpx.Client(
                         headers={"user-agent": self._user_agent},
                         cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),  # keeps none
-                        follow_redirects=False,
                         event_hooks={
                             "request": [self._unless_closed],
                             "response": [_stop_at_redirect],
                         },
-                        trust_env=True,
                     )
                 except httpx.InvalidURL as error:
                     raise no_proxy_problem(error) from None
@@ -250,9 +238,8 @@ class HttpTransport:
                     reason = re.sub(r"\s*\(_ssl\.c:\d+\)$", "", error.strerror or str(error))
                     path = os.environ.get("SSL_CERT_FILE")
                     where = f"in SSL_CERT_FILE ({path})" if path else "to verify TLS with"
-                    raise ConfigError(
-                        f"cannot load the CA certificates {where}: {reason}"
-                    ) from None
+                    message = f"cannot load the CA certificates {where}: {reason}"
+                    raise ConfigError(message) from None
             return self._client
 
     def _unless_closed(self, request: httpx.Request) -> None:
@@ -262,40 +249,17 @@ class HttpTransport:
             raise ApiError(RUN_IS_OVER)
 
     def _trace(self, origin: object, event: str, info: Mapping[str, Any]) -> None:
-        """httpcore's account of a request (its ``trace`` extension): where a new connection
-        goes says whether a proxy is in the way, for every request to that origin."""
+        """httpcore's ``trace``: where a new connection goes says whether a proxy is in the
+        way, for every request to that origin."""
         if event == "connection.connect_tcp.started":
-            at = (info["host"], info["port"])
-            self._hops[origin] = next((p for p in self._proxies if p.is_at(*at)), None)
+            host, port = info["host"], info["port"]
+            hop = (p for p in self._proxies if p.host == host and p.port in (port, None))
+            self._hops[origin] = next(hop, None)
 
     def _where(self, call: _Call) -> str:
-        """The provider and URL a message is about, and the proxy in between if any."""
         proxy = self._hops.get(call.origin)
         through = f" through proxy {proxy.shown}" if proxy else ""
         return f"{call.provider} at {display_url(call.url)}{through}"
-
-
-@define(repr=False, eq=False)  # one exchange's working state, used by identity
-class _Call:
-    """What one ``exchange`` is about and how many requests it has sent so far."""
-
-    url: str
-    headers: Mapping[str, str]
-    body: JsonBody | None
-    provider: str
-    explain: Explain
-    auth: httpx.Auth | None
-    retry_unanswered: bool
-    sent: int = 0
-    origin: object = None  # (scheme, host, port), once the URL has parsed
-
-
-class _Failed(NamedTuple):
-    """A failed attempt: the error, whether a retry may pass, the wait the provider asked."""
-
-    error: ApiError
-    retryable: bool = False
-    asked: float | None = None
 
 
 class _RedirectError(Exception):
@@ -311,10 +275,9 @@ def _stop_at_redirect(response: httpx.Response) -> None:
 
 def _no_answer(error: httpx.TransportError, *, proxied: bool) -> tuple[str, bool]:
     """Why no answer came, and whether another try may bring one: a dropped connection or a
-    timeout may; a certificate that does not verify, or a proxy that refused us (403, 407),
-    will be the same a second later. Through a proxy every TCP connection goes to the
-    proxy, so a refused or unresolvable one is the proxy's, as is a status line (to CONNECT).
-    """
+    timeout may; a certificate that does not verify, or a proxy that refused us, will not.
+    Through a proxy every TCP connection goes to the proxy, so a refused or unresolvable
+    one is the proxy's, as is a status line (to CONNECT)."""
     cause: BaseException = error  # the OS or TLS error under httpx's and httpcore's
     while (inner := cause.__cause__ or cause.__context__) is not None:
         cause = inner
@@ -339,4 +302,4 @@ def _decoded(raw: bytes, provider: str) -> Any:
 
 
 def _unexplained(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:
-    return WireError(plain(raw))  # a small request's error, read without a wire format
+    return WireError(plain(raw))  # a lookup's error, read without a wire format
