@@ -18,7 +18,6 @@ from axe.adapters.llm.wire.base import (
     Sent,
     WireFormat,
     field_of,
-    is_too_long,
     joined,
     number_at,
     usage,
@@ -54,16 +53,13 @@ def _reply(document: Any, sent: Sent) -> tuple[str, Usage | None]:
     return joined(texts, "a text block without text"), counts
 
 
-def _refusal(status: int, code: str, message: str, reply_tokens: int) -> Refusal | None:
-    if not is_too_long(status, code, message):
-        return None
-    lowered = message.lower()
-    if found := _PROMPT_TOO_LONG.search(lowered):
+def _refusal(message: str, reply_tokens: int) -> Refusal | None:
+    if found := _PROMPT_TOO_LONG.search(message):
         return Refusal(int(found[1]), int(found[2]))
-    if found := _CONTEXT_LIMIT.search(lowered):
+    if found := _CONTEXT_LIMIT.search(message):
         prompt, reply, window = (int(group) for group in found.groups())
         return Refusal(prompt, window - reply)
-    return Refusal()
+    return None
 
 
 def _count_body(request: AnalysisRequest) -> JsonBody:

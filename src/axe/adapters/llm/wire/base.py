@@ -17,23 +17,13 @@ from axe.domain.results import Usage
 _MAX_MESSAGE_CHARS = 300
 _LITELLM_RELAY = re.compile(r"litellm\.\w+: \w+: \w+Exception - ")
 # A 400 about the prompt's size, in Anthropic's and OpenAI's words alike.
-_TOO_LONG_HINTS = (
-    "prompt is too long",
-    "too many tokens",
-    "context length",
-    "context_length",
-    "context window",
-    "context limit",
-    "maximum context",
-    "request too large",
+_TOO_LONG = re.compile(
+    r"prompt is too long|too many tokens|context[ _]length|context (window|limit)"
+    r"|maximum context|request too large"
 )
-_TOO_LONG_CODES = frozenset(
-    {"context_length_exceeded", "request_too_large", "string_above_max_length"}
-)
-
-
-# (status, code, message, reply tokens) -> the refusal in a format's words, if it is one
-RefusalReader = Callable[[int, str, str, int], "Refusal | None"]
+_TOO_LONG_CODES = {"context_length_exceeded", "request_too_large", "string_above_max_length"}
+# (lowered message, reply tokens) -> the numbers a "too long" refusal gives, if it gives any
+RefusalReader = Callable[[str, int], "Refusal | None"]
 
 
 @frozen
@@ -255,15 +245,6 @@ def request_too_large(status: int) -> Refusal | None:
     return Refusal() if status == 413 else None
 
 
-def is_too_long(status: int, code: str, message: str) -> bool:
-    """A 413, or a 400 whose code or words are about the prompt's size."""
-    lowered = message.lower()
-    return status == 413 or (
-        status == 400
-        and (code in _TOO_LONG_CODES or any(hint in lowered for hint in _TOO_LONG_HINTS))
-    )
-
-
 def typed_error(
     status: int, raw: bytes, *, refusal_in: RefusalReader | None = None, reply_tokens: int = 0
 ) -> WireError:
@@ -279,10 +260,21 @@ def typed_error(
         message = text_of(inner.get("message")) or "no message"
     else:
         message = (text_of(inner) or "no message") if isinstance(inner, str) else plain(raw)
-    refusal = refusal_in(status, code, message, reply_tokens) if refusal_in else None
+    refusal = _refused(status, code, message, refusal_in, reply_tokens)
     metadata = at(inner, "metadata")
     relayed = isinstance(metadata, dict) and "provider_name" in metadata
     relayed = relayed or bool(_LITELLM_RELAY.match(message))
     code = "" if code == str(status) else code  # OpenRouter's and LiteLLM's code is the status
-    refusal = refusal or request_too_large(status)
     return WireError(message, kind=code or kind, refusal=refusal, relayed=relayed)
+
+
+def _refused(
+    status: int, code: str, message: str, refusal_in: RefusalReader | None, reply_tokens: int
+) -> Refusal | None:
+    """A 413, or a 400 whose code or words are about the prompt's size, with the numbers
+    ``refusal_in`` reads (without it, the format refuses only with a 413)."""
+    lowered = message.lower()
+    about_size = code in _TOO_LONG_CODES or _TOO_LONG.search(lowered) is not None
+    if refusal_in is None or not (status == 413 or (status == 400 and about_size)):
+        return request_too_large(status)
+    return refusal_in(lowered, reply_tokens) or Refusal()

@@ -21,7 +21,6 @@ from axe.adapters.llm.wire.base import (
     ShapeError,
     WireFormat,
     field_of,
-    is_too_long,
     positive,
     text_of,
     usage,
@@ -85,17 +84,14 @@ def priced(block: Any, input_key: str, output_key: str) -> Usage | None:
     return Usage(counts.input_tokens, counts.output_tokens, float(cost))
 
 
-def refusal(status: int, code: str, message: str, reply_tokens: int) -> Refusal | None:
-    """OpenAI's "too long" refusal; the room for input is the window less the reply (the
-    one the message names, else the request's)."""
-    if not is_too_long(status, code, message):
-        return None
-    lowered = message.lower()
-    if (window := _CONTEXT_LENGTH.search(lowered)) and (messages := _MESSAGES.search(lowered)):
-        completion = _COMPLETION.search(lowered)
+def refusal(message: str, reply_tokens: int) -> Refusal | None:
+    """The room for input is the window less the reply: the one the message names, else
+    the request's."""
+    if (window := _CONTEXT_LENGTH.search(message)) and (messages := _MESSAGES.search(message)):
+        completion = _COMPLETION.search(message)
         reply = int(completion[1]) if completion else reply_tokens
         return Refusal(int(messages[1] or messages[2]), int(window[1]) - reply)
-    return Refusal()
+    return None
 
 
 def _listed_window(document: Any, model: str) -> int | None:
