@@ -14,11 +14,11 @@ import pytest
 import respx
 
 from axe.adapters.llm import wire
+from axe.adapters.llm.aws_credentials import AwsCredentials
 from axe.adapters.llm.catalogue import CATALOGUE
 from axe.adapters.llm.client import HttpLLMClient
 from axe.adapters.llm.retry import RetryPolicy
 from axe.adapters.llm.settings import ProviderSettings, sendable
-from axe.adapters.llm.sigv4 import AwsCredentials
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError

@@ -20,8 +20,9 @@ from botocore.credentials import Credentials
 from hypothesis import given
 from hypothesis import strategies as st
 
+from axe.adapters.llm.aws_credentials import AwsCredentials
 from axe.adapters.llm.body import JsonBody
-from axe.adapters.llm.sigv4 import AwsCredentials, SigV4Auth
+from axe.adapters.llm.sigv4 import SigV4Auth
 from axe.adapters.llm.transport import HttpTransport
 from axe.testing import FakeClock
 
