@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Generator
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
@@ -16,8 +17,8 @@ from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.catalogue import Auth, Provider
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.sigv4 import SigV4Auth
-from axe.adapters.llm.transport import Explain, HttpTransport, Reply
-from axe.adapters.llm.wire.base import HttpStatusError, Lookup, Sent, ShapeError
+from axe.adapters.llm.transport import HttpTransport
+from axe.adapters.llm.wire.base import Explain, HttpStatusError, Lookup, Sent, ShapeError
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, ConfigError, NoTokenCountError, PromptTooLargeError
 from axe.domain.results import Completion
@@ -86,7 +87,7 @@ class HttpLLMClient:
         model, name = request.model.name, self._provider.name
         route = self._provider.route(model)
         sent = Sent(request, self._windows.get(model), model in self._settings.reasoning_models)
-        reply = self._exchange(
+        document, requests_sent = self._exchange(
             route.path or route.wire.path,
             request,
             route.wire.body(sent),
@@ -94,22 +95,23 @@ class HttpLLMClient:
             retry_unanswered=request.retry_unanswered,
         )
         try:
-            text, usage = route.wire.reply(reply.document, sent)
+            text, usage = route.wire.reply(document, sent)
         except ShapeError as error:
             raise ApiError(
-                f"{name} returned a reply that is not the expected JSON: {error}", sent=reply.sent
+                f"{name} returned a reply that is not the expected JSON: {error}",
+                sent=requests_sent,
             ) from None
         except PromptTooLargeError as error:
-            error.sent = reply.sent
+            error.sent = requests_sent
             raise
-        if not text.strip() and route.wire.cut_short(reply.document):
+        if not text.strip() and route.wire.cut_short(document):
             raise ApiError(
                 f"{name} returned no report: the model stopped at the "
                 f"{request.max_tokens:,}-token output limit before writing any (a reasoning "
                 "model can spend it all thinking); nothing was trimmed, try another model",
-                sent=reply.sent,
+                sent=requests_sent,
             )
-        return Completion(text, usage, sent=reply.sent)
+        return Completion(text, usage, sent=requests_sent)
 
     def _told(self, request: AnalysisRequest) -> Window | None:
         """The model's window as the provider tells it, less room for the reply where the
@@ -140,9 +142,7 @@ class HttpLLMClient:
 
     def _ask(self, lookup: Lookup, request: AnalysisRequest) -> int | None:
         body = None if lookup.body is None else lookup.body(request)
-        return lookup.answer(
-            self._exchange(lookup.path, request, body).document, request.model.name
-        )
+        return lookup.answer(self._exchange(lookup.path, request, body)[0], request.model.name)
 
     def _exchange(
         self,
@@ -152,7 +152,7 @@ class HttpLLMClient:
         explain: Explain | None = None,
         *,
         retry_unanswered: bool = True,
-    ) -> Reply:
+    ) -> tuple[Any, int]:
         """Send to ``path`` (``{model}`` the model's name); a rejected key's message says
         where the key came from."""
         model = request.model.name

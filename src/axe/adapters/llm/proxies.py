@@ -1,9 +1,7 @@
-"""The proxies the environment names, read as httpx's client reads them (``trust_env``:
-``urllib.request.getproxies``, lower case winning, the system's settings on macOS and
-Windows, no scheme meaning ``http://``), for what the client cannot say: a setting it
-cannot use, named by its variable (httpx would raise a bare ``ValueError`` or
-``ImportError``, or take a password's ``#`` for the end of the host); a proxy shown without
-its credentials; its password's forms, never to print.
+"""The proxies the environment names, read as httpx reads them (``getproxies``, no scheme
+meaning ``http://``), for what httpx cannot say: a setting it cannot use, named by its
+variable (httpx would raise a bare ``ValueError``, or take a password's ``#`` for the end
+of the host); a proxy shown without its credentials; its password's forms, never to print.
 """
 
 from __future__ import annotations
@@ -22,8 +20,7 @@ _ENCODE = "in a user name or password, write @ : / ? # and % percent-encoded, su
 
 @frozen
 class EnvironmentProxy:
-    """A proxy: ``shown`` without credentials, the only form a message may hold; ``host``
-    and ``port``, where a connection through it goes; ``secrets``, its password's forms."""
+    """``shown`` without credentials; ``host`` and ``port``, where connections to it go."""
 
     shown: str
     host: str

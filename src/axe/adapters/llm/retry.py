@@ -15,18 +15,32 @@ from __future__ import annotations
 
 import email.utils
 import random
+import socket
+import ssl
 import threading
 from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
+import httpx
 from attrs import frozen
 
-from axe.adapters.llm.wire.base import WireError
+from axe.adapters.llm.wire.base import WireError, one_line
 from axe.application.ports import Clock
 from axe.domain.errors import ApiError
 
+# OpenSSL's verify codes for an issuer it does not know: a TLS-inspecting proxy or a private CA
+_UNKNOWN_ISSUER = frozenset({2, 18, 19, 20, 21})
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _SPEND_LIMIT_HINTS = ("insufficient_quota", "spend limit", "billing", "credit balance")
 MAX_SERVER_DELAY = 60.0  # seconds of retry-after obeyed; a longer wait is not waited for
+
+
+class Failed(NamedTuple):
+    """A failed attempt: the error, whether another may pass, the wait the provider asked."""
+
+    error: ApiError
+    retryable: bool = False
+    asked: float | None = None
 
 
 @frozen
@@ -58,6 +72,25 @@ class RetryPolicy:
         if status == 429 and any(hint in body.lower() for hint in _SPEND_LIMIT_HINTS):
             return False
         return status in _RETRYABLE_STATUS or (status >= 500 and status != 501)
+
+    def retried(
+        self, attempt: Callable[[], Any], *, clock: Clock, deadline: float, stop: Callable[[], bool]
+    ) -> Any:
+        """What ``attempt`` gives once it gives no :class:`Failed`; a retry starts only while
+        one may pass, before ``deadline`` and unless ``stop`` says the run is over.
+
+        Raises:
+            ApiError: the last failure's error, saying how many retries were made.
+        """
+        retry = 0
+        while isinstance(outcome := attempt(), Failed):
+            pause = self.delay(retry, outcome.asked)
+            last = retry >= self.max_retries or not outcome.retryable or stop()
+            if last or clock.monotonic() + pause >= deadline:
+                raise given_up(outcome.error, retry, outcome.asked)
+            clock.sleep(pause)
+            retry += 1
+        return outcome
 
     def delay(self, retry: int, asked: float | None) -> float:
         """Seconds before retry number ``retry`` (0-based): the wait the provider asked for
@@ -94,6 +127,27 @@ class SharedPauses:
         if remaining > 0:
             self._clock.sleep(remaining)
         return True
+
+
+def no_answer(error: httpx.TransportError, *, proxied: bool) -> tuple[str, bool]:
+    """Why no answer came, and whether another try may bring one: a dropped connection or a
+    timeout may; a certificate that does not verify, or a proxy that refused us, will not.
+    Through a proxy every TCP connection goes to the proxy, so a refused or unresolvable
+    one is the proxy's, as is a status line (to CONNECT)."""
+    cause: BaseException = error  # the OS or TLS error under httpx's and httpcore's
+    while (inner := cause.__cause__ or cause.__context__) is not None:
+        cause = inner
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        hint = "; if a proxy inspects TLS, set SSL_CERT_FILE to a bundle with its root certificate"
+        unknown = cause.verify_code in _UNKNOWN_ISSUER
+        return f"certificate verify failed: {cause.verify_message}{hint if unknown else ''}", False
+    text = one_line(str(error) or type(error).__name__)
+    if isinstance(error, httpx.ProxyError):
+        return f"the proxy answered {text}", False
+    reason = "connection refused" if "refused" in text.lower() else text
+    if proxied and isinstance(cause, ConnectionRefusedError | socket.gaierror):
+        return f"no connection to the proxy ({reason})", True
+    return reason, True
 
 
 def given_up(error: ApiError, retries: int, asked: float | None) -> ApiError:

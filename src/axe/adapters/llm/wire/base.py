@@ -24,6 +24,8 @@ _TOO_LONG = re.compile(
 _TOO_LONG_CODES = {"context_length_exceeded", "request_too_large", "string_above_max_length"}
 # (lowered message, reply tokens) -> the numbers a "too long" refusal gives, if it gives any
 RefusalReader = Callable[[str, int], "Refusal | None"]
+# (status, headers, body) -> what an error reply says
+Explain = Callable[[int, Mapping[str, str], bytes], "WireError"]
 
 
 @frozen
@@ -208,6 +210,19 @@ def decoded(raw: bytes) -> Any:
         return json.loads(raw)
     except (ValueError, RecursionError):
         return None
+
+
+def reply_json(raw: bytes, provider: str) -> Any:
+    """Raises ApiError for a reply that is not JSON."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ApiError(f"{provider} returned a reply that is not JSON: {snippet(raw)}") from None
+
+
+def unexplained(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:
+    """An error reply read without a wire format (a lookup's)."""
+    return WireError(plain(raw))
 
 
 def error_object(raw: bytes) -> dict[str, Any] | str | None:
