@@ -39,8 +39,7 @@ def environment_proxies() -> tuple[EnvironmentProxy, ...]:
 
 
 def no_proxy_problem(error: httpx.InvalidURL) -> ConfigError:
-    """The ``NO_PROXY`` entry httpx's client could not read (once the proxies are checked,
-    the one setting left that it reads as a URL)."""
+    """The ``NO_PROXY`` entry httpx could not read: past the proxies, its one URL setting."""
     for entry in (entry.strip() for entry in urllib.request.getproxies().get("no", "").split(",")):
         try:
             httpx.URL(entry if "://" in entry else f"http://{entry}")

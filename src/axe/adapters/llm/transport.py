@@ -85,11 +85,8 @@ class HttpTransport:
         """The decoded JSON reply to ``body`` (a GET without one) and the requests it took.
         ``auth`` runs on every attempt (without it, credentials in ``url`` go as Basic auth);
         ``secrets`` never appear in a message; without ``retry_unanswered``, an attempt that
-        went out unanswered (it may have been billed) is not retried.
-
-        Raises:
-            ApiError: with ``sent``. ConfigError: a base URL, proxy or CA setting.
-        """
+        went out unanswered (it may have been billed) is not retried. Raises ApiError (with
+        ``sent``) or ConfigError (a base URL, proxy or CA setting httpx cannot use)."""
         call = _Call(url, headers, body, provider, explain or unexplained, auth, retry_unanswered)
         deadline = self._clock.monotonic() + self._timeout
         attempt = functools.partial(self._try_once, call, deadline)
@@ -150,6 +147,7 @@ class HttpTransport:
         # httpx keeps a reply and its request in a cycle that only the cycle collector frees:
         # the request must not hold the log (a used-up generator holds nothing)
         body, sending = call.body, {}
+        too_big = f"reply from {display_url(call.url)} is larger than {_MAX_REPLY_BYTES} bytes"
         if body is not None:  # a length, not chunks: some proxies refuse a chunked upload
             sending = {"content-type": "application/json", "content-length": str(body.length)}
         try:
@@ -167,10 +165,7 @@ class HttpTransport:
                 for chunk in response.iter_bytes():
                     raw += chunk
                     if len(raw) > _MAX_REPLY_BYTES:
-                        where = display_url(call.url)
-                        raise ApiError(
-                            f"reply from {where} is larger than {_MAX_REPLY_BYTES} bytes"
-                        )
+                        raise ApiError(too_big)
                     if self._clock.monotonic() > deadline:
                         raise httpx.ReadTimeout("the deadline passed", request=response.request)
         except httpx.DecodingError:
@@ -190,10 +185,7 @@ class HttpTransport:
                     self._client = httpx.Client(
                         headers={"user-agent": self._user_agent},
                         cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),  # keeps none
-                        event_hooks={
-                            "request": [self._unless_closed],
-                            "response": [_stop_at_redirect],
-                        },
+                        event_hooks={"request": [self._unless_closed], "response": [_no_redirect]},
                     )
                 except httpx.InvalidURL as error:
                     raise no_proxy_problem(error) from None
@@ -201,19 +193,18 @@ class HttpTransport:
                     reason = re.sub(r"\s*\(_ssl\.c:\d+\)$", "", error.strerror or str(error))
                     path = os.environ.get("SSL_CERT_FILE")
                     where = f"in SSL_CERT_FILE ({path})" if path else "to verify TLS with"
-                    message = f"cannot load the CA certificates {where}: {reason}"
-                    raise ConfigError(message) from None
+                    raise ConfigError(
+                        f"cannot load the CA certificates {where}: {reason}"
+                    ) from None
             return self._client
 
     def _unless_closed(self, request: httpx.Request) -> None:
-        """Nothing goes out once the run is over, however long signing took (httpx checks
-        only as it starts to send)."""
+        """Nothing goes out once the run is over, however long signing took."""
         if self._closed:
             raise ApiError(RUN_IS_OVER)
 
     def _trace(self, origin: object, event: str, info: Mapping[str, Any]) -> None:
-        """httpcore's ``trace``: where a new connection goes says whether a proxy is in the
-        way, for every request to that origin."""
+        """httpcore's ``trace``: where a new connection goes says if a proxy is in the way."""
         if event == "connection.connect_tcp.started":
             host, port = info["host"], info["port"]
             hop = (p for p in self._proxies if p.host == host and p.port in (port, None))
@@ -226,11 +217,11 @@ class HttpTransport:
 
 
 class _RedirectError(Exception):
-    """A redirect (status, location), stopped before httpx reads its ``Location``: it does
-    even when not following, and fails on one that is no URL, where gc says what happened."""
+    """A redirect (status, location), stopped before httpx reads a ``Location`` (it does
+    even when not following) that may be no URL, so that gc can say what happened."""
 
 
-def _stop_at_redirect(response: httpx.Response) -> None:
+def _no_redirect(response: httpx.Response) -> None:
     if 300 <= response.status_code < 400:
         location = display_url(response.headers.get("location", "")) or "nowhere"
         raise _RedirectError(response.status_code, location)
