@@ -1,14 +1,11 @@
 """When to try a provider request again, how long to wait first, and what to say when gc
-gives up.
-
-As the official Anthropic and OpenAI SDKs do, so axe is neither more nor less persistent
-than the tools people know: connection errors, timeouts, 408, 409, 429 and 5xx are retried
-at most twice with capped exponential backoff and jitter; ``retry-after-ms``,
-``retry-after`` (or the wait the error body names, as Gemini's ``RetryInfo`` does; up to
-60 s) and ``x-should-retry`` are obeyed. Unlike the SDKs, a longer wait ends the tries at
-once, rather than sending more requests into a limit the provider said will last, and a
-501 is not retried: a server without the endpoint (a gateway asked for a count) will not
-have it a second later.
+gives up: as the official Anthropic and OpenAI SDKs do, so axe is neither more nor less
+persistent than the tools people know. Connection errors, timeouts, 408, 409, 429 and 5xx
+are retried at most twice with capped exponential backoff and jitter; ``retry-after-ms``,
+``retry-after`` (or the wait an error body names; up to 60 s) and ``x-should-retry`` are
+obeyed. Unlike the SDKs, a longer wait ends the tries at once, rather than sending more
+requests into a limit the provider said will last, and a 501 is not retried: a server
+without the endpoint (a gateway asked for a count) will not have it a second later.
 """
 
 from __future__ import annotations

@@ -38,15 +38,10 @@ class Refusal:
 
 @frozen
 class WireError:
-    """An HTTP error reply as its format reads it.
-
-    ``kind`` is the provider's name for the error (``authentication_error``,
-    ``INVALID_ARGUMENT``), shown beside the status; ``refusal`` is set when the prompt did
-    not fit; ``transient`` overrides the status-based retry rule when the format knows
-    better. ``rejected_key``: the body says the key was refused where the status does not;
-    ``retry_delay``: seconds the body asks to wait; ``relayed``: a gateway passes on its
-    upstream provider's error (a 401 is then about the gateway's key).
-    """
+    """An HTTP error reply as its format reads it: ``kind``, the provider's name for the
+    error (``INVALID_ARGUMENT``); ``transient``, when the format knows better than the
+    status; ``rejected_key``, when the body says so where the status does not; ``relayed``,
+    a gateway passing on its upstream's error (a 401 is then about the gateway's key)."""
 
     message: str
     kind: str = ""
@@ -92,8 +87,8 @@ class ShapeError(Exception):
 
 @frozen
 class Sent:
-    """What the client sends: the request; for Ollama, the model's window as the server
-    reported it; whether the provider's settings name the model a reasoning model."""
+    """The request, the model's window if known (Ollama sizes its context by it), and
+    whether the provider's settings name the model a reasoning model."""
 
     request: AnalysisRequest
     window: int | None = None
@@ -102,14 +97,11 @@ class Sent:
 
 @frozen(kw_only=True)
 class WireFormat:
-    """One request/reply format: where a request goes (``path``, relative to the base URL,
-    ``{model}`` standing for the model's name), what it carries (``body``: the log streamed
-    in as the user message), the report and usage in a reply (``reply``: raises ShapeError,
-    or PromptTooLargeError where a reply shows the prompt was cut), and ``stop``: the keys
-    down to where a reply says it stopped at the output limit, and the word it says then.
-    An error reply is read as Anthropic's and OpenAI's are, with the format's ``refusal``
-    reader, unless the format reads its own (``own_error``).
-    """
+    """One request/reply format: ``path`` (``{model}`` the model's name), ``body`` (the log
+    streamed in as the user message), ``reply`` (the report and usage; raises ShapeError, or
+    PromptTooLargeError where a reply shows the prompt was cut), ``stop`` (the keys down to
+    where a reply says it stopped at the output limit, and the word it says then). An error
+    reply is read as Anthropic's and OpenAI's are, unless the format reads its own."""
 
     name: str
     path: str
@@ -138,10 +130,8 @@ class WireFormat:
 
 @frozen
 class Lookup:
-    """A free request whose answer is one number: the tokens a provider counts in a request,
-    or a model's window. ``path`` as a format's; ``body``: the POST body (None: a GET);
-    ``answer`` reads the number from the reply, given the model's name (None: the reply
-    holds none); ``holds_reply``: the window holds the reply too."""
+    """A free request whose answer is one number (a count of a request's tokens, a model's
+    window): ``body`` None is a GET; ``holds_reply``: the window holds the reply too."""
 
     path: str
     body: Callable[[AnalysisRequest], JsonBody] | None
