@@ -35,7 +35,8 @@ from axe.domain.model import quoted
 
 
 class Auth(enum.Enum):
-    """How a provider's requests prove who sends them (``client.authentication``)."""
+    """How a provider's requests prove who sends them (``client.authentication``). A key
+    goes in the header its member's value names, but a bearer token in ``authorization``."""
 
     NONE = "none"
     X_API_KEY = "x-api-key"

@@ -20,6 +20,7 @@ from axe.adapters.llm.wire.base import (
     field_of,
     joined,
     number_at,
+    of_type,
     usage,
 )
 from axe.application.ports import AnalysisRequest
@@ -48,7 +49,7 @@ def _body(sent: Sent) -> JsonBody:
 def _reply(document: Any, sent: Sent) -> tuple[str, Usage | None]:
     """Every ``text`` block joined; prompt-cache reads and writes count as input."""
     blocks = field_of(document, "content", list)
-    texts = (block for block in blocks if isinstance(block, dict) and block.get("type") == "text")
+    texts = (block for block in blocks if of_type(block, "text"))
     counts = usage(document.get("usage"), "input_tokens", "output_tokens", extra_input=_CACHE_INPUT)
     return joined(texts, "a text block without text"), counts
 

@@ -153,6 +153,11 @@ def at(document: Any, key: str) -> Any:
     return document.get(key) if isinstance(document, dict) else None
 
 
+def of_type(item: Any, kind: str) -> bool:
+    """Whether ``item`` is an object whose ``type`` is ``kind``."""
+    return isinstance(item, dict) and item.get("type") == kind
+
+
 def field_of(document: Any, key: str, kind: type[Any]) -> Any:
     """``document[key]`` when it is a ``kind``; otherwise a ShapeError naming the key."""
     if not isinstance(value := at(document, key), kind):

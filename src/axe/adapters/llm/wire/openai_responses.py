@@ -16,6 +16,7 @@ from axe.adapters.llm.wire.base import (
     items_of,
     joined,
     number_at,
+    of_type,
 )
 from axe.adapters.llm.wire.openai_chat import is_reasoning_model, priced, refusal
 from axe.application.ports import AnalysisRequest
@@ -34,16 +35,12 @@ def _body(sent: Sent) -> JsonBody:
 
 
 def _reply(document: Any, sent: Sent) -> tuple[str, Usage | None]:
-    messages = [item for item in field_of(document, "output", list) if _is(item, "message")]
+    messages = [item for item in field_of(document, "output", list) if of_type(item, "message")]
     parts = (part for item in messages for part in items_of(item, "content"))
     text = joined(
-        (part for part in parts if _is(part, "output_text")), "an output_text part without text"
+        (part for part in parts if of_type(part, "output_text")), "an output_text part without text"
     )
     return text, priced(document.get("usage"), "input_tokens", "output_tokens")
-
-
-def _is(item: Any, kind: str) -> bool:
-    return isinstance(item, dict) and item.get("type") == kind
 
 
 def _count_body(request: AnalysisRequest) -> JsonBody:
