@@ -67,7 +67,7 @@ def client_for(model: ModelRef, tmp_path: Path) -> Iterator[ClientFor]:
     row = CATALOGUE[model.provider]
     route = row.route(model.name)
     base = base_url(row, ProviderSettings(region="us-east-1"))
-    url = endpoint(base, route.path or route.wire.path(model.name))
+    url = endpoint(base, (route.path or route.wire.path).format(model=quote(model.name, safe="")))
     llm = LLMProviders(ENVIRON, config_dir=tmp_path, clock=FakeClock())
     with respx.mock(assert_all_called=False) as router:
 

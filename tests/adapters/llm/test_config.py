@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.llm.config import TomlGlobalConfig
-from axe.adapters.llm.settings import ProviderSettings
+from axe.adapters.llm.settings import ProviderSettings, TomlGlobalConfig
 from axe.adapters.shared.places import config_dir, data_dir
 from axe.domain.errors import ConfigError
 
@@ -26,7 +25,10 @@ def test_file_values_are_used_when_environment_is_silent(tmp_path: Path) -> None
     """Keys and base URLs come from config.toml when no variable is set."""
     (tmp_path / "config.toml").write_text(CONFIG)
     config = TomlGlobalConfig(tmp_path / "config.toml", {})
-    assert (config.key_and_source("anthropic", KEY)[0], config.base_url("anthropic")) == (
+    assert (
+        config.key_and_source("anthropic", KEY)[0],
+        config.setting("anthropic", "base_url"),
+    ) == (
         "file-key",
         "https://proxy.example",
     )
@@ -37,7 +39,10 @@ def test_environment_wins_over_the_file(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text(CONFIG)
     env = {"ANTHROPIC_API_KEY": "env-key", "AXE_ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
     config = TomlGlobalConfig(tmp_path / "config.toml", env)
-    assert (config.key_and_source("anthropic", KEY)[0], config.base_url("anthropic")) == (
+    assert (
+        config.key_and_source("anthropic", KEY)[0],
+        config.setting("anthropic", "base_url"),
+    ) == (
         "env-key",
         "http://127.0.0.1:9",
     )
@@ -46,7 +51,10 @@ def test_environment_wins_over_the_file(tmp_path: Path) -> None:
 def test_missing_file_means_nothing_configured(tmp_path: Path) -> None:
     """No config.toml is fine: no key, no source, default base URL, no other setting."""
     config = TomlGlobalConfig(tmp_path / "config.toml", {})
-    assert (config.key_and_source("openai", "OPENAI_API_KEY"), config.base_url("openai")) == (
+    assert (
+        config.key_and_source("openai", "OPENAI_API_KEY"),
+        config.setting("openai", "base_url"),
+    ) == (
         ("", ""),
         "",
     )

@@ -14,11 +14,11 @@ import pytest
 import respx
 
 from axe.adapters.llm import wire
+from axe.adapters.llm.aws_credentials import AwsCredentials
 from axe.adapters.llm.catalogue import CATALOGUE
 from axe.adapters.llm.client import HttpLLMClient
 from axe.adapters.llm.retry import RetryPolicy
 from axe.adapters.llm.settings import ProviderSettings, sendable
-from axe.adapters.llm.sigv4 import AwsCredentials
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, ConfigError, PromptTooLargeError
@@ -858,15 +858,6 @@ def test_input_limit_is_the_least_of_the_cap_and_the_providers_largest_window(
     assert llm.input_limit(request(provider, "m")) == limit
 
 
-def test_the_request_size_limit_bounds_the_input_limit() -> None:
-    """Anthropic's 32 MB request limit allows fewer tokens than no window: the limit is
-    what the bytes surely allow when that is smaller."""
-    row = CATALOGUE["anthropic"]
-    assert row.max_request_bytes == 32_000_000
-    assert row.largest_window is not None
-    assert (row.max_request_bytes - 64 * 1024) // 6 > row.largest_window  # today's figures
-
-
 def test_settings_never_show_a_secret() -> None:
     """The key, the AWS secret key and the session token never reach a repr."""
     settings = ProviderSettings(api_key=KEY, aws=AWS)
@@ -1072,7 +1063,7 @@ def test_every_format_in_wire_is_spoken_by_a_row() -> None:
     """Each module of ``wire/`` holds a format that some row of the catalogue speaks."""
     modules = {path.stem for path in Path(wire.__file__).parent.glob("*.py")} - {"__init__", "base"}
     spoken = {
-        type(route.wire).__module__.rpartition(".")[2]
+        route.wire.reply.__module__.rpartition(".")[2]
         for row in CATALOGUE.values()
         for route in row.routes
     }

@@ -9,8 +9,7 @@ import pytest
 import respx
 
 from axe.adapters.llm.client import HttpLLMClient
-from axe.adapters.llm.pauses import SharedPauses
-from axe.adapters.llm.retry import RetryPolicy
+from axe.adapters.llm.retry import RetryPolicy, SharedPauses
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest

@@ -48,7 +48,7 @@ def transport() -> Iterator[HttpTransport]:
 
 def post(transport: HttpTransport, url: str) -> Any:
     body = JsonBody({"model": "m", "messages": [{"role": "user", "content": MEMORY}]}, b"log")
-    return transport.exchange(url, headers={}, body=body, provider="ollama").document
+    return transport.exchange(url, headers={}, body=body, provider="ollama")[0]
 
 
 def failure(transport: HttpTransport, url: str, kind: type[Exception] = ApiError) -> str:

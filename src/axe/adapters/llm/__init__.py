@@ -1,10 +1,6 @@
 """Every LLM provider gc can analyse with, end to end, behind one ``LLMClient``: the
-catalogue, wire formats, auth and SigV4, the HTTP transport, config.toml and AWS
-credentials, and the offline analyst.
-
-The HTTP client, and httpx with it, is imported when the first HTTP row's client is built:
-a run that sends nothing (a missing agent, memory disabled, ``--help``, the offline
-analyst) never loads it, which is most of a cron run's start-up (``make bench``'s rows).
+catalogue, wire formats, auth, the HTTP transport, config.toml and AWS credentials, and the
+offline analyst.
 """
 
 from __future__ import annotations
@@ -15,9 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from axe.adapters.llm.catalogue import Provider, provider
-from axe.adapters.llm.config import TomlGlobalConfig
 from axe.adapters.llm.offline.client import HeuristicAnalyst
-from axe.adapters.llm.settings import provider_settings
+from axe.adapters.llm.settings import TomlGlobalConfig, provider_settings
 from axe.application.ports import AnalysisRequest, Clock
 from axe.domain.errors import AgentError, NoTokenCountError
 from axe.domain.model import ModelRef
@@ -30,15 +25,10 @@ if TYPE_CHECKING:
 
 
 class LLMProviders:
-    """The ``LLMClient`` of every row of the catalogue, chosen by the provider part of the
-    model; one client per row, each built on first use with what config.toml and the
-    environment say about it.
-
-    Under ``--jobs`` several workers ask for a client at the same moment, so every build
-    happens under one lock: each gets the same client over the same transport, whose
-    pauses for a rate limit and whose connections they then share. ``close`` closes the
-    transport.
-    """
+    """The ``LLMClient`` of every row of the catalogue, chosen by the model's provider: one
+    client per row, built on first use under one lock (under ``--jobs`` workers ask at the
+    same moment), all over one transport, whose connections and rate-limit pauses they
+    share."""
 
     def __init__(
         self,
@@ -51,11 +41,9 @@ class LLMProviders:
         user_agent: str = "axe",
         sending: bool = True,
     ) -> None:
-        """``clock``: the run's one clock, for every HTTP deadline and retry pause;
-        ``http_timeout``: seconds for one request, retries included (default: the
-        transport's); ``max_input_tokens``: a cap on every request (``--max-input-tokens``);
-        not ``sending`` (``--estimate``): only windows and counts are asked for, so no key
-        is needed (without one nothing is counted), and an analysis is refused."""
+        """``http_timeout``: seconds for one request, retries included; not ``sending``
+        (``--estimate``): only windows and counts are asked for, so no key is needed
+        (without one nothing is counted), and an analysis is refused."""
         self._environ = environ
         self._config = TomlGlobalConfig(config_dir / "config.toml", environ)
         self._max_input_tokens = max_input_tokens
@@ -66,17 +54,12 @@ class LLMProviders:
         self._clients: dict[str, HttpLLMClient | HeuristicAnalyst] = {}
 
     def check(self, model: ModelRef) -> None:
-        """Raises AgentError (exit 1) for a model no row serves, so that a ``--model`` is
-        refused before any agent runs."""
+        """Raises AgentError (exit 1) for a model no row serves, before any agent runs."""
         provider(model.provider).check_model(model.name)
 
     def read_config(self) -> None:
         """Read config.toml now, if there is one, so that ``--all`` says a broken one once
-        rather than once per agent; the clients built later use what was read.
-
-        Raises:
-            ConfigError: config.toml does not load.
-        """
+        rather than once per agent. Raises ConfigError: it does not load."""
         if self._config.path.exists():
             self._config.check()
 
@@ -92,7 +75,6 @@ class LLMProviders:
         return client.count_tokens(request)
 
     def charges_tokens(self, model: ModelRef) -> bool:
-        """Every row but the offline analyst's, known from the row alone (no client)."""
         return not provider(model.provider).offline
 
     def complete(self, request: AnalysisRequest) -> Completion:
@@ -101,7 +83,7 @@ class LLMProviders:
         return self._client(request.model).complete(request)
 
     def close(self) -> None:
-        """Close the transport, if one was made: no request is started or retried after."""
+        """No request is started or retried after."""
         with self._building:
             if self._transport is not None:
                 self._transport.close()
@@ -118,15 +100,16 @@ class LLMProviders:
         return client
 
     def _build(self, row: Provider) -> HttpLLMClient | HeuristicAnalyst:
-        """Raises what :func:`~axe.adapters.llm.settings.provider_settings` raises: a broken
-        config.toml (said whichever row is asked), a missing region, key or credentials."""
+        """Raises what :func:`~axe.adapters.llm.settings.provider_settings` raises."""
         self._config.check()
         if row.offline:
             return HeuristicAnalyst()
         settings = provider_settings(
             row, self._config, self._environ, self._max_input_tokens, keyless=not self._sending
         )
-        from axe.adapters.llm.client import HttpLLMClient  # noqa: PLC0415  (see the docstring)
+        # httpx is loaded only by a run that sends: not for a missing agent, memory disabled,
+        # --help or the offline analyst (make bench checks it)
+        from axe.adapters.llm.client import HttpLLMClient  # noqa: PLC0415
         from axe.adapters.llm.transport import HttpTransport  # noqa: PLC0415
 
         if self._transport is None:

@@ -2,12 +2,8 @@
 ``AWS_ACCESS_KEY_ID`` + ``AWS_SECRET_ACCESS_KEY`` (+ ``AWS_SESSION_TOKEN``), else the
 ``AWS_PROFILE`` profile (``default``) of the shared credentials file
 (``AWS_SHARED_CREDENTIALS_FILE``, ``~/.aws/credentials``); never a source that needs the
-network (instance metadata, SSO, ``credential_process``).
-
-A key id without its secret, or a secret without its key id, is no credentials at all, in
-the environment as in a profile: the Go axe's rule and the AWS SDK for Go's, so an
-environment that works for axe works for gc (botocore raises ``PartialCredentialsError``
-instead; here the "credentials missing" line says what to set).
+network. A key id without its secret, or a secret without its key id, is no credentials at
+all, as for the Go axe and the AWS SDK for Go (botocore would raise instead).
 """
 
 from __future__ import annotations
@@ -27,13 +23,9 @@ _MAX_FILE_BYTES = 1024 * 1024  # a credentials file is a few lines; anything far
 
 @frozen(kw_only=True)
 class AwsCredentials:
-    """An access key pair (and session token) and where it came from, for messages.
-
-    ``repr`` (and so ``str``) leaves out the secret key and the token: only the key id,
-    which AWS itself sends in the clear in every ``Authorization`` header, may be shown.
-    ``source`` says where they were found (``AWS_ACCESS_KEY_ID``, ``profile "dev" in
-    /home/u/.aws/credentials``).
-    """
+    """An access key pair (and session token) and where it was found, for messages
+    (``AWS_ACCESS_KEY_ID``, ``profile "dev" in /home/u/.aws/credentials``). ``repr`` shows
+    only the key id, which AWS sends in the clear in every ``Authorization`` header."""
 
     access_key_id: str
     secret_access_key: str = field(repr=False)
@@ -42,21 +34,16 @@ class AwsCredentials:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """The values a message must never show (the secret key, the token when set)."""
         return tuple(secret for secret in (self.secret_access_key, self.session_token) if secret)
 
 
 def aws_profile(environ: Mapping[str, str]) -> str:
-    """The profile to read: ``AWS_PROFILE``, else ``default``."""
     return environ.get("AWS_PROFILE", "") or "default"
 
 
 def shared_credentials_file(environ: Mapping[str, str]) -> Path | None:
-    """``AWS_SHARED_CREDENTIALS_FILE`` (a leading ``~`` expanded), else ``~/.aws/credentials``.
-
-    ``~`` is the environment's ``HOME`` (``USERPROFILE`` on Windows); None when the default
-    is wanted and neither is set.
-    """
+    """``AWS_SHARED_CREDENTIALS_FILE`` (a leading ``~`` expanded), else ``~/.aws/credentials``;
+    ``~`` is ``HOME`` (``USERPROFILE`` on Windows), and None when neither is set."""
     home = environ.get("HOME", "") or environ.get("USERPROFILE", "")
     given = environ.get("AWS_SHARED_CREDENTIALS_FILE", "")
     if given:
@@ -70,8 +57,7 @@ def read_aws_credentials(environ: Mapping[str, str]) -> AwsCredentials | None:
     """The credentials to sign with, or None when neither place has a complete pair.
 
     Raises:
-        ConfigError: the credentials file exists but cannot be read or parsed (the line
-            names the file, never a value in it).
+        ConfigError: the credentials file exists but cannot be read or parsed.
     """
     names = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token")
     values: Mapping[str, str] = {name: environ.get(name.upper(), "") for name in names}
@@ -91,13 +77,8 @@ def read_aws_credentials(environ: Mapping[str, str]) -> AwsCredentials | None:
 
 
 def required_aws_credentials(provider: str, environ: Mapping[str, str]) -> AwsCredentials:
-    """The credentials ``provider`` signs with, checked before any request.
-
-    Raises:
-        ApiError: none in either place (exit 3, as a missing key), naming the file gc
-            read when there is one.
-        ConfigError: the credentials file exists but cannot be read or parsed.
-    """
+    """Raises ApiError (exit 3, as a missing key) without credentials, and what
+    :func:`read_aws_credentials` raises."""
     found = read_aws_credentials(environ)
     if found is not None:
         return found
@@ -112,13 +93,10 @@ def required_aws_credentials(provider: str, environ: Mapping[str, str]) -> AwsCr
 
 
 def _read_profiles(path: Path) -> configparser.ConfigParser | None:
-    """The file's profiles, or None when there is no file.
-
-    No interpolation (a ``%`` in a secret is a ``%``), repeated sections and keys allowed
-    with the last value winning (as the Go axe reads them), and no ``[DEFAULT]`` section
-    whose keys would leak into every profile. A parse error names the line by number only:
-    the text of the line may hold a secret.
-    """
+    """The file's profiles, or None when there is no file. No interpolation (a ``%`` in a
+    secret is a ``%``), the last of repeated sections and keys winning (as the Go axe reads
+    them), no ``[DEFAULT]`` leaking into every profile; an error names a line by number
+    only, since its text may hold a secret."""
     try:
         raw, _ = read_regular(path, limit=_MAX_FILE_BYTES)
     except FileNotFoundError:

@@ -1,28 +1,16 @@
 """Every provider gc can analyse with, one row each (axe-formats.md's table), the offline
-analyst's included, and the one check of a model: does a row serve it?
+analyst's included, and the one check of a model: does a row serve it? Adding a provider is
+one row here, plus a module in ``wire/`` if it speaks a format no row speaks yet.
 
-A row says where the provider lives, which wire format it speaks (or, for a gateway,
-which format each family of model names takes), how a request is authenticated, where
-its key comes from and which extra headers it takes. Adding a provider is one row here,
-plus a module in ``wire/`` if it speaks a format no row speaks yet.
+``largest_window``, where one is published, is the largest context window any model of the
+provider accepts: a request estimated above it is split before it is sent, whatever the
+model. Anthropic: 1,000,000 tokens (Claude Sonnet 4 with the 1M context; support.claude.com,
+"How large is the Anthropic API's context window?"). OpenAI: 1,047,576 (GPT-4.1;
+platform.openai.com/docs/models/gpt-4.1). Google: 2,097,152 (Gemini 1.5 Pro and 2.0 Pro;
+ai.google.dev/gemini-api/docs/long-context). Gateways, Bedrock and MiniMax publish none.
 
-``largest_window`` is the largest context window any model of the provider accepts, and
-``max_request_bytes`` the largest request it accepts, where one is published: a request
-estimated above either is split before it is sent, whatever the model. Sources:
-
-- Anthropic: 1,000,000 tokens (Claude Sonnet 4 with the 1M context; support.claude.com,
-  "How large is the Anthropic API's context window?"); requests up to 32 MB on the Messages
-  API, larger ones answered 413 (docs.anthropic.com/en/api/overview, "Request size limits").
-- OpenAI: 1,047,576 tokens (GPT-4.1; platform.openai.com/docs/models/gpt-4.1).
-- Google: 2,097,152 tokens (Gemini 1.5 Pro and 2.0 Pro; ai.google.dev/gemini-api/docs/
-  long-context); 2.5 Pro refuses above 1,048,576 in the message gemini.py reads.
-- Gateways (OpenRouter, Atlas Cloud, Requesty, Eden AI, OpenCode Zen), Bedrock and MiniMax
-  publish no bound over every model they serve: none here.
-
-``window`` asks the provider the model's own window, for free (Ollama's ``/api/show``,
-Gemini's ``models/{model}``, OpenRouter's model list); ``counting`` asks it to count a
-request's input tokens, for free, before it is sent (Anthropic, OpenAI, Gemini, Bedrock;
-gateways, MiniMax, OpenCode and Ollama offer no count).
+``window`` asks the provider for a model's own window, ``counting`` for its count of a
+request's input tokens: both free, both only where the provider offers them.
 """
 
 from __future__ import annotations
@@ -47,7 +35,8 @@ from axe.domain.model import quoted
 
 
 class Auth(enum.Enum):
-    """How a provider's requests prove who sends them (``client.authentication`` builds each)."""
+    """How a provider's requests prove who sends them (``client.authentication``). A key
+    goes in the header its member's value names, but a bearer token in ``authorization``."""
 
     NONE = "none"
     X_API_KEY = "x-api-key"
@@ -57,7 +46,6 @@ class Auth(enum.Enum):
 
     @property
     def needs_key(self) -> bool:
-        """An API key is sent (so a missing one is said before any request)."""
         return self not in (Auth.NONE, Auth.SIGV4)
 
 
@@ -73,16 +61,14 @@ class Route:
 
 @frozen(kw_only=True)
 class Provider:
-    """One row of the catalogue (see the module docstring).
+    """One row of the catalogue.
 
-    ``versioned_base``: an OpenAI-style base URL includes its version path and gc
-    appends ``/chat/completions``; a base that is only a server root (``http://host:8080``,
-    as M7 configs wrote it) gets ``/v1``. ``optional_headers`` are ``(header, setting)``
-    pairs read from ``[providers.<name>] <setting>`` or ``AXE_<NAME>_<SETTING>``.
-    ``region_variables`` (SigV4): where the region is read, in order, before
-    ``[providers.<name>] region``. ``models``: the only model names the row serves (none:
-    any). ``offline``: answered in this process by the offline analyst (``offline/``), with
-    no auth, no HTTP and no window. ``window`` and ``counting``: see the module docstring.
+    ``versioned_base``: an OpenAI-style base URL includes its version path; one that is only
+    a server root (``http://host:8080``, as M7 configs wrote it) gets ``/v1``.
+    ``optional_headers``: ``(header, setting)`` pairs, read from ``[providers.<name>]
+    <setting>`` or ``AXE_<NAME>_<SETTING>``. ``region_variables`` (SigV4): where the region
+    is read, in order, before ``[providers.<name>] region``. ``models``: the only model names
+    the row serves (none: any). ``offline``: answered in this process (``offline/``).
     """
 
     name: str
@@ -94,14 +80,12 @@ class Provider:
     versioned_base: bool = False
     region_variables: tuple[str, ...] = ()
     largest_window: int | None = None
-    max_request_bytes: int | None = None
     models: tuple[str, ...] = ()
     offline: bool = False
     window: Lookup | None = None
     counting: Lookup | None = None
 
     def route(self, model: str) -> Route:
-        """The route ``model`` takes: the first whose prefix it starts with."""
         return next(route for route in self.routes if model.startswith(route.prefix))
 
     def check_model(self, name: str) -> None:
@@ -125,7 +109,6 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
             auth=Auth.X_API_KEY,
             key_variable="ANTHROPIC_API_KEY",
             largest_window=1_000_000,
-            max_request_bytes=32_000_000,
             counting=anthropic_messages.COUNTING,
         ),
         Provider(

@@ -1,15 +1,17 @@
-"""What one row of the catalogue needs to be reached, from ``config.toml`` and the
-environment: its :class:`ProviderSettings`, checked before any request, with every
-sentence about a setting that is missing or cannot be sent.
+"""What a row of the catalogue needs to be reached, from ``config.toml`` and the
+environment (axe-formats.md): its :class:`ProviderSettings`, checked before any request,
+with every sentence about a setting that is missing or cannot be sent.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import attrs
-from attrs import field, frozen
+from attrs import Factory, define, field, frozen
 
 from axe.adapters.llm.aws_credentials import (
     AwsCredentials,
@@ -17,7 +19,7 @@ from axe.adapters.llm.aws_credentials import (
     required_aws_credentials,
 )
 from axe.adapters.llm.catalogue import Auth, Provider
-from axe.adapters.llm.config import TomlGlobalConfig
+from axe.adapters.shared.toml import load_toml, structure
 from axe.domain.errors import ApiError, ConfigError
 from axe.domain.model import quoted
 
@@ -25,17 +27,76 @@ from axe.domain.model import quoted
 _SENDABLE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 
 
+@define(repr=False, eq=False)  # read once, never shown or compared
+class _ProviderTable:
+    """The two keys every provider has, checked as soon as the file is read; a row's other
+    settings (Bedrock's ``region``, OpenRouter's ``title``) are read by name."""
+
+    api_key: str = ""
+    base_url: str = ""
+
+
+@define(repr=False, eq=False)
+class _GlobalFile:
+    providers: dict[str, _ProviderTable] = Factory(dict)
+
+
+class TomlGlobalConfig:
+    """``config.toml``, read once on first use; environment variables win over the file.
+    Every method raises ``ConfigError`` when it exists but is unreadable or malformed; a
+    missing file means nothing is configured."""
+
+    def __init__(self, path: Path, environ: Mapping[str, str]) -> None:
+        self._path = path
+        self._environ = environ
+        self._file: _GlobalFile | None = None
+        self._document: dict[str, Any] = {}
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def check(self) -> None:
+        """Read the file now, so a broken one is reported whatever the run needs from it."""
+        self._load()
+
+    def key_and_source(self, provider: str, variable: str) -> tuple[str, str]:
+        """``provider``'s key from ``variable`` (its row's) or the file, and where it came
+        from (the variable's name or the file's path); ``("", "")`` when neither has one."""
+        if key := self._environ.get(variable, ""):
+            return key, variable
+        if key := self._load().providers.get(provider, _ProviderTable()).api_key:
+            return key, str(self._path)
+        return "", ""
+
+    def setting(self, provider: str, name: str, variables: Sequence[str] | None = None) -> str:
+        """One of ``[providers.<provider>]``'s settings but the key (``base_url``,
+        ``region``, ``title``): the first of ``variables`` set (default
+        ``AXE_<PROVIDER>_<NAME>``), else the file; "" when none is."""
+        for variable in variables or (f"AXE_{provider.upper()}_{name.upper()}",):
+            if value := self._environ.get(variable, ""):
+                return value
+        self._load()  # so [providers] and each of its tables are known to be tables
+        written = self._document.get("providers", {}).get(provider, {}).get(name, "")
+        where = ("providers", provider, name)
+        return structure(written, str, source=str(self._path), key=where)
+
+    def _load(self) -> _GlobalFile:
+        if self._file is None:
+            try:
+                document = load_toml(self._path)
+            except FileNotFoundError:
+                document = {}
+            self._file = structure(document, _GlobalFile, source=str(self._path))
+            self._document = document
+        return self._file
+
+
 @frozen(kw_only=True)
 class ProviderSettings:
-    """How to reach one provider; ``repr`` leaves out every secret.
-
-    ``key_variable`` names the environment variable the key may come from and
-    ``config_path`` the ``config.toml`` it may be written in, for the message that says
-    where to put a missing key; ``key_source`` is where the key in use came from (the
-    variable or the file), for the message about a rejected one. ``max_input_tokens``
-    caps every request (``--max-input-tokens``). ``headers`` are extra headers the user
-    configured (OpenRouter's attribution); ``region`` and ``aws`` are Bedrock's.
-    """
+    """How to reach one provider; ``repr`` leaves out every secret. ``key_variable`` and
+    ``config_path`` say where a missing key may be put, ``key_source`` where the key in use
+    came from (for a rejected one); ``headers`` are the user's optional headers."""
 
     api_key: str = field(default="", repr=False)
     base_url: str = ""
@@ -57,14 +118,13 @@ def provider_settings(
     *,
     keyless: bool = False,
 ) -> ProviderSettings:
-    """What ``config`` and ``environ`` say about ``row``'s provider; ``keyless``, for a run
-    that sends no analysis (``--estimate``), needs no key, and no region or AWS credentials:
-    only a free count is signed, when they are there.
+    """What ``config`` and ``environ`` say about ``row``'s provider; ``keyless`` (a run
+    that sends no analysis, ``--estimate``) needs no key, region or AWS credentials: only a
+    free count is signed, when they are there.
 
     Raises:
-        ConfigError: config.toml is broken (whatever the row needs from it: the same
-            file gives the same answer whichever model is asked), a SigV4 row that sends
-            has no region (exit 2), or a value cannot be sent (see :func:`sendable`).
+        ConfigError: config.toml is broken (whatever the row needs from it), a SigV4 row
+            that sends has no region (exit 2), or a value cannot be sent.
         ApiError: the row's key, or a SigV4 row's AWS credentials, are missing (exit 3).
     """
     config.check()  # broken even when the environment supplies everything it would give
@@ -78,7 +138,7 @@ def provider_settings(
     }
     settings = ProviderSettings(
         api_key=key,
-        base_url=config.base_url(name),
+        base_url=config.setting(name, "base_url"),
         key_variable=row.key_variable,
         key_source=source,
         config_path=str(config.path),
@@ -111,15 +171,13 @@ def provider_settings(
 def sendable(
     row: Provider, settings: ProviderSettings, *, keyless: bool = False
 ) -> ProviderSettings:
-    """``settings``, once sure that a request to ``row`` can carry them: both checked
-    before any request, so a run that cannot send says why without sending.
+    """``settings``, once sure before any request that one to ``row`` can carry them.
 
     Raises:
         ApiError: a key is needed and missing (exit 3, the spec's line).
-        ConfigError: a key, credential or configured header value that no HTTP request can
-            carry (a newline left by a CRLF ``.env`` file, a non-ASCII title), named by
-            where it came from: sent anyway, the HTTP library's error would quote it,
-            secret and all.
+        ConfigError: a key, credential or header value no HTTP request can carry (a newline
+            left by a CRLF ``.env`` file), named by where it came from: sent, httpx's error
+            would quote it, secret and all.
     """
     name = row.name
     if row.auth.needs_key and not settings.api_key and not keyless:

@@ -1,9 +1,8 @@
 """AWS Signature Version 4 as an ``httpx.Auth``, for Bedrock (axe-formats.md, bedrock row).
 
-The transport runs it on every attempt (``transport.py``), so a retry is signed afresh
-with the clock's time, as AWS requires: a signature older than five minutes is refused.
-Only what AWS needs and no proxy may change is signed: ``host``, ``content-type`` and every
-``x-amz-*`` header. Only imported when a provider signs for AWS.
+The transport runs it on every attempt, so a retry is signed afresh with the clock's time,
+as AWS requires: a signature older than five minutes is refused. Only what AWS needs and no
+proxy may change is signed: ``host``, ``content-type`` and every ``x-amz-*`` header.
 """
 
 from __future__ import annotations
@@ -18,8 +17,6 @@ import httpx
 
 from axe.adapters.llm.aws_credentials import AwsCredentials
 
-__all__ = ["AwsCredentials", "SigV4Auth"]
-
 _ALGORITHM = "AWS4-HMAC-SHA256"
 _UNRESERVED = "-_.~"  # with letters and digits, the only bytes AWS leaves unencoded
 
@@ -29,10 +26,7 @@ def _utc_now() -> datetime:
 
 
 class SigV4Auth(httpx.Auth):
-    """Sign each request for ``service`` in ``region`` with ``credentials``.
-
-    ``clock`` returns an aware datetime (tests pass a fixed or stepping one).
-    """
+    """Signs each request for ``service`` in ``region``; ``clock`` gives an aware datetime."""
 
     requires_request_body = True  # the payload's hash is part of the signature
 
@@ -44,9 +38,7 @@ class SigV4Auth(httpx.Auth):
         service: str = "bedrock",
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
-        self._credentials = credentials
-        self._region = region
-        self._service = service
+        self._credentials, self._region, self._service = credentials, region, service
         self._clock = clock
 
     def __repr__(self) -> str:
@@ -56,17 +48,14 @@ class SigV4Auth(httpx.Auth):
         )
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        """Sign ``request`` now (replacing any earlier signature) and send it."""
-        self.sign(request)
-        yield request
-
-    def sign(self, request: httpx.Request) -> None:
-        """Set ``x-amz-date``, ``x-amz-security-token`` (with a token) and ``authorization``."""
+        """Sets ``x-amz-date``, ``x-amz-security-token`` (with a token) and
+        ``authorization``, replacing any earlier signature."""
+        keys = self._credentials
         stamp = self._clock().astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
         request.headers.pop("authorization", None)
         request.headers["x-amz-date"] = stamp
-        if self._credentials.session_token:
-            request.headers["x-amz-security-token"] = self._credentials.session_token
+        if keys.session_token:
+            request.headers["x-amz-security-token"] = keys.session_token
         names = sorted(
             {
                 name
@@ -89,33 +78,26 @@ class SigV4Auth(httpx.Auth):
         string_to_sign = "\n".join(
             [_ALGORITHM, stamp, scope, hashlib.sha256(canonical_request.encode()).hexdigest()]
         )
-        key = f"AWS4{self._credentials.secret_access_key}".encode()
-        for part in (stamp[:8], self._region, self._service, "aws4_request"):
-            key = _hmac(key, part)
-        signature = _hmac(key, string_to_sign).hex()
+        key = f"AWS4{keys.secret_access_key}".encode()
+        for part in (stamp[:8], self._region, self._service, "aws4_request", string_to_sign):
+            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
         request.headers["authorization"] = (
-            f"{_ALGORITHM} Credential={self._credentials.access_key_id}/{scope}, "
-            f"SignedHeaders={signed_headers}, Signature={signature}"
+            f"{_ALGORITHM} Credential={keys.access_key_id}/{scope}, "
+            f"SignedHeaders={signed_headers}, Signature={key.hex()}"
         )
-
-
-def _hmac(key: bytes, message: str) -> bytes:
-    return hmac.new(key, message.encode(), hashlib.sha256).digest()
+        yield request
 
 
 def _canonical_uri(url: httpx.URL) -> str:
-    """The path as it goes on the wire, each segment encoded once more (every service but S3).
-
-    A model id ``…-v2:0`` travels as ``…-v2%3A0`` and is signed as ``…-v2%253A0``.
-    """
+    """The path as it goes on the wire, each segment encoded once more (every service but
+    S3): a model id ``…-v2:0`` travels as ``…-v2%3A0`` and is signed as ``…-v2%253A0``."""
     wire_path = url.raw_path.split(b"?", 1)[0].decode("ascii")
     return quote(wire_path or "/", safe="/" + _UNRESERVED)
 
 
 def _canonical_query(url: httpx.URL) -> str:
     """Each name and value decoded, then strictly encoded; sorted by name, then value."""
-    query = url.query.decode("ascii")
-    pairs = (pair.partition("=") for pair in query.split("&") if pair)
+    pairs = (pair.partition("=") for pair in url.query.decode("ascii").split("&") if pair)
     encoded = sorted(
         (quote(unquote(name), safe=_UNRESERVED), quote(unquote(value), safe=_UNRESERVED))
         for name, _, value in pairs

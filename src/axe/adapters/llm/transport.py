@@ -1,61 +1,52 @@
-"""One POST of a JSON body to a provider, every failure one line.
-
-The run's one ``httpx.Client`` owns connections, pools, timeouts and the environment's
-proxies and CA certificates (``trust_env``); it follows no redirect (one could carry the
-key elsewhere) and keeps no cookie (one set for one agent's key must never go with
-another's). Added here is what httpx cannot know: the retry policy (``retry.py``), one
-deadline over a request and its retries, a cap on the reply's size, the budget's rule for
-an attempt that went out unanswered, and messages that name the hop that failed
-(``proxies.py``) and hold no secret (``redaction.py``).
+"""One request to a provider over the run's one ``httpx.Client``, which owns connections,
+timeouts, proxies and CA certificates, follows no redirect (one could carry the key
+elsewhere) and keeps no cookie (one agent's must never go with another's key). Added here:
+retries under one deadline, a cap on the reply's size, the budget's rule for an attempt
+that went out unanswered, and messages that name the hop and hold no secret.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
-import socket
-import ssl
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import Any, NamedTuple
+from typing import Any
 
 import httpx
 from attrs import define
 
 from axe.adapters.llm.body import JsonBody
-from axe.adapters.llm.pauses import SharedPauses
 from axe.adapters.llm.proxies import EnvironmentProxy, environment_proxies, no_proxy_problem
 from axe.adapters.llm.redaction import display_url, scrubbed
-from axe.adapters.llm.retry import RetryPolicy, given_up, obeyed
-from axe.adapters.llm.wire.base import WireError, http_error, one_line, plain, snippet
+from axe.adapters.llm.retry import Failed, RetryPolicy, SharedPauses, no_answer, obeyed
+from axe.adapters.llm.wire.base import Explain, http_error, one_line, reply_json, unexplained
 from axe.application.ports import Clock
 from axe.domain.errors import ApiError, ConfigError
 
-Explain = Callable[[int, Mapping[str, str], bytes], WireError]
-
-DEFAULT_TIMEOUT_SECONDS = 120.0
 RUN_IS_OVER = "request not sent: the run is over"
 _MAX_REPLY_BYTES = 32 * 1024 * 1024
-# OpenSSL's "unable to get issuer certificate" (2), "self-signed certificate" (18, and 19
-# in a chain), "unable to get local issuer certificate" (20) and "unable to verify the
-# first certificate" (21): a TLS-inspecting proxy, or a private CA, not trusted here.
-_UNKNOWN_ISSUER = frozenset({2, 18, 19, 20, 21})
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ProxyError)
 
 
-class Reply(NamedTuple):
-    """A provider's decoded JSON reply and the requests it took (retries included)."""
-
-    document: Any
-    sent: int
+@define(eq=False)
+class _Call:  # one exchange: what it sends, and the requests that went out so far
+    url: str
+    headers: Mapping[str, str]
+    body: JsonBody | None
+    provider: str
+    explain: Explain
+    auth: httpx.Auth | None
+    retry_unanswered: bool
+    sent: int = 0
+    origin: object = None  # (scheme, host, port), once the URL has parsed
 
 
 class HttpTransport:
-    """Posts JSON over the run's one ``httpx.Client``, shared by every worker thread and
-    made on the first request (a run that sends nothing reads no proxy or CA setting)."""
+    """Sends over the run's one ``httpx.Client``, shared by every worker thread and made on
+    the first request (a run that sends nothing reads no proxy or CA setting)."""
 
     def __init__(
         self,
@@ -65,20 +56,15 @@ class HttpTransport:
         retry: RetryPolicy | None = None,
         user_agent: str = "axe",
     ) -> None:
-        self._timeout = timeout or DEFAULT_TIMEOUT_SECONDS
-        self._retry = retry or RetryPolicy()
-        self._clock = clock
-        self._user_agent = user_agent
-        self._pauses = SharedPauses(clock)
+        self._timeout, self._retry = timeout or 120.0, retry or RetryPolicy()
+        self._clock, self._pauses, self._user_agent = clock, SharedPauses(clock), user_agent
         self._client: httpx.Client | None = None
         self._proxies: tuple[EnvironmentProxy, ...] = ()
-        self._hops: dict[object, EnvironmentProxy | None] = {}  # by origin, the proxy between
-        self._lock = threading.Lock()
-        self._closed = False
+        self._hops: dict[object, EnvironmentProxy | None] = {}  # by origin: the proxy between
+        self._lock, self._closed = threading.Lock(), False
 
     def close(self) -> None:
-        """No request starts after this. One waiting for a reply on another thread is not
-        cut short; an interrupted run ends without waiting for it (``cli/running.py``)."""
+        """No request starts after this; one awaiting its reply on another thread goes on."""
         with self._lock:
             self._closed = True
             if self._client is not None:
@@ -95,139 +81,101 @@ class HttpTransport:
         explain: Explain | None = None,
         auth: httpx.Auth | None = None,
         retry_unanswered: bool = True,
-    ) -> Reply:
-        """POST ``body`` to ``url`` (GET without one): the decoded JSON reply and how many
-        requests it took.
-
-        ``explain`` reads an error reply in the wire format's words; ``auth`` runs on every
-        attempt (a retry is signed again); without it, a user and password in ``url`` go
-        as Basic auth; ``secrets`` never appear in a message; without ``retry_unanswered``,
-        an attempt that went out and got no answer (it may have been billed) is not retried.
-
-        Raises:
-            ApiError: with ``sent``; ``PromptTooLargeError`` or ``HttpStatusError`` for an
-                HTTP error status.
-            ConfigError: the base URL, or a proxy or CA setting, cannot be used.
-        """
-        call = _Call(url, headers, body, provider, explain or _unexplained, auth, retry_unanswered)
+    ) -> tuple[Any, int]:
+        """The decoded JSON reply to ``body`` (a GET without one) and the requests it took.
+        ``auth`` runs on every attempt (without it, credentials in ``url`` go as Basic auth);
+        ``secrets`` never appear in a message; without ``retry_unanswered``, an attempt that
+        went out unanswered (it may have been billed) is not retried. Raises ApiError (with
+        ``sent``) or ConfigError (a base URL, proxy or CA setting httpx cannot use)."""
+        call = _Call(url, headers, body, provider, explain or unexplained, auth, retry_unanswered)
+        deadline = self._clock.monotonic() + self._timeout
+        attempt = functools.partial(self._try_once, call, deadline)
         try:
-            return Reply(self._with_retries(call), call.sent)
+            document = self._retry.retried(
+                attempt, clock=self._clock, deadline=deadline, stop=lambda: self._closed
+            )
         except (ApiError, ConfigError) as error:
             proxies = (secret for proxy in self._proxies for secret in proxy.secrets)
             error.args = (scrubbed(str(error), url, (*secrets, *proxies)),)
             if isinstance(error, ApiError):
                 error.sent = call.sent
             raise
-
-    def _with_retries(self, call: _Call) -> Any:
-        deadline = self._clock.monotonic() + self._timeout
-        retry = 0
-        while True:  # a retry starts only while time remains (checked before sleeping)
-            if not self._pauses.wait(call.provider, deadline=deadline):
-                where = self._where(call)
-                raise ApiError(f"{where} asked to slow down past the {self._timeout:g}s limit")
-            outcome = self._try_once(call, deadline)
-            if not isinstance(outcome, _Failed):
-                return outcome
-            pause = self._retry.delay(retry, outcome.asked)
-            last = retry >= self._retry.max_retries or not outcome.retryable or self._closed
-            if last or self._clock.monotonic() + pause >= deadline:
-                raise given_up(outcome.error, retry, outcome.asked)
-            self._clock.sleep(pause)
-            retry += 1
+        return document, call.sent
 
     def _try_once(self, call: _Call, deadline: float) -> Any:
-        """One attempt: the decoded reply, or a :class:`_Failed` saying whether to retry."""
+        """One attempt: the decoded reply, or a :class:`Failed` saying whether to retry."""
         counted = call.sent
         try:
             response, raw = self._attempt(call, deadline)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as error:
-            raise ConfigError(
-                f"invalid base URL for {call.provider} ({display_url(call.url)}): "
-                f"{one_line(str(error))}"
-            ) from None
+            url, reason = display_url(call.url), one_line(str(error))
+            raise ConfigError(f"invalid base URL for {call.provider} ({url}): {reason}") from None
         except _RedirectError as stopped:  # answered; not retried: it would say the same
             call.sent += 1
-            status, location = stopped.args
-            redirect = f"{call.provider} answered HTTP {status} (redirect to {location})"
-            return _Failed(ApiError(f"{redirect}; redirects are not followed, check the base URL"))
+            redirect = "{} answered HTTP {} (redirect to {})".format(call.provider, *stopped.args)
+            return Failed(ApiError(f"{redirect}; redirects are not followed, check the base URL"))
         except httpx.TransportError as error:  # a timeout too
-            # one that broke before an answer may have gone out; one that broke during the
-            # answer was counted when the answer began
+            # broken before an answer, it may have gone out; during one, it was counted
             went_out = call.sent > counted or not isinstance(error, _NOT_SENT)
             call.sent = counted + went_out
-            reason, may_pass = _no_answer(error, proxied=self._hops.get(call.origin) is not None)
+            reason, may_pass = no_answer(error, proxied=self._hops.get(call.origin) is not None)
             failure = f"cannot reach {self._where(call)}: {reason}"
             if isinstance(error, httpx.TimeoutException):
                 failure = f"request to {self._where(call)} timed out after {self._timeout:g}s"
-            return _Failed(ApiError(failure), may_pass and (call.retry_unanswered or not went_out))
-        return self._answered(call, response, raw)
-
-    def _answered(self, call: _Call, response: httpx.Response, raw: bytes) -> Any:
-        """The decoded reply, or a :class:`_Failed` for an error status."""
+            return Failed(ApiError(failure), may_pass and (call.retry_unanswered or not went_out))
         status = response.status_code
         if 200 <= status < 300:
-            return _decoded(raw, call.provider)
+            return reply_json(raw, call.provider)
         if status == 407:  # only a proxy says it; not retried: it would refuse again
             reason = f"the proxy answered {status} {response.reason_phrase}".rstrip()
-            return _Failed(ApiError(f"cannot reach {self._where(call)}: {reason}"))
+            return Failed(ApiError(f"cannot reach {self._where(call)}: {reason}"))
         said = call.explain(status, response.headers, raw)
         now = self._clock.now()
         retryable, asked = self._retry.after_error(status, response.headers, raw, said, now=now)
         if status == 429 and (pause := obeyed(asked)) is not None:  # holds every worker
             self._pauses.hold(call.provider, pause)
-        return _Failed(http_error(call.provider, status, said), retryable, asked)
+        return Failed(http_error(call.provider, status, said), retryable, asked)
 
     def _attempt(self, call: _Call, deadline: float) -> tuple[httpx.Response, bytes]:
-        """Send once; the reply and its body, read up to its size cap and the deadline.
-
-        Raises:
-            httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.TransportError, _RedirectError
-        """
-        client = self._shared_client()
-        url = httpx.URL(call.url)
+        """Send once, after any pause the provider asked of every worker; the reply and its
+        body, read up to its size cap and the deadline."""
+        if not self._pauses.wait(call.provider, deadline=deadline):
+            where = self._where(call)
+            raise ApiError(f"{where} asked to slow down past the {self._timeout:g}s limit")
+        client, url = self._shared_client(), httpx.URL(call.url)
         call.origin = (url.scheme, url.host, url.port)
-        # httpx keeps a reply and its request in a cycle, freed only by the cycle collector:
-        # the request refers to the log through nothing that outlives the sending (a used-up
-        # generator holds nothing), or parts analysed earlier would stay in memory.
+        # httpx keeps a reply and its request in a cycle that only the cycle collector frees:
+        # the request must not hold the log (a used-up generator holds nothing)
         body, sending = call.body, {}
+        too_big = f"reply from {display_url(call.url)} is larger than {_MAX_REPLY_BYTES} bytes"
         if body is not None:  # a length, not chunks: some proxies refuse a chunked upload
             sending = {"content-type": "application/json", "content-length": str(body.length)}
-        request = client.build_request(
-            "GET" if body is None else "POST",
-            url,
-            content=None if body is None else iter(body),
-            headers={**call.headers, **sending},
-            timeout=deadline - self._clock.monotonic(),
-            extensions={"trace": functools.partial(self._trace, call.origin)},
-        )
         try:
-            response = client.send(request, auth=call.auth, stream=True)
-        except RuntimeError:  # httpx's word for a client the run closed meanwhile
-            raise ApiError(RUN_IS_OVER) from None
-        call.sent += 1  # answered: billed, whatever becomes of the reply
-        raw = bytearray()
-        try:
-            for chunk in response.iter_bytes():
-                raw += chunk
-                if len(raw) > _MAX_REPLY_BYTES:
-                    where = display_url(call.url)
-                    raise ApiError(f"reply from {where} is larger than {_MAX_REPLY_BYTES} bytes")
-                if self._clock.monotonic() > deadline:
-                    raise httpx.ReadTimeout("the deadline passed", request=request)
+            with client.stream(
+                "GET" if body is None else "POST",
+                url,
+                content=None if body is None else iter(body),
+                headers={**call.headers, **sending},
+                auth=call.auth,
+                timeout=deadline - self._clock.monotonic(),
+                extensions={"trace": functools.partial(self._trace, call.origin)},
+            ) as response:
+                call.sent += 1  # answered: billed, whatever becomes of the reply
+                raw = bytearray()
+                for chunk in response.iter_bytes():
+                    raw += chunk
+                    if len(raw) > _MAX_REPLY_BYTES:
+                        raise ApiError(too_big)
+                    if self._clock.monotonic() > deadline:
+                        raise httpx.ReadTimeout("the deadline passed", request=response.request)
         except httpx.DecodingError:
             raise ApiError(f"reply from {display_url(call.url)} could not be decoded") from None
-        finally:
-            response.close()
+        except RuntimeError:  # httpx's word for a client the run closed meanwhile
+            raise ApiError(RUN_IS_OVER) from None
         return response, bytes(raw)
 
     def _shared_client(self) -> httpx.Client:
-        """The run's client, made on the first request.
-
-        Raises:
-            ConfigError: a proxy setting, ``NO_PROXY`` entry or CA bundle it cannot use.
-            ApiError: the run is over.
-        """
+        """Raises ConfigError for a proxy, NO_PROXY or CA setting httpx cannot use."""
         with self._lock:
             if self._closed:
                 raise ApiError(RUN_IS_OVER)
@@ -237,12 +185,7 @@ class HttpTransport:
                     self._client = httpx.Client(
                         headers={"user-agent": self._user_agent},
                         cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),  # keeps none
-                        follow_redirects=False,
-                        event_hooks={
-                            "request": [self._unless_closed],
-                            "response": [_stop_at_redirect],
-                        },
-                        trust_env=True,
+                        event_hooks={"request": [self._unless_closed], "response": [_no_redirect]},
                     )
                 except httpx.InvalidURL as error:
                     raise no_proxy_problem(error) from None
@@ -256,87 +199,29 @@ class HttpTransport:
             return self._client
 
     def _unless_closed(self, request: httpx.Request) -> None:
-        """Nothing goes out once the run is over, however long it took to build and sign
-        (a big Bedrock body under Ctrl-C): httpx checks only as it starts to send."""
+        """Nothing goes out once the run is over, however long signing took."""
         if self._closed:
             raise ApiError(RUN_IS_OVER)
 
     def _trace(self, origin: object, event: str, info: Mapping[str, Any]) -> None:
-        """httpcore's account of a request (its ``trace`` extension): where a new connection
-        goes says whether a proxy is in the way, for every request to that origin."""
+        """httpcore's ``trace``: where a new connection goes says if a proxy is in the way."""
         if event == "connection.connect_tcp.started":
-            at = (info["host"], info["port"])
-            self._hops[origin] = next((p for p in self._proxies if p.is_at(*at)), None)
+            host, port = info["host"], info["port"]
+            hop = (p for p in self._proxies if p.host == host and p.port in (port, None))
+            self._hops[origin] = next(hop, None)
 
     def _where(self, call: _Call) -> str:
-        """The provider and URL a message is about, and the proxy in between if any."""
         proxy = self._hops.get(call.origin)
         through = f" through proxy {proxy.shown}" if proxy else ""
         return f"{call.provider} at {display_url(call.url)}{through}"
 
 
-@define(repr=False, eq=False)  # one exchange's working state, used by identity
-class _Call:
-    """What one ``exchange`` is about and how many requests it has sent so far."""
-
-    url: str
-    headers: Mapping[str, str]
-    body: JsonBody | None
-    provider: str
-    explain: Explain
-    auth: httpx.Auth | None
-    retry_unanswered: bool
-    sent: int = 0
-    origin: object = None  # (scheme, host, port), once the URL has parsed
-
-
-class _Failed(NamedTuple):
-    """A failed attempt: the error, whether a retry may pass, the wait the provider asked."""
-
-    error: ApiError
-    retryable: bool = False
-    asked: float | None = None
-
-
 class _RedirectError(Exception):
-    """A redirect (status, location), stopped before httpx reads its ``Location``: it does
-    even when not following, and fails on one that is no URL, where gc says what happened."""
+    """A redirect (status, location), stopped before httpx reads a ``Location`` (it does
+    even when not following) that may be no URL, so that gc can say what happened."""
 
 
-def _stop_at_redirect(response: httpx.Response) -> None:
+def _no_redirect(response: httpx.Response) -> None:
     if 300 <= response.status_code < 400:
         location = display_url(response.headers.get("location", "")) or "nowhere"
         raise _RedirectError(response.status_code, location)
-
-
-def _no_answer(error: httpx.TransportError, *, proxied: bool) -> tuple[str, bool]:
-    """Why no answer came, and whether another try may bring one: a dropped connection or a
-    timeout may; a certificate that does not verify, or a proxy that refused us (403, 407),
-    will be the same a second later. Through a proxy every TCP connection goes to the
-    proxy, so a refused or unresolvable one is the proxy's, as is a status line (to CONNECT).
-    """
-    cause: BaseException = error  # the OS or TLS error under httpx's and httpcore's
-    while (inner := cause.__cause__ or cause.__context__) is not None:
-        cause = inner
-    if isinstance(cause, ssl.SSLCertVerificationError):
-        hint = "; if a proxy inspects TLS, set SSL_CERT_FILE to a bundle with its root certificate"
-        unknown = cause.verify_code in _UNKNOWN_ISSUER
-        return f"certificate verify failed: {cause.verify_message}{hint if unknown else ''}", False
-    text = one_line(str(error) or type(error).__name__)
-    if isinstance(error, httpx.ProxyError):
-        return f"the proxy answered {text}", False
-    reason = "connection refused" if "refused" in text.lower() else text
-    if proxied and isinstance(cause, ConnectionRefusedError | socket.gaierror):
-        return f"no connection to the proxy ({reason})", True
-    return reason, True
-
-
-def _decoded(raw: bytes, provider: str) -> Any:
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        raise ApiError(f"{provider} returned a reply that is not JSON: {snippet(raw)}") from None
-
-
-def _unexplained(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:
-    return WireError(plain(raw))  # a small request's error, read without a wire format

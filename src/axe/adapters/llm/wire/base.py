@@ -1,20 +1,13 @@
-"""What every wire format gives the one HTTP client, and the helpers they share.
-
-A format says where a request goes (``path``), what it carries (``body``), how the report
-and the token usage come back (``reply``), and what an error reply means (``error``): its
-kind and message for the one line the user reads, whether it is the provider's "prompt too
-long" refusal (with the numbers it gives), and whether another try may pass when the status
-alone does not say.
-"""
+"""What every wire format gives the one HTTP client, and the helpers the formats share."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 
 from axe.adapters.llm.body import JsonBody
 from axe.application.ports import AnalysisRequest
@@ -23,20 +16,16 @@ from axe.domain.results import Usage
 
 _MAX_MESSAGE_CHARS = 300
 _LITELLM_RELAY = re.compile(r"litellm\.\w+: \w+: \w+Exception - ")
-# Hints that a 400 is about the prompt's size, in Anthropic's and OpenAI's words alike.
-TOO_LONG_HINTS = (
-    "prompt is too long",
-    "too many tokens",
-    "context length",
-    "context_length",
-    "context window",
-    "context limit",
-    "maximum context",
-    "request too large",
+# A 400 about the prompt's size, in Anthropic's and OpenAI's words alike.
+_TOO_LONG = re.compile(
+    r"prompt is too long|too many tokens|context[ _]length|context (window|limit)"
+    r"|maximum context|request too large"
 )
-TOO_LONG_CODES = frozenset(
-    {"context_length_exceeded", "request_too_large", "string_above_max_length"}
-)
+_TOO_LONG_CODES = {"context_length_exceeded", "request_too_large", "string_above_max_length"}
+# (lowered message, reply tokens) -> the numbers a "too long" refusal gives, if it gives any
+RefusalReader = Callable[[str, int], "Refusal | None"]
+# (status, headers, body) -> what an error reply says
+Explain = Callable[[int, Mapping[str, str], bytes], "WireError"]
 
 
 @frozen
@@ -49,17 +38,10 @@ class Refusal:
 
 @frozen
 class WireError:
-    """An HTTP error reply as its format reads it.
-
-    ``kind`` is the provider's name for the error (``authentication_error``,
-    ``INVALID_ARGUMENT``, ``ThrottlingException``), shown beside the status; ``refusal`` is
-    set when the prompt did not fit; ``transient`` overrides the status-based retry rule
-    when the format knows better (None: the status decides). ``rejected_key``: the body
-    says the key was refused where the status does not (401 and 403 say it for every
-    format); ``retry_delay``: seconds the body asks to wait before trying again, for a
-    provider that says so there rather than in ``retry-after``; ``relayed``: a gateway
-    passes on its upstream provider's error (a 401 is then about the gateway's key).
-    """
+    """An HTTP error reply as its format reads it: ``kind``, the provider's name for the
+    error (``INVALID_ARGUMENT``); ``transient``, when the format knows better than the
+    status; ``rejected_key``, when the body says so where the status does not; ``relayed``,
+    a gateway passing on its upstream's error (a 401 is then about the gateway's key)."""
 
     message: str
     kind: str = ""
@@ -71,9 +53,9 @@ class WireError:
 
 
 class HttpStatusError(ApiError):
-    """The server answered, with an HTTP error status: a caller may decide by ``status``
-    (an Ollama-compatible server without ``/api/show`` answers 404 or 405), and say where
-    the key came from when ``rejected_key`` (a 401 or 403, or a body that says so)."""
+    """The server answered with an HTTP error status: a caller may decide by ``status`` (a
+    server without ``/api/show`` answers 404 or 405), and say where the key came from when
+    ``rejected_key``."""
 
     def __init__(self, message: str, *, status: int, rejected_key: bool = False) -> None:
         super().__init__(message)
@@ -86,8 +68,8 @@ class NotFoundError(HttpStatusError, ModelNotFoundError):
 
 
 def http_error(provider: str, status: int, said: WireError) -> ApiError:
-    """The error an HTTP error reply is, in its format's reading (``said``). A key refused
-    by the provider behind a gateway is not blamed on the key gc sent."""
+    """The error an HTTP error reply is. A key refused by the provider behind a gateway is
+    not blamed on the key gc sent."""
     named = said.kind and said.kind != str(status)  # OpenRouter's code is the status again
     text = f"{provider} API error (HTTP {status}{f' {said.kind}' if named else ''}): {said.message}"
     if (refusal := said.refusal) is not None:
@@ -105,54 +87,51 @@ class ShapeError(Exception):
 
 @frozen
 class Sent:
-    """What the client sends, for building the request and reading its reply: the request;
-    for Ollama, the model's window as the server reported it; whether the provider's
-    settings name the model a reasoning model (a gateway's alias)."""
+    """The request, the model's window if known (Ollama sizes its context by it), and
+    whether the provider's settings name the model a reasoning model."""
 
     request: AnalysisRequest
     window: int | None = None
     reasoning: bool = False
 
 
-class WireFormat(Protocol):
-    """One request/reply format (see the module docstring). A format subclasses it for its
-    default: no extra headers."""
+@frozen(kw_only=True)
+class WireFormat:
+    """One request/reply format: ``path`` (``{model}`` the model's name), ``body`` (the log
+    streamed in as the user message), ``reply`` (the report and usage; raises ShapeError, or
+    PromptTooLargeError where a reply shows the prompt was cut), ``stop`` (the keys down to
+    where a reply says it stopped at the output limit, and the word it says then). An error
+    reply is read as Anthropic's and OpenAI's are, unless the format reads its own."""
 
     name: str
-    headers: Mapping[str, str] = {}
-
-    def path(self, model: str) -> str:
-        """Where the request goes, relative to the base URL."""
-        ...
-
-    def body(self, sent: Sent) -> JsonBody:
-        """The request body, the log streamed in where the format puts the user message."""
-        ...
-
-    def reply(self, document: Any, sent: Sent) -> tuple[str, Usage | None]:
-        """The report and the usage. Raises ShapeError, or PromptTooLargeError where a
-        reply shows the prompt was cut (Ollama)."""
-        ...
+    path: str
+    body: Callable[[Sent], JsonBody]
+    reply: Callable[[Any, Sent], tuple[str, Usage | None]]
+    stop: tuple[str, ...]
+    headers: Mapping[str, str] = field(factory=dict)
+    refusal: RefusalReader | None = None
+    own_error: Callable[[int, Mapping[str, str], bytes], WireError] | None = None
 
     def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
-        """What an error reply says."""
-        ...
+        if self.own_error is not None:
+            return self.own_error(status, headers, raw)
+        return typed_error(
+            status, raw, refusal_in=self.refusal, reply_tokens=sent.request.max_tokens
+        )
 
     def cut_short(self, document: Any) -> bool:
-        """Whether a successful reply says it stopped at the output limit (4,096 tokens).
-        One that did so before writing any text holds no report: a reasoning model can
-        spend the whole budget thinking."""
-        ...
+        """Whether a successful reply stopped at the output limit: one that did so before
+        writing any text holds no report (a reasoning model can spend it all thinking)."""
+        *keys, word = self.stop
+        for key in keys:  # a list on the way stands for its first item
+            document = at(document[0] if isinstance(document, list) and document else document, key)
+        return bool(document == word)
 
 
 @frozen
 class Lookup:
-    """A free request whose answer is one number: the tokens a provider counts in a request,
-    or a model's window (a catalogue row's ``counting`` and ``window``). ``path``, relative
-    to the base URL, names the model as ``{model}``; ``body`` is the POST body for the
-    request (None: a GET); ``answer`` reads the number from the reply, given the model's
-    name (None: the reply holds none); ``holds_reply``: the window holds the reply too.
-    """
+    """A free request whose answer is one number (a count of a request's tokens, a model's
+    window): ``body`` None is a GET; ``holds_reply``: the window holds the reply too."""
 
     path: str
     body: Callable[[AnalysisRequest], JsonBody] | None
@@ -161,10 +140,7 @@ class Lookup:
 
 
 def number_at(key: str) -> Callable[[Any, str], int | None]:
-    """A reader of the positive integer at ``document[key]``."""
-    return lambda document, _model: positive(
-        document.get(key) if isinstance(document, dict) else None
-    )
+    return lambda document, _model: positive(at(document, key))
 
 
 def positive(value: Any) -> int | None:
@@ -172,34 +148,41 @@ def positive(value: Any) -> int | None:
     return value if type(value) is int and value > 0 else None
 
 
+def at(document: Any, key: str) -> Any:
+    """``document[key]``, or None when ``document`` is no object."""
+    return document.get(key) if isinstance(document, dict) else None
+
+
+def of_type(item: Any, kind: str) -> bool:
+    """Whether ``item`` is an object whose ``type`` is ``kind``."""
+    return isinstance(item, dict) and item.get("type") == kind
+
+
 def field_of(document: Any, key: str, kind: type[Any]) -> Any:
     """``document[key]`` when it is a ``kind``; otherwise a ShapeError naming the key."""
-    value = document.get(key) if isinstance(document, dict) else None
-    if not isinstance(value, kind):
+    if not isinstance(value := at(document, key), kind):
         raise ShapeError(f"no {key!r} in the reply")
     return value
-
-
-def first_of(document: Any, key: str) -> Any:
-    """``document[key][0]`` when it is a non-empty list, else None (for optional fields)."""
-    items = document.get(key) if isinstance(document, dict) else None
-    return items[0] if isinstance(items, list) and items else None
-
-
-def said(document: Any, key: str, value: str) -> bool:
-    """Whether ``document[key]`` is ``value`` (a stop reason, a status)."""
-    return isinstance(document, dict) and document.get(key) == value
 
 
 def items_of(document: Any, key: str) -> list[Any]:
     """``document[key]`` as a list: missing or null is none (a safety stop, an empty
     message); anything else that is not a list is a ShapeError naming the key."""
-    value = document.get(key) if isinstance(document, dict) else None
-    if value is None:
+    if (value := at(document, key)) is None:
         return []
     if not isinstance(value, list):
         raise ShapeError(f"{key!r} in the reply is not a list")
     return value
+
+
+def joined(blocks: Iterable[dict[str, Any]], problem: str) -> str:
+    """Each block's ``text`` joined; ShapeError(``problem``) at the first that is not text."""
+    texts = []
+    for block in blocks:
+        if not isinstance(text := block.get("text"), str):
+            raise ShapeError(problem)
+        texts.append(text)
+    return "".join(texts)
 
 
 def usage(
@@ -224,18 +207,28 @@ def decoded(raw: bytes) -> Any:
         return None
 
 
-def error_object(raw: bytes) -> tuple[Any, dict[str, Any] | str | None]:
-    """The decoded body and its ``error`` member (an object or a string), if any."""
-    document = decoded(raw)
-    inner = document.get("error") if isinstance(document, dict) else None
-    return document, inner if isinstance(inner, dict | str) else None
+def reply_json(raw: bytes, provider: str) -> Any:
+    """Raises ApiError for a reply that is not JSON."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ApiError(f"{provider} returned a reply that is not JSON: {snippet(raw)}") from None
+
+
+def unexplained(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:
+    """An error reply read without a wire format (a lookup's)."""
+    return WireError(plain(raw))
+
+
+def error_object(raw: bytes) -> dict[str, Any] | str | None:
+    """The ``error`` member (an object or a string) of an error body, if any."""
+    inner = at(decoded(raw), "error")
+    return inner if isinstance(inner, dict | str) else None
 
 
 def plain(raw: bytes) -> str:
     """What a body that is not the format's error JSON says, fit for one line."""
-    if not raw.strip():
-        return "empty reply body"
-    return snippet(raw)
+    return snippet(raw) if raw.strip() else "empty reply body"
 
 
 def snippet(raw: bytes) -> str:
@@ -262,38 +255,36 @@ def request_too_large(status: int) -> Refusal | None:
     return Refusal() if status == 413 else None
 
 
-# (status, code, message, reply tokens) -> the refusal in a format's words, if it is one
-RefusalReader = Callable[[int, str, str, int], "Refusal | None"]
-
-
-def is_too_long(status: int, code: str, message: str) -> bool:
-    """A 413, or a 400 whose code or words are about the prompt's size."""
-    lowered = message.lower()
-    return status == 413 or (
-        status == 400
-        and (code in TOO_LONG_CODES or any(hint in lowered for hint in TOO_LONG_HINTS))
-    )
-
-
 def typed_error(
-    status: int, raw: bytes, *, refusal_in: RefusalReader, reply_tokens: int = 0
+    status: int, raw: bytes, *, refusal_in: RefusalReader | None = None, reply_tokens: int = 0
 ) -> WireError:
     """``{"error": {"type", "code", "message"}}`` (Anthropic's and OpenAI's shape) or
-    ``{"error": "..."}``, with the format's refusal reader applied. The kind shown is the
-    code where there is one (OpenAI's 429: ``rate_limit_exceeded``, not ``requests``), else
-    the type. A gateway relaying its upstream's error says so: OpenRouter with a
-    ``metadata.provider_name``, LiteLLM's proxy with its exception's name
-    (``litellm.AuthenticationError: AuthenticationError: OpenAIException - ...``)."""
-    _, inner = error_object(raw)
+    ``{"error": "..."}``. The kind shown is the code where there is one (OpenAI's 429:
+    ``rate_limit_exceeded``), else the type. A gateway relaying its upstream's error says
+    so: OpenRouter with a ``metadata.provider_name``, LiteLLM's proxy with its exception's
+    name (``litellm.AuthenticationError: AuthenticationError: OpenAIException - ...``)."""
+    inner = error_object(raw)
     kind = code = ""
     if isinstance(inner, dict):
         kind, code = text_of(inner.get("type")), text_of(inner.get("code"))
         message = text_of(inner.get("message")) or "no message"
     else:
         message = (text_of(inner) or "no message") if isinstance(inner, str) else plain(raw)
-    refusal = refusal_in(status, code, message, reply_tokens) or request_too_large(status)
-    metadata = inner.get("metadata") if isinstance(inner, dict) else None
+    refusal = _refused(status, code, message, refusal_in, reply_tokens)
+    metadata = at(inner, "metadata")
     relayed = isinstance(metadata, dict) and "provider_name" in metadata
     relayed = relayed or bool(_LITELLM_RELAY.match(message))
     code = "" if code == str(status) else code  # OpenRouter's and LiteLLM's code is the status
     return WireError(message, kind=code or kind, refusal=refusal, relayed=relayed)
+
+
+def _refused(
+    status: int, code: str, message: str, refusal_in: RefusalReader | None, reply_tokens: int
+) -> Refusal | None:
+    """A 413, or a 400 whose code or words are about the prompt's size, with the numbers
+    ``refusal_in`` reads (without it, the format refuses only with a 413)."""
+    lowered = message.lower()
+    about_size = code in _TOO_LONG_CODES or _TOO_LONG.search(lowered) is not None
+    if refusal_in is None or not (status == 413 or (status == 400 and about_size)):
+        return request_too_large(status)
+    return refusal_in(lowered, reply_tokens) or Refusal()

@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
@@ -32,12 +31,11 @@ from axe.adapters.llm.wire.base import (
     WireFormat,
     error_object,
     field_of,
-    first_of,
     items_of,
+    joined,
     number_at,
     plain,
     request_too_large,
-    said,
     text_of,
     usage,
 )
@@ -51,66 +49,65 @@ _TRANSIENT = frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE"})
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)s")
 
 
-class Gemini(WireFormat):
-    name: str = "gemini"
-
-    def path(self, model: str) -> str:
-        return f"/v1beta/models/{quote(model, safe='-._~')}:generateContent"
-
-    def body(self, sent: Sent) -> JsonBody:
-        request = sent.request
-        payload = {
-            "system_instruction": _parts(request.system_prompt),
-            "contents": [{"role": "user", **_parts(MEMORY)}],
-            "generationConfig": {
-                "temperature": request.temperature,
-                "maxOutputTokens": request.max_tokens,
-            },
-        }
-        return JsonBody(payload, request.content)
-
-    def reply(self, document: Any, sent: Sent) -> tuple[str, Usage | None]:
-        """``candidates[0].content.parts[].text`` joined; a candidate without content (a
-        safety stop) is an empty report."""
-        candidates = field_of(document, "candidates", list)
-        if not candidates or not isinstance(candidates[0], dict):
-            raise ShapeError("no candidates")
-        texts = []
-        for part in items_of(candidates[0].get("content"), "parts"):
-            if isinstance(part, dict) and "text" in part:
-                if not isinstance(part["text"], str):
-                    raise ShapeError("a part whose text is not text")
-                if not part.get("thought"):
-                    texts.append(part["text"])
-        counts = usage(document.get("usageMetadata"), "promptTokenCount", "candidatesTokenCount")
-        return "".join(texts), counts
-
-    def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
-        _, inner = error_object(raw)
-        if not isinstance(inner, dict):
-            return WireError(plain(raw), refusal=request_too_large(status))
-        kind = text_of(inner.get("status"))
-        message = text_of(inner.get("message")) or "no message"
-        refusal = request_too_large(status)
-        if found := _TOO_LONG.search(message.lower()):
-            refusal = Refusal(int(found[1]), int(found[2]))
-        details = _details(inner)
-        return WireError(
-            message,
-            kind=kind,
-            refusal=refusal,
-            transient=True if kind in _TRANSIENT else None,
-            rejected_key=details.get("ErrorInfo", {}).get("reason") == "API_KEY_INVALID",
-            retry_delay=_seconds(details.get("RetryInfo", {}).get("retryDelay")),
-        )
-
-    def cut_short(self, document: Any) -> bool:
-        return said(first_of(document, "candidates"), "finishReason", "MAX_TOKENS")
+def _parts(text: Any) -> dict[str, Any]:
+    return {"parts": [{"text": text}]}
 
 
-def count_body(request: AnalysisRequest) -> JsonBody:
-    """The request as a ``generateContentRequest``, which names its model (``models/{model}``),
-    so that the system instruction is counted too (ai.google.dev/api/tokens)."""
+def _body(sent: Sent) -> JsonBody:
+    request = sent.request
+    payload = {
+        "system_instruction": _parts(request.system_prompt),
+        "contents": [{"role": "user", **_parts(MEMORY)}],
+        "generationConfig": {
+            "temperature": request.temperature,
+            "maxOutputTokens": request.max_tokens,
+        },
+    }
+    return JsonBody(payload, request.content)
+
+
+def _reply(document: Any, sent: Sent) -> tuple[str, Usage | None]:
+    """``candidates[0].content.parts[].text`` joined, thoughts left out; a candidate without
+    content (a safety stop) is an empty report."""
+    candidates = field_of(document, "candidates", list)
+    if not candidates or not isinstance(candidates[0], dict):
+        raise ShapeError("no candidates")
+    parts = items_of(candidates[0].get("content"), "parts")
+    texts = [part for part in parts if isinstance(part, dict) and "text" in part]
+    joined(texts, "a part whose text is not text")  # a thought's too
+    text = "".join(part["text"] for part in texts if not part.get("thought"))
+    return text, usage(document.get("usageMetadata"), "promptTokenCount", "candidatesTokenCount")
+
+
+def _error(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:
+    if not isinstance(inner := error_object(raw), dict):
+        return WireError(plain(raw), refusal=request_too_large(status))
+    kind = text_of(inner.get("status"))
+    message = text_of(inner.get("message")) or "no message"
+    refusal = request_too_large(status)
+    if found := _TOO_LONG.search(message.lower()):
+        refusal = Refusal(int(found[1]), int(found[2]))
+    items = inner.get("details")
+    details = {  # by the last word of each ``@type`` (``...google.rpc.ErrorInfo``: ``ErrorInfo``)
+        item["@type"].rpartition(".")[2]: item
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict) and isinstance(item.get("@type"), str)
+    }
+    delay = details.get("RetryInfo", {}).get("retryDelay")  # a Duration: "37s", "1.5s"
+    found = _DURATION.fullmatch(delay) if isinstance(delay, str) else None
+    return WireError(
+        message,
+        kind=kind,
+        refusal=refusal,
+        transient=True if kind in _TRANSIENT else None,
+        rejected_key=details.get("ErrorInfo", {}).get("reason") == "API_KEY_INVALID",
+        retry_delay=float(found[1]) if found else None,
+    )
+
+
+def _count_body(request: AnalysisRequest) -> JsonBody:
+    """A ``generateContentRequest``, which names its model, so that the system instruction
+    is counted too (ai.google.dev/api/tokens)."""
     counted = {
         "model": f"models/{request.model.name}",
         "contents": [{"role": "user", **_parts(MEMORY)}],
@@ -119,27 +116,13 @@ def count_body(request: AnalysisRequest) -> JsonBody:
     return JsonBody({"generateContentRequest": counted}, request.content)
 
 
-def _parts(text: Any) -> dict[str, Any]:
-    return {"parts": [{"text": text}]}
-
-
-def _details(error: dict[str, Any]) -> dict[str, Any]:
-    """``error.details`` by the last word of each item's ``@type``
-    (``type.googleapis.com/google.rpc.ErrorInfo``: ``ErrorInfo``)."""
-    items = error.get("details")
-    return {
-        item["@type"].rpartition(".")[2]: item
-        for item in (items if isinstance(items, list) else [])
-        if isinstance(item, dict) and isinstance(item.get("@type"), str)
-    }
-
-
-def _seconds(duration: Any) -> float | None:
-    """A protobuf Duration as JSON writes it (``"37s"``, ``"1.5s"``), in seconds."""
-    found = _DURATION.fullmatch(duration) if isinstance(duration, str) else None
-    return float(found[1]) if found else None
-
-
-FORMAT = Gemini()
-COUNTING = Lookup("/v1beta/models/{model}:countTokens", count_body, number_at("totalTokens"))
+FORMAT = WireFormat(
+    name="gemini",
+    path="/v1beta/models/{model}:generateContent",
+    body=_body,
+    reply=_reply,
+    stop=("candidates", "finishReason", "MAX_TOKENS"),
+    own_error=_error,
+)
+COUNTING = Lookup("/v1beta/models/{model}:countTokens", _count_body, number_at("totalTokens"))
 WINDOW = Lookup("/v1beta/models/{model}", None, number_at("inputTokenLimit"))  # input only

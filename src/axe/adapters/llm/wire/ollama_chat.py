@@ -1,4 +1,4 @@
-"""Ollama: ``POST {base}/api/chat`` with ``stream: false``; no key; errors ``{"error": "..."}``.
+"""Ollama's ``/api/chat`` with ``stream: false``; no key; errors ``{"error": "..."}``.
 
 Ollama never refuses a prompt that is too long: it keeps the newest part that fits
 ``num_ctx`` and drops the rest. So ``num_ctx`` is sized to hold the whole prompt and the
@@ -9,21 +9,16 @@ reply, never beyond the model's window (asked with ``POST /api/show``), and a re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from axe.adapters.llm.body import MEMORY, JsonBody
 from axe.adapters.llm.wire.base import (
     Lookup,
-    Refusal,
     Sent,
     ShapeError,
-    WireError,
     WireFormat,
     field_of,
     positive,
-    said,
-    typed_error,
     usage,
 )
 from axe.application.ports import AnalysisRequest
@@ -34,74 +29,50 @@ _BYTES_PER_TOKEN_LOWER_BOUND = 3
 _MIN_CONTEXT = 8192
 
 
-def _no_refusal(status: int, code: str, message: str, reply_tokens: int) -> Refusal | None:
-    return None
-
-
 def context_size(request: AnalysisRequest) -> int:
-    """A context window that holds the whole prompt and the reply: a byte count
-    over-estimates tokens."""
+    """A context that holds the whole prompt and the reply: a byte count over-estimates
+    tokens."""
     prompt_bytes = len(request.content) + len(request.system_prompt.encode("utf-8"))
     needed = prompt_bytes // _BYTES_PER_TOKEN_LOWER_BOUND + request.max_tokens + 256
-    rounded = -(-needed // 1024) * 1024
-    return max(_MIN_CONTEXT, rounded)
+    return max(_MIN_CONTEXT, -(-needed // 1024) * 1024)
 
 
-def num_ctx(sent: Sent) -> int:
-    """``num_ctx`` for this request: enough for the prompt, never beyond the window."""
+def _num_ctx(sent: Sent) -> int:
     context = context_size(sent.request)
     return context if sent.window is None else min(context, sent.window)
 
 
-class OllamaChat(WireFormat):
-    name: str = "ollama-chat"
-
-    def path(self, model: str) -> str:
-        return "/api/chat"
-
-    def body(self, sent: Sent) -> JsonBody:
-        request = sent.request
-        payload = {
-            "model": request.model.name,
-            "messages": [
-                {"role": "system", "content": request.system_prompt},
-                {"role": "user", "content": MEMORY},
-            ],
-            "stream": False,
-            "options": {
-                "temperature": request.temperature,
-                "num_predict": request.max_tokens,
-                "num_ctx": num_ctx(sent),
-            },
-        }
-        return JsonBody(payload, request.content)
-
-    def reply(self, document: Any, sent: Sent) -> tuple[str, Usage | None]:
-        """``message.content``; a prompt cut to ``num_ctx`` raises PromptTooLargeError."""
-        content = field_of(document, "message", dict).get("content")
-        if not isinstance(content, str):
-            raise ShapeError("message content is missing")
-        context = num_ctx(sent)
-        if document.get("prompt_eval_count") == context:
-            raise PromptTooLargeError(
-                f"ollama cut the prompt to its context of {context} tokens",
-                limit=context - sent.request.max_tokens,
-            )
-        return content, usage(document, "prompt_eval_count", "eval_count")
-
-    def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
-        return typed_error(status, raw, refusal_in=_no_refusal)
-
-    def cut_short(self, document: Any) -> bool:
-        return said(document, "done_reason", "length")
+def _body(sent: Sent) -> JsonBody:
+    request = sent.request
+    payload = {
+        "model": request.model.name,
+        "messages": [
+            {"role": "system", "content": request.system_prompt},
+            {"role": "user", "content": MEMORY},
+        ],
+        "stream": False,
+        "options": {
+            "temperature": request.temperature,
+            "num_predict": request.max_tokens,
+            "num_ctx": _num_ctx(sent),
+        },
+    }
+    return JsonBody(payload, request.content)
 
 
-def show_body(request: AnalysisRequest) -> JsonBody:
-    """``POST /api/show``, which tells the model's window."""
-    return JsonBody({"model": request.model.name})
+def _reply(document: Any, sent: Sent) -> tuple[str, Usage | None]:
+    content = field_of(document, "message", dict).get("content")
+    if not isinstance(content, str):
+        raise ShapeError("message content is missing")
+    if document.get("prompt_eval_count") == (context := _num_ctx(sent)):
+        raise PromptTooLargeError(
+            f"ollama cut the prompt to its context of {context} tokens",
+            limit=context - sent.request.max_tokens,
+        )
+    return content, usage(document, "prompt_eval_count", "eval_count")
 
 
-def context_length(document: Any, model: str) -> int | None:
+def _context_length(document: Any, model: str) -> int | None:
     """``model_info["<architecture>.context_length"]`` from an ``/api/show`` reply."""
     info = document.get("model_info") if isinstance(document, dict) else None
     if not isinstance(info, dict):
@@ -113,5 +84,9 @@ def context_length(document: Any, model: str) -> int | None:
     return positive(length)
 
 
-FORMAT = OllamaChat()
-WINDOW = Lookup("/api/show", show_body, context_length, holds_reply=True)
+FORMAT = WireFormat(
+    name="ollama-chat", path="/api/chat", body=_body, reply=_reply, stop=("done_reason", "length")
+)
+WINDOW = Lookup(
+    "/api/show", lambda request: JsonBody({"model": request.model.name}), _context_length, True
+)

@@ -1,5 +1,4 @@
-"""OpenAI Chat Completions: ``POST {base}/chat/completions`` (OpenAI, OpenRouter, Atlas
-Cloud, OpenCode's other models).
+"""OpenAI Chat Completions (OpenAI, OpenRouter, Atlas Cloud, OpenCode's other models).
 
 Errors are ``{"error": {"message", "type", "code"}}``; OpenRouter and Atlas Cloud relay
 the upstream model's words in the same shape. A prompt that does not fit is HTTP 400
@@ -12,7 +11,6 @@ price of the request as ``usage.cost`` (US dollars).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from axe.adapters.llm.body import MEMORY, JsonBody
@@ -21,15 +19,10 @@ from axe.adapters.llm.wire.base import (
     Refusal,
     Sent,
     ShapeError,
-    WireError,
     WireFormat,
     field_of,
-    first_of,
-    is_too_long,
     positive,
-    said,
     text_of,
-    typed_error,
     usage,
 )
 from axe.domain.results import Usage
@@ -49,55 +42,41 @@ def is_reasoning_model(sent: Sent) -> bool:
     )
 
 
-class OpenAIChat(WireFormat):
-    name: str = "openai-chat"
+def _body(sent: Sent) -> JsonBody:
+    request = sent.request
+    payload: dict[str, Any] = {
+        "model": request.model.name,
+        "messages": [
+            {"role": "system", "content": request.system_prompt},
+            {"role": "user", "content": MEMORY},
+        ],
+    }
+    if is_reasoning_model(sent):
+        payload["max_completion_tokens"] = request.max_tokens
+    else:
+        payload["temperature"] = request.temperature
+        payload["max_tokens"] = request.max_tokens
+    return JsonBody(payload, request.content)
 
-    def path(self, model: str) -> str:
-        return "/chat/completions"
 
-    def body(self, sent: Sent) -> JsonBody:
-        request = sent.request
-        payload: dict[str, Any] = {
-            "model": request.model.name,
-            "messages": [
-                {"role": "system", "content": request.system_prompt},
-                {"role": "user", "content": MEMORY},
-            ],
-        }
-        if is_reasoning_model(sent):
-            payload["max_completion_tokens"] = request.max_tokens
-        else:
-            payload["temperature"] = request.temperature
-            payload["max_tokens"] = request.max_tokens
-        return JsonBody(payload, request.content)
-
-    def reply(self, document: Any, sent: Sent) -> tuple[str, Usage | None]:
-        """``choices[0].message.content``; null content is an empty report (gc-spec §5.3).
-        A gateway (OpenRouter) may answer 200 with an error body instead: its message."""
-        if isinstance(document, dict) and "choices" not in document and "error" in document:
-            error = document["error"]
-            said = error.get("message") if isinstance(error, dict) else error
-            raise ShapeError(f"an error instead of a report: {text_of(said) or 'no message'}")
-        choices = field_of(document, "choices", list)
-        if not choices or not isinstance(choices[0], dict):
-            raise ShapeError("no choices")
-        content = field_of(choices[0], "message", dict).get("content")
-        if content is not None and not isinstance(content, str):
-            raise ShapeError("message content is not text")
-        return content or "", priced(document.get("usage"), "prompt_tokens", "completion_tokens")
-
-    def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
-        return typed_error(
-            status, raw, refusal_in=openai_refusal, reply_tokens=sent.request.max_tokens
-        )
-
-    def cut_short(self, document: Any) -> bool:
-        return said(first_of(document, "choices"), "finish_reason", "length")
+def _reply(document: Any, sent: Sent) -> tuple[str, Usage | None]:
+    """``choices[0].message.content``; null content is an empty report (gc-spec §5.3).
+    A gateway (OpenRouter) may answer 200 with an error body instead: its message."""
+    if isinstance(document, dict) and "choices" not in document and "error" in document:
+        error = document["error"]
+        said = error.get("message") if isinstance(error, dict) else error
+        raise ShapeError(f"an error instead of a report: {text_of(said) or 'no message'}")
+    choices = field_of(document, "choices", list)
+    if not choices or not isinstance(choices[0], dict):
+        raise ShapeError("no choices")
+    content = field_of(choices[0], "message", dict).get("content")
+    if content is not None and not isinstance(content, str):
+        raise ShapeError("message content is not text")
+    return content or "", priced(document.get("usage"), "prompt_tokens", "completion_tokens")
 
 
 def priced(block: Any, input_key: str, output_key: str) -> Usage | None:
-    """The usage, with the price a gateway states as ``usage.cost`` (OpenRouter, Requesty)
-    when it is a number."""
+    """The usage, with the price a gateway states as ``usage.cost`` (OpenRouter, Requesty)."""
     counts = usage(block, input_key, output_key)
     cost: Any = block.get("cost") if isinstance(block, dict) else None
     if counts is None or type(cost) not in (int, float):
@@ -105,10 +84,19 @@ def priced(block: Any, input_key: str, output_key: str) -> Usage | None:
     return Usage(counts.input_tokens, counts.output_tokens, float(cost))
 
 
-def listed_window(document: Any, model: str) -> int | None:
+def refusal(message: str, reply_tokens: int) -> Refusal | None:
+    """The room for input is the window less the reply: the one the message names, else
+    the request's."""
+    if (window := _CONTEXT_LENGTH.search(message)) and (messages := _MESSAGES.search(message)):
+        completion = _COMPLETION.search(message)
+        reply = int(completion[1]) if completion else reply_tokens
+        return Refusal(int(messages[1] or messages[2]), int(window[1]) - reply)
+    return None
+
+
+def _listed_window(document: Any, model: str) -> int | None:
     """``context_length`` of ``model``'s entry in OpenRouter's model list (``GET /models``:
-    ``{"data": [{"id", "context_length"}]}``, openrouter.ai/docs/api-reference/list-models);
-    the window holds the reply too."""
+    ``{"data": [{"id", "context_length"}]}``, openrouter.ai/docs/api-reference/list-models)."""
     entries = document.get("data") if isinstance(document, dict) else None
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and entry.get("id") == model:
@@ -116,18 +104,12 @@ def listed_window(document: Any, model: str) -> int | None:
     return None
 
 
-def openai_refusal(status: int, code: str, message: str, reply_tokens: int) -> Refusal | None:
-    """OpenAI's "too long" refusal and its numbers; the room for input is the window less
-    the reply (the one the message names, else the request's)."""
-    if not is_too_long(status, code, message):
-        return None
-    lowered = message.lower()
-    if (window := _CONTEXT_LENGTH.search(lowered)) and (messages := _MESSAGES.search(lowered)):
-        completion = _COMPLETION.search(lowered)
-        reply = int(completion[1]) if completion else reply_tokens
-        return Refusal(int(messages[1] or messages[2]), int(window[1]) - reply)
-    return Refusal()
-
-
-FORMAT = OpenAIChat()
-OPENROUTER_WINDOW = Lookup("/models", None, listed_window, holds_reply=True)
+FORMAT = WireFormat(
+    name="openai-chat",
+    path="/chat/completions",
+    body=_body,
+    reply=_reply,
+    stop=("choices", "finish_reason", "length"),
+    refusal=refusal,
+)
+OPENROUTER_WINDOW = Lookup("/models", None, _listed_window, holds_reply=True)
