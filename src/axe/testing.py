@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 from axe.application import ports
 from axe.application.workers import RecordingOutput
-from axe.domain.analysed import AnalysedMemory
+from axe.domain.analysed import AnalysedMemory, Narrowed
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.errors import AgentError, AxeError, ConfigError, NoTokenCountError
 from axe.domain.model import AgentConfig, MemoryConfig, ModelRef, quoted
@@ -136,19 +136,12 @@ class FakeMemoryStore:
         return self.records.get(agent.name)
 
     def remember_analysed(
-        self,
-        agent: AgentConfig,
-        left: bytes,
-        *,
-        model: ModelRef,
-        budget: int | None = None,
-        analysed: int | None = None,
+        self, agent: AgentConfig, left: bytes, *, model: ModelRef, narrowed: Narrowed | None = None
     ) -> str | None:
         if self.unrecordable is not None:
             return self.unrecordable
-        now = self.clock.now()
-        record = AnalysedMemory.of(left, model=model, at=now, budget=budget, analysed=analysed)
-        self.records[agent.name] = record
+        at = self.clock.now()
+        self.records[agent.name] = AnalysedMemory.of(left, model=model, at=at, narrowed=narrowed)
         return None
 
 

@@ -102,6 +102,20 @@ def test_http_error_is_exit_3_and_the_key_is_never_printed(
     assert home.memory_path("helper").read_bytes() == entries(3)
 
 
+def test_a_refusal_keeps_every_entry(home: AxeHome, server: LoopbackLLM) -> None:
+    """A model that refuses to write the report (Anthropic's stop_reason refusal) ends in
+    exit 3 and one line; the entries it did not analyse are all still there."""
+    server.raw_reply = b'{"content": [], "stop_reason": "refusal"}'
+    home.add_agent("helper", last_n=1)
+    home.write_memory("helper", entries(3))
+    done = axe(home, "gc", "helper", ANTHROPIC_API_KEY=KEY, AXE_ANTHROPIC_BASE_URL=server.url)
+    assert (done.returncode, done.stdout) == (3, "Agent: helper\nEntries: 3\n")
+    assert done.stderr == (
+        "anthropic declined to write the report (stop_reason refusal); nothing was trimmed\n"
+    )
+    assert home.memory_path("helper").read_bytes() == entries(3)
+
+
 def test_server_that_never_answers_times_out_with_exit_3(
     home: AxeHome, server: LoopbackLLM
 ) -> None:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
-from axe.domain.analysed import AnalysedMemory, digest
+from axe.domain.analysed import AnalysedMemory, Narrowed, digest
 from axe.domain.events import MemoryUnchanged
 from axe.domain.model import AgentConfig, ModelRef
 from axe.domain.results import AgentStatus
@@ -252,11 +252,11 @@ def test_an_agent_analysed_while_this_gc_waited_for_the_lock_is_skipped() -> Non
 def test_a_budget_narrowed_record_holds_only_under_that_budget() -> None:
     """A record of an analysis that a budget narrowed skips the file only for a run with the
     same budget: any other budget, or none, could read older entries, so it analyses."""
-    record = AnalysedMemory.of(b"x", model=MODEL, at=NOON, budget=20_000, analysed=7)
+    record = AnalysedMemory.of(b"x", model=MODEL, at=NOON, narrowed=Narrowed(20_000, 7))
     assert record.holds(b"x", MODEL, 20_000)
     assert not record.holds(b"x", MODEL, 30_000)
     assert not record.holds(b"x", MODEL, None)
-    whole = AnalysedMemory.of(b"x", model=MODEL, at=NOON, budget=20_000)
+    whole = AnalysedMemory.of(b"x", model=MODEL, at=NOON)
     assert (whole.budget, whole.holds(b"x", MODEL, 30_000)) == (None, True)
 
 
@@ -273,7 +273,7 @@ def test_an_untrimmed_log_a_budget_narrowed_is_skipped_under_the_same_budget() -
     assert 0 < result.analysed_entries < 3000
     assert store(p).records == {
         "a": AnalysedMemory.of(
-            entries(3000), model=MODEL, at=NOON, budget=20_000, analysed=result.analysed_entries
+            entries(3000), model=MODEL, at=NOON, narrowed=Narrowed(20_000, result.analysed_entries)
         )
     }
     second = attrs.evolve(again(p), llm=ScriptedLLM(script=Window(10_000), window=10_000))

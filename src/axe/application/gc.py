@@ -11,6 +11,7 @@ from axe.application.ports import AgentRepository, LLMClient, MemoryStore, Outpu
 from axe.application.stops import StopSignal
 from axe.application.workers import run_in_order
 from axe.domain import events
+from axe.domain.analysed import Narrowed
 from axe.domain.budget import Budget, Estimate
 from axe.domain.entries import MemorySnapshot, count_entries, plan_trim
 from axe.domain.errors import (
@@ -237,14 +238,11 @@ class _AgentGc:
         (a nightly run after a run by hand costs nothing); when the budget left entries
         out, only a run with that budget skips it."""
         assert self.model is not None  # chosen before the analysis
-        narrowed = self.analysed is not None and self.analysed < entries
-        why_not = self.ports.memory.remember_analysed(
-            self.agent,
-            left,
-            model=self.model,
-            budget=self.budget.max_tokens if narrowed and self.budget else None,
-            analysed=self.analysed if narrowed else None,
-        )
+        narrowed = None
+        if self.budget and self.analysed is not None and self.analysed < entries:
+            narrowed = Narrowed(self.budget.max_tokens, self.analysed)
+        remember = self.ports.memory.remember_analysed
+        why_not = remember(self.agent, left, model=self.model, narrowed=narrowed)
         if why_not is not None and self.options.skip_unchanged:
             self.ports.output.emit(events.RecordNotKept(self.agent.name, why_not))
 

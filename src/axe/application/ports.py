@@ -8,7 +8,7 @@ from typing import Protocol
 
 from attrs import field, frozen
 
-from axe.domain.analysed import AnalysedMemory
+from axe.domain.analysed import AnalysedMemory, Narrowed
 from axe.domain.entries import MemorySnapshot, TrimPlan
 from axe.domain.events import Event
 from axe.domain.model import AgentConfig, MemoryConfig, ModelRef
@@ -64,7 +64,8 @@ class MemoryStore(Protocol):
         warning about a trim that did happen (a writer still holds the old file), or None.
 
         Raises:
-            AgentError: the trim could not be carried out; nothing was changed.
+            AgentError: the trim could not be carried out (the message says whether the
+                file changed).
         """
 
     def analysed(self, agent: AgentConfig) -> AnalysedMemory | None:
@@ -76,13 +77,7 @@ class MemoryStore(Protocol):
         """
 
     def remember_analysed(
-        self,
-        agent: AgentConfig,
-        left: bytes,
-        *,
-        model: ModelRef,
-        budget: int | None = None,
-        analysed: int | None = None,
+        self, agent: AgentConfig, left: bytes, *, model: ModelRef, narrowed: Narrowed | None = None
     ) -> str | None:
         """Record, under the lock, that gc analysed the file with ``model`` and left ``left``
         there. Raises nothing: a record not kept only costs a later analysis; returns why,

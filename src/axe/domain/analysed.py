@@ -5,6 +5,7 @@ gc has not analysed."""
 from __future__ import annotations
 
 import hashlib
+from typing import NamedTuple
 
 from attrs import frozen
 
@@ -13,6 +14,13 @@ from axe.domain.model import ModelRef
 
 def digest(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
+
+
+class Narrowed(NamedTuple):
+    """A budget that left the oldest entries out: the newest ``entries`` were analysed."""
+
+    budget: int
+    entries: int
 
 
 @frozen(kw_only=True)
@@ -30,21 +38,12 @@ class AnalysedMemory:
 
     @classmethod
     def of(
-        cls,
-        left: bytes,
-        *,
-        model: ModelRef,
-        at: float,
-        budget: int | None = None,
-        analysed: int | None = None,
+        cls, left: bytes, *, model: ModelRef, at: float, narrowed: Narrowed | None = None
     ) -> AnalysedMemory:
+        budget, analysed = narrowed or (None, None)
+        size, sha256 = len(left), digest(left)
         return cls(
-            size=len(left),
-            sha256=digest(left),
-            model=str(model),
-            at=at,
-            budget=None if analysed is None else budget,
-            analysed=analysed,
+            size=size, sha256=sha256, model=str(model), at=at, budget=budget, analysed=analysed
         )
 
     def holds(self, content: bytes, model: ModelRef, budget: int | None) -> bool:

@@ -1068,3 +1068,86 @@ def test_every_format_in_wire_is_spoken_by_a_row() -> None:
         for route in row.routes
     }
     assert spoken == modules
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "url", "reply", "why"),
+    [
+        (
+            "anthropic",
+            "c",
+            "https://api.anthropic.com/v1/messages",
+            {"content": [], "stop_reason": "refusal"},
+            "stop_reason refusal",
+        ),
+        (
+            "openai",
+            "gpt-4o",
+            "https://api.openai.com/v1/chat/completions",
+            {"choices": [{"message": {"content": None, "refusal": "I can't help with that."}}]},
+            "refusal I can't help with that.",
+        ),
+        (
+            "openai",
+            "gpt-4o",
+            "https://api.openai.com/v1/chat/completions",
+            {"choices": [{"message": {"content": ""}, "finish_reason": "content_filter"}]},
+            "finish_reason content_filter",
+        ),
+        (
+            "opencode",
+            "gpt-5",
+            "https://opencode.ai/zen/v1/responses",
+            {"output": [{"type": "message", "content": [{"type": "refusal", "refusal": "No."}]}]},
+            "refusal No.",
+        ),
+        (
+            "google",
+            "gemini-2.5-flash",
+            GEMINI_URL,
+            {"candidates": [{"finishReason": "SAFETY", "content": {"parts": []}}]},
+            "finishReason SAFETY",
+        ),
+        (
+            "google",
+            "gemini-2.5-flash",
+            GEMINI_URL,
+            {"candidates": [], "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}},
+            "blockReason PROHIBITED_CONTENT",
+        ),
+        (
+            "bedrock",
+            BEDROCK_MODEL,
+            BEDROCK_URL,
+            {"output": {"message": {"content": []}}, "stopReason": "guardrail_intervened"},
+            "stopReason guardrail_intervened",
+        ),
+    ],
+    ids=[
+        "anthropic",
+        "openai",
+        "openai filter",
+        "responses",
+        "gemini",
+        "gemini blocked",
+        "bedrock",
+    ],
+)
+def test_a_model_or_filter_that_declines_is_a_failure_not_the_specs_empty_report(
+    mock: respx.MockRouter,
+    transport: HttpTransport,
+    provider: str,
+    model: str,
+    url: str,
+    reply: Any,
+    why: str,
+) -> None:
+    """A refusal or a safety block is no report: one line in the provider's words (exit 3,
+    nothing trimmed), never an empty analysis after which the entries would be cut."""
+    mock.post(url).respond(200, json=reply)
+    with pytest.raises(ApiError) as caught:
+        client(transport, provider).complete(request(provider, model))
+    assert str(caught.value) == (
+        f"{provider} declined to write the report ({why}); nothing was trimmed"
+    )
+    assert caught.value.sent == 1

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from axe.adapters.llm.catalogue import Provider, provider
-from axe.adapters.llm.offline.client import HeuristicAnalyst
+from axe.adapters.llm.offline import HeuristicAnalyst
 from axe.adapters.llm.settings import TomlGlobalConfig, provider_settings
 from axe.application.ports import AnalysisRequest, Clock
 from axe.domain.errors import AgentError, NoTokenCountError
@@ -107,8 +107,8 @@ class LLMProviders:
         settings = provider_settings(
             row, self._config, self._environ, self._max_input_tokens, keyless=not self._sending
         )
-        # httpx is loaded only by a run that sends: not for a missing agent, memory disabled,
-        # --help or the offline analyst (make bench checks it)
+        # httpx (a tenth of a second) is loaded only by a run that may send: never for a
+        # missing agent, memory disabled, --help or the offline analyst
         from axe.adapters.llm.client import HttpLLMClient  # noqa: PLC0415
         from axe.adapters.llm.transport import HttpTransport  # noqa: PLC0415
 

@@ -18,7 +18,14 @@ from axe.adapters.llm.catalogue import Auth, Provider
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.sigv4 import SigV4Auth
 from axe.adapters.llm.transport import HttpTransport
-from axe.adapters.llm.wire.base import Explain, HttpStatusError, Lookup, Sent, ShapeError
+from axe.adapters.llm.wire.base import (
+    Explain,
+    HttpStatusError,
+    Lookup,
+    Sent,
+    ShapeError,
+    one_line,
+)
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import ApiError, ConfigError, NoTokenCountError, PromptTooLargeError
 from axe.domain.results import Completion
@@ -94,6 +101,10 @@ class HttpLLMClient:
             lambda status, headers, raw: route.wire.error(status, headers, raw, sent),
             retry_unanswered=request.retry_unanswered,
         )
+        if (declined := route.wire.declined(document)) is not None:
+            why = one_line(declined)[:300]  # a refusal in the model's words, kept to a line
+            message = f"{name} declined to write the report ({why}); nothing was trimmed"
+            raise ApiError(message, sent=requests_sent)
         try:
             text, usage = route.wire.reply(document, sent)
         except ShapeError as error:

@@ -27,7 +27,7 @@ from axe.adapters.shared import reading
 from axe.adapters.shared.clock import SystemClock
 from axe.adapters.shared.reading import describe_os_error
 from axe.application.ports import Clock
-from axe.domain.analysed import AnalysedMemory
+from axe.domain.analysed import AnalysedMemory, Narrowed
 from axe.domain.entries import MemorySnapshot, TrimPlan, check_keep, plan_trim
 from axe.domain.errors import AgentError, ConfigError
 from axe.domain.model import AgentConfig, ModelRef, quoted, validate_agent_name
@@ -212,16 +212,9 @@ class FileMemoryStore:
         return read_record(self.file_for(agent))
 
     def remember_analysed(
-        self,
-        agent: AgentConfig,
-        left: bytes,
-        *,
-        model: ModelRef,
-        budget: int | None = None,
-        analysed: int | None = None,
+        self, agent: AgentConfig, left: bytes, *, model: ModelRef, narrowed: Narrowed | None = None
     ) -> str | None:
-        now = self._clock.now()
-        record = AnalysedMemory.of(left, model=model, at=now, budget=budget, analysed=analysed)
+        record = AnalysedMemory.of(left, model=model, at=self._clock.now(), narrowed=narrowed)
         return write_record(self.file_for(agent), record)
 
     def file_for(self, agent: AgentConfig) -> MemoryFile:

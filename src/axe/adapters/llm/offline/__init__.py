@@ -13,12 +13,21 @@ from itertools import pairwise
 
 from axe.adapters.llm.offline import reading, report
 from axe.adapters.llm.offline.wording import normalise, read_task, value_kind
+from axe.application.ports import AnalysisRequest
 from axe.domain.entries import entry_starts
 from axe.domain.model import MemoryConfig
+from axe.domain.results import Completion
 
 _KIND_SHARE, _SHOWN_KINDS, _CITED_RUNS = 10, 4, 4  # kinds from one task in ten; 4 at most
 _EPOCH, _BURST_WINDOW = datetime(1970, 1, 1, tzinfo=UTC), 5 * 60 * 1_000_000  # µs
 _VOLATILE = re.compile(r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b|\b0x[0-9a-f]+\b|\d+", re.I)
+
+
+class HeuristicAnalyst:
+    """The client of the catalogue's ``builtin`` row: it sends no request."""
+
+    def complete(self, request: AnalysisRequest) -> Completion:
+        return Completion(analyse(request.content, request.memory_config), sent=0)
 
 
 def analyse(memory: bytes, settings: MemoryConfig | None = None) -> str:

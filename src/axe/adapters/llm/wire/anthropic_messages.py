@@ -21,6 +21,7 @@ from axe.adapters.llm.wire.base import (
     joined,
     number_at,
     of_type,
+    said,
     usage,
 )
 from axe.application.ports import AnalysisRequest
@@ -69,6 +70,7 @@ def _count_body(request: AnalysisRequest) -> JsonBody:
     return JsonBody({"model": request.model.name, **_prompt(request)}, request.content)
 
 
+_FINISHED = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn")  # not "refusal"
 FORMAT = WireFormat(
     name="anthropic-messages",
     path="/v1/messages",
@@ -77,5 +79,6 @@ FORMAT = WireFormat(
     stop=("stop_reason", "max_tokens"),
     headers={"anthropic-version": "2023-06-01"},
     refusal=_refusal,
+    declined=lambda document: said(document, "stop_reason", unless=_FINISHED),
 )
 COUNTING = Lookup("/v1/messages/count_tokens", _count_body, number_at("input_tokens"))

@@ -100,8 +100,10 @@ class WireFormat:
     """One request/reply format: ``path`` (``{model}`` the model's name), ``body`` (the log
     streamed in as the user message), ``reply`` (the report and usage; raises ShapeError, or
     PromptTooLargeError where a reply shows the prompt was cut), ``stop`` (the keys down to
-    where a reply says it stopped at the output limit, and the word it says then). An error
-    reply is read as Anthropic's and OpenAI's are, unless the format reads its own."""
+    where a reply says it stopped at the output limit, and the word it says then),
+    ``declined`` (why a reply holds no report because the model or a filter refused to
+    write one, in the provider's words; None when it did not). An error reply is read as
+    Anthropic's and OpenAI's are, unless the format reads its own."""
 
     name: str
     path: str
@@ -111,6 +113,7 @@ class WireFormat:
     headers: Mapping[str, str] = field(factory=dict)
     refusal: RefusalReader | None = None
     own_error: Callable[[int, Mapping[str, str], bytes], WireError] | None = None
+    declined: Callable[[Any], str | None] = lambda _document: None
 
     def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
         if self.own_error is not None:
@@ -123,9 +126,7 @@ class WireFormat:
         """Whether a successful reply stopped at the output limit: one that did so before
         writing any text holds no report (a reasoning model can spend it all thinking)."""
         *keys, word = self.stop
-        for key in keys:  # a list on the way stands for its first item
-            document = at(document[0] if isinstance(document, list) and document else document, key)
-        return bool(document == word)
+        return bool(down(document, *keys) == word)
 
 
 @frozen
@@ -141,6 +142,19 @@ class Lookup:
 
 def number_at(key: str) -> Callable[[Any, str], int | None]:
     return lambda document, _model: positive(at(document, key))
+
+
+def down(document: Any, *keys: str) -> Any:
+    """The value at ``keys`` down ``document``, a list on the way standing for its first item."""
+    for key in keys:
+        document = at(document[0] if isinstance(document, list) and document else document, key)
+    return document
+
+
+def said(document: Any, *keys: str, unless: tuple[str, ...] = ()) -> str | None:
+    """``last-key word`` where ``keys`` lead to a word not in ``unless``; else None."""
+    value = down(document, *keys)
+    return f"{keys[-1]} {value}" if isinstance(value, str) and value not in unless else None
 
 
 def positive(value: Any) -> int | None:

@@ -27,6 +27,7 @@ from axe.adapters.llm.wire.base import (
     number_at,
     plain,
     request_too_large,
+    said,
     text_of,
     usage,
 )
@@ -106,5 +107,8 @@ FORMAT = WireFormat(
     reply=_reply,
     stop=("stopReason", "max_tokens"),
     own_error=_error,
+    declined=lambda document: said(
+        document, "stopReason", unless=("end_turn", "tool_use", "max_tokens", "stop_sequence")
+    ),
 )
 COUNTING = Lookup("/model/{model}/count-tokens", _count_body, number_at("inputTokens"))

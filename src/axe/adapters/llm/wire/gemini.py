@@ -36,6 +36,7 @@ from axe.adapters.llm.wire.base import (
     number_at,
     plain,
     request_too_large,
+    said,
     text_of,
     usage,
 )
@@ -116,6 +117,7 @@ def _count_body(request: AnalysisRequest) -> JsonBody:
     return JsonBody({"generateContentRequest": counted}, request.content)
 
 
+_FINISHED = ("STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED")  # else a filter stopped it
 FORMAT = WireFormat(
     name="gemini",
     path="/v1beta/models/{model}:generateContent",
@@ -123,6 +125,10 @@ FORMAT = WireFormat(
     reply=_reply,
     stop=("candidates", "finishReason", "MAX_TOKENS"),
     own_error=_error,
+    declined=lambda document: (
+        said(document, "promptFeedback", "blockReason")
+        or said(document, "candidates", "finishReason", unless=_FINISHED)
+    ),
 )
 COUNTING = Lookup("/v1beta/models/{model}:countTokens", _count_body, number_at("totalTokens"))
 WINDOW = Lookup("/v1beta/models/{model}", None, number_at("inputTokenLimit"))  # input only

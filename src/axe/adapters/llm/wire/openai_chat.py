@@ -22,6 +22,7 @@ from axe.adapters.llm.wire.base import (
     WireFormat,
     field_of,
     positive,
+    said,
     text_of,
     usage,
 )
@@ -111,5 +112,9 @@ FORMAT = WireFormat(
     reply=_reply,
     stop=("choices", "finish_reason", "length"),
     refusal=refusal,
+    declined=lambda document: (
+        said(document, "choices", "message", "refusal")
+        or said(document, "choices", "finish_reason", unless=("stop", "length", "tool_calls"))
+    ),
 )
 OPENROUTER_WINDOW = Lookup("/models", None, _listed_window, holds_reply=True)

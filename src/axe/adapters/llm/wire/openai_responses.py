@@ -12,6 +12,7 @@ from axe.adapters.llm.wire.base import (
     Lookup,
     Sent,
     WireFormat,
+    at,
     field_of,
     items_of,
     joined,
@@ -49,6 +50,17 @@ def _count_body(request: AnalysisRequest) -> JsonBody:
     return JsonBody(_prompt(request), request.content)
 
 
+def _declined(document: Any) -> str | None:
+    """A ``refusal`` part in place of the text (platform.openai.com/docs/guides/refusals)."""
+    output = at(document, "output")
+    for item in output if isinstance(output, list) else []:
+        content = at(item, "content")
+        for part in content if isinstance(content, list) else []:
+            if of_type(part, "refusal") and isinstance(text := part.get("refusal"), str):
+                return f"refusal {text}"
+    return None
+
+
 FORMAT = WireFormat(
     name="openai-responses",
     path="/v1/responses",
@@ -56,5 +68,6 @@ FORMAT = WireFormat(
     reply=_reply,
     stop=("status", "incomplete"),
     refusal=refusal,
+    declined=_declined,
 )
 COUNTING = Lookup("/responses/input_tokens", _count_body, number_at("input_tokens"))
