@@ -118,6 +118,20 @@ def test_a_working_directory_others_can_write_is_skipped_with_one_warning(
         assert entries_seen(result) == ["=== GC: a ===", "Entries: 3"]
 
 
+def test_an_agent_not_found_does_not_claim_gc_looked_where_it_refused_to(
+    project: Project,
+) -> None:
+    """After the warning that ./axe/agents is ignored, "not found" names only the places
+    gc really searched."""
+    project.add(project.working, "local", 2)
+    project.working.chmod(0o777)
+    result = run("local", "--dry-run", *OFFLINE)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[1].startswith(
+        f'agent "local" not found (looked in {project.config});'
+    )
+
+
 def test_an_explicit_agents_dir_is_used_as_given(project: Project) -> None:
     """The same unsafe directory named with --agents-dir is the user's choice: no warning."""
     project.add(project.working, "a", 2)

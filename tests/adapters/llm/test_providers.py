@@ -334,7 +334,7 @@ def test_usage_is_read_from_each_providers_reply(
         ),
         (
             httpx.Response(200, json={"content": "text"}),
-            "anthropic returned a reply that is not the expected JSON: no 'content' in the reply",
+            "anthropic returned a reply that is not the expected JSON: 'content' is not a list",
         ),
         (
             httpx.Response(200, json=[1, 2]),

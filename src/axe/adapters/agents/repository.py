@@ -231,8 +231,10 @@ class TomlAgentRepository:
         return ""
 
     def _not_found(self, name: str) -> str:
-        """Where gc looked, and what the user may have meant or where an agent goes."""
-        *others, last = self._directories
+        """Where gc looked (not where it refused to), and what the user may have meant or
+        where an agent goes."""
+        places = self._places
+        *others, last = [d for d, g in places if not (g and d.is_dir() and not self._trusted(d, g))]
         looked = f"{', '.join(map(str, others))} and {last}" if others else str(last)
         message = f"agent {quoted(name)} not found (looked in {looked})"
         names = self._names()

@@ -175,7 +175,8 @@ def of_type(item: Any, kind: str) -> bool:
 def field_of(document: Any, key: str, kind: type[Any]) -> Any:
     """``document[key]`` when it is a ``kind``; otherwise a ShapeError naming the key."""
     if not isinstance(value := at(document, key), kind):
-        raise ShapeError(f"no {key!r} in the reply")
+        what = f"no {key!r} in the reply" if value is None else f"{key!r} is not a {kind.__name__}"
+        raise ShapeError(what)
     return value
 
 
