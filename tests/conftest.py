@@ -60,12 +60,12 @@ def _undocumented_tests(items: list[pytest.Item]) -> list[str]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Refuse to run while a collected test function has no docstring (issue 8)."""
+    """Refuse to run while a collected test function has no docstring."""
     missing = _undocumented_tests(items)
     if missing:
         raise pytest.UsageError(
             f"{len(missing)} test function(s) without a docstring. Give each one a docstring "
-            "whose first line says what user-visible promise the test keeps (issue 8):\n"
+            "whose first line says what user-visible promise the test keeps:\n"
             + "\n".join(f"  {node_id}" for node_id in missing)
         )
 

@@ -503,7 +503,7 @@ def test_a_job_counts_once_and_the_kinds_add_up_to_every_task() -> None:
 
 def test_the_demo_log_counts_each_job_once() -> None:
     """On `make demo`'s log the kinds add up to its 46 tasks and each job has one count in
-    both sections (issue 28: "review" 14 beside "Review PR" 18 times, kinds adding to 90%)."""
+    both sections ("review" 14 beside "Review PR" 18 times, kinds adding to 90%)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
     import demo
 
@@ -548,7 +548,7 @@ def dominated_log() -> bytes:
 
 def test_a_job_that_dominates_a_big_log_gets_a_recommendation() -> None:
     """However big the log, its commonest job is advised on, even when its last run failed
-    (issue 28: 80,000 entries, one job run 20,164 times, "No specific recommendations.")."""
+    (80,000 entries, one job run 20,164 times, "No specific recommendations.")."""
     report = analyse(dominated_log(), QUIET)
     assert section(report, "Patterns Found")[0] == (
         '- Main kinds of task (80,000 tasks): "review" 20,164, "check" 18,836, "summarize" 18,000, '
@@ -622,7 +622,7 @@ def test_a_result_that_says_something_failed_is_quoted_as_the_failure(failure: s
 def test_entries_without_a_readable_time_are_left_out_of_the_rhythm_and_never_the_latest() -> None:
     """An entry whose header has no readable time ("2026-175-24T19:30:00Z") is said to be left
     out of the rhythm, is cited after the runs with one, and is never quoted as the last run:
-    that is the latest by a readable time (issue 42)."""
+    that is the latest by a readable time."""
     task = "Translate README to French"
     memory = log(
         ("2026-03-01T09:00:00Z", task, "Done."),

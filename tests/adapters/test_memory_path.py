@@ -164,7 +164,7 @@ def test_an_unset_variable_is_refused_and_the_file_it_would_name_is_untouched(
 ) -> None:
     """memory.path = "<dir>/$AXE_MEM/x.md" with AXE_MEM unset would be "<dir>//x.md", another
     file: gc exits 2 with one line naming the variable and the agent, and never trims the
-    file the path would have named (issue 28, item 6)."""
+    file the path would have named."""
     home = AxeHome(tmp_path)
     elsewhere = tmp_path / "x.md"
     elsewhere.write_bytes(entries(5))

@@ -72,7 +72,7 @@ EVERY_KIND_OF_EVENT: list[Event] = [
     SweepFinished(SweepResult(RESULTS)),
 ]
 
-# The budget (issue 25): an agent analysed within it, one it is too small for, and
+# The budget: an agent analysed within it, one it is too small for, and
 # --estimate's results (narrowed by a budget, unlimited, offline, too small).
 FLAG_BUDGET = Budget(50_000, flag=True)
 FILE_BUDGET = Budget(2_000, flag=False, source="/c/axe/agents/h.toml")

@@ -1,4 +1,4 @@
-"""Where `axe gc` finds agents and memory (issues 16, 19), in-process and as the installed
+"""Where `axe gc` finds agents and memory, in-process and as the installed
 program: --agents-dir, ./axe/agents (only when yours alone), the config dir; memory.path
 with ~ and variables; saying where it looked."""
 

@@ -1,4 +1,4 @@
-"""Living beside the Go axe (issue 10): `axe gc` stays ours, every other command goes to the
+"""Living beside the Go axe: `axe gc` stays ours, every other command goes to the
 next `axe` on PATH, `axe-gc` never clashes, and the shells can complete agent names."""
 
 from __future__ import annotations

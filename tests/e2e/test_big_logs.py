@@ -190,7 +190,7 @@ def test_a_404_inside_a_part_still_says_where_the_model_was_named(
     ), done.stderr
 
 
-# A too-long refusal that cannot be true of what gc sent (issue 28, item 1): each
+# A too-long refusal that cannot be true of what gc sent: each
 # provider's real body, answered to every request, for a log of 1.7 KB.
 
 OPENAI_TOO_LONG = {

@@ -532,7 +532,7 @@ def test_all_with_archive_archives_every_agent(home: AxeHome) -> None:
         assert home.memory_path(name).read_bytes() == entries(1, start=2)
 
 
-# issue 10: the same answer for the same input
+# the same answer for the same input
 
 
 @pytest.mark.parametrize("model", ["builtin/heuristic", "anthropic/claude-3"])

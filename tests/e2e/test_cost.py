@@ -1,4 +1,4 @@
-"""What gc costs (issue 25), end to end: the agent's token budget and ``--estimate``, with
+"""What gc costs, end to end: the agent's token budget and ``--estimate``, with
 click's CliRunner for exact lines and exit codes, and real ``axe`` processes against the
 loopback providers, which count tokens with ``tests/tokenizer.py`` and refuse what exceeds
 their window as the real ones do."""

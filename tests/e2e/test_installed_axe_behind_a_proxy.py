@@ -1,4 +1,4 @@
-"""The installed ``axe`` as a real process behind a loopback proxy (issue 13).
+"""The installed ``axe`` as a real process behind a loopback proxy.
 
 The provider is at ``llm.axe.test``, a name only the proxy resolves, as for the user who
 reported it: the request can only succeed through the proxy. The whole environment of each

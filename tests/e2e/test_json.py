@@ -228,7 +228,7 @@ def test_a_split_analysis_that_fails_still_says_what_it_sent(
 ) -> None:
     """A big log whose last part fails after the others were billed: the object still
     counts every request sent (the refused whole log, each part, the failed one) and the
-    tokens the replies reported, and how many parts were analysed (issue 19)."""
+    tokens the replies reported, and how many parts were analysed."""
     memory = entries(300)
     last = memory[memory.rfind(b"## ") :].split(b"\n")[0].decode()
 

@@ -1,4 +1,4 @@
-"""What a newcomer trips over (issue 19): broken agent files under --json, a broken
+"""What a newcomer trips over: broken agent files under --json, a broken
 config.toml under --all, headings missing from a memory file, a model that does not exist,
 help and error lines that name the right places and commands."""
 
@@ -302,7 +302,7 @@ def test_with_the_go_axe_on_path_help_and_version_name_it(home: AxeHome, tmp_pat
     assert (version.returncode, version.stdout.splitlines()[1]) == (0, sentence)
 
 
-# A path where an agent name belongs (issue 28, item 7)
+# A path where an agent name belongs
 
 REFUSED_PATH = (
     'invalid agent name "{written}": it contains a path separator; use the file name of an '

@@ -1,4 +1,4 @@
-"""Two gc runs on one memory file at once (issue 11): real ``axe`` processes.
+"""Two gc runs on one memory file at once: real ``axe`` processes.
 
 A slow loopback provider keeps the first run inside its analysis while the second starts,
 so the two certainly overlap; the lock must make them come out as one after the other.

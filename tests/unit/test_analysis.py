@@ -1,4 +1,4 @@
-"""Logs larger than the model's window: split, analysed in parts, merged (issue 9).
+"""Logs larger than the model's window: split, analysed in parts, merged.
 
 The provider is a fake with a context window that counts tokens like a byte-pair tokenizer
 and refuses what does not fit, with or without its numbers, as the real ones do.

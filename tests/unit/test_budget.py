@@ -1,4 +1,4 @@
-"""The agent's token budget and ``--estimate`` in the use case (issue 25), through the
+"""The agent's token budget and ``--estimate`` in the use case, through the
 public fakes: where the budget comes from, what it counts, what it lets the analysis cover,
 and the estimate that sends nothing.
 

@@ -1,4 +1,4 @@
-"""The shape of src/axe (issue 24): no block too tangled to read at once (radon's cyclomatic
+"""The shape of src/axe: no block too tangled to read at once (radon's cyclomatic
 complexity of every function, method, class and closure at most 12), and no provider known
 outside the LLM adapter."""
 

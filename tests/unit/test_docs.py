@@ -68,8 +68,8 @@ def _shipped(path: Path) -> bool:
 def test_a_page_names_nothing_outside_the_repository(page: Path) -> None:
     """A clone, or the source distribution, holds everything the README and docs/ link to,
     and everything the README names: no link, and no path in the README's text
-    (``../shared/spec/...``), leads out of the repository or to a file that does not ship
-    (issue 28, item 5). (docs/ may quote hostile names such as ``axe gc ../victim``.)"""
+    (``../shared/spec/...``), leads out of the repository or to a file that does not ship.
+    (docs/ may quote hostile names such as ``axe gc ../victim``.)"""
     text = page.read_text()
     named = [target.partition("#")[0] for target in _LINK.findall(text)]
     if page == README:

@@ -1,4 +1,4 @@
-"""The big-log planner on its own (issue 24): properties of the plan over random logs,
+"""The big-log planner on its own: properties of the plan over random logs,
 windows and ways of refusing, the provider a pure function of the request: no LLM double,
 no scheduler, no I/O.
 

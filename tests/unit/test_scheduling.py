@@ -1,5 +1,5 @@
-"""What the sizing of a big log learns is never lost (issue 17), and what was sent is
-always counted (issue 19): properties over random windows, refusal styles and replies.
+"""What the sizing of a big log learns is never lost, and what was sent is
+always counted: properties over random windows, refusal styles and replies.
 
 The provider is a fake with a context window that counts tokens like a byte-pair
 tokenizer. It refuses what does not fit in one of four styles: with its numbers

@@ -1,4 +1,4 @@
-"""The token budget carried by the plan (issue 25), on its own: properties over random logs,
+"""The token budget carried by the plan, on its own: properties over random logs,
 windows, ways of refusing and budgets, the provider a pure function of the request
 (``tests/unit/test_planning.py``'s), which counts at most what gc estimates, as the
 estimate is built to stay above a provider's count. No figure of the estimate is pinned:

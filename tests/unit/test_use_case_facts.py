@@ -1,4 +1,4 @@
-"""Facts the use case reports for a frontend to word (issues 19, 20): where a model the
+"""Facts the use case reports for a frontend to word: where a model the
 provider does not know was named, a memory file without entry headings, a count below one."""
 
 from __future__ import annotations
