@@ -1151,3 +1151,17 @@ def test_a_model_or_filter_that_declines_is_a_failure_not_the_specs_empty_report
         f"{provider} declined to write the report ({why}); nothing was trimmed"
     )
     assert caught.value.sent == 1
+
+
+def test_a_stop_reason_gc_does_not_know_is_no_refusal(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """Servers that speak a format have their own stop words (TGI's "eos_token", MiniMax's
+    own): only the known refusal and filter words stop a report, never an unknown word."""
+    url = "https://api.openai.com/v1/chat/completions"
+    reply = {"choices": [{"message": {"content": "report"}, "finish_reason": "eos_token"}]}
+    mock.post(url).respond(200, json=reply)
+    assert client(transport, "openai").complete(request("openai", "m")).text == "report"
+    anthropic = {"content": [{"type": "text", "text": "report"}], "stop_reason": "end"}
+    mock.post("https://api.anthropic.com/v1/messages").respond(200, json=anthropic)
+    assert client(transport, "anthropic").complete(request("anthropic", "c")).text == "report"

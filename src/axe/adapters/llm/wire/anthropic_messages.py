@@ -70,7 +70,6 @@ def _count_body(request: AnalysisRequest) -> JsonBody:
     return JsonBody({"model": request.model.name, **_prompt(request)}, request.content)
 
 
-_FINISHED = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn")  # not "refusal"
 FORMAT = WireFormat(
     name="anthropic-messages",
     path="/v1/messages",
@@ -79,6 +78,6 @@ FORMAT = WireFormat(
     stop=("stop_reason", "max_tokens"),
     headers={"anthropic-version": "2023-06-01"},
     refusal=_refusal,
-    declined=lambda document: said(document, "stop_reason", unless=_FINISHED),
+    declined=lambda document: said(document, "stop_reason", words=("refusal",)),
 )
 COUNTING = Lookup("/v1/messages/count_tokens", _count_body, number_at("input_tokens"))

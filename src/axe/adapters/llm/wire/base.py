@@ -151,10 +151,11 @@ def down(document: Any, *keys: str) -> Any:
     return document
 
 
-def said(document: Any, *keys: str, unless: tuple[str, ...] = ()) -> str | None:
-    """``last-key word`` where ``keys`` lead to a word not in ``unless``; else None."""
+def said(document: Any, *keys: str, words: tuple[str, ...] | None = None) -> str | None:
+    """``last-key text`` where ``keys`` lead to a text (one of ``words``, if given)."""
     value = down(document, *keys)
-    return f"{keys[-1]} {value}" if isinstance(value, str) and value not in unless else None
+    known = isinstance(value, str) and (words is None or value in words)
+    return f"{keys[-1]} {value}" if known else None
 
 
 def positive(value: Any) -> int | None:

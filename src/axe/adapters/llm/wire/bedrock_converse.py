@@ -108,7 +108,7 @@ FORMAT = WireFormat(
     stop=("stopReason", "max_tokens"),
     own_error=_error,
     declined=lambda document: said(
-        document, "stopReason", unless=("end_turn", "tool_use", "max_tokens", "stop_sequence")
+        document, "stopReason", words=("guardrail_intervened", "content_filtered")
     ),
 )
 COUNTING = Lookup("/model/{model}/count-tokens", _count_body, number_at("inputTokens"))

@@ -117,7 +117,7 @@ def _count_body(request: AnalysisRequest) -> JsonBody:
     return JsonBody({"generateContentRequest": counted}, request.content)
 
 
-_FINISHED = ("STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED")  # else a filter stopped it
+_BLOCKED = ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII")  # filters
 FORMAT = WireFormat(
     name="gemini",
     path="/v1beta/models/{model}:generateContent",
@@ -127,7 +127,7 @@ FORMAT = WireFormat(
     own_error=_error,
     declined=lambda document: (
         said(document, "promptFeedback", "blockReason")
-        or said(document, "candidates", "finishReason", unless=_FINISHED)
+        or said(document, "candidates", "finishReason", words=_BLOCKED)
     ),
 )
 COUNTING = Lookup("/v1beta/models/{model}:countTokens", _count_body, number_at("totalTokens"))

@@ -114,7 +114,7 @@ FORMAT = WireFormat(
     refusal=refusal,
     declined=lambda document: (
         said(document, "choices", "message", "refusal")
-        or said(document, "choices", "finish_reason", unless=("stop", "length", "tool_calls"))
+        or said(document, "choices", "finish_reason", words=("content_filter",))
     ),
 )
 OPENROUTER_WINDOW = Lookup("/models", None, _listed_window, holds_reply=True)
