@@ -14,6 +14,7 @@ from axe.domain.errors import (
     BudgetTooSmallError,
     ConfigError,
     ModelNotFoundError,
+    NoTokenCountError,
     PromptTooLargeError,
     RefusalMismatchError,
     WindowTooSmallError,
@@ -136,3 +137,12 @@ def test_a_detached_error_keeps_no_stack_frames_along_its_chain() -> None:
     first.__context__, second.__context__ = second, first
     detached(first)
     assert _frames(first, second) == [None, None]
+
+
+def test_a_provider_that_does_not_count_says_why_in_its_message() -> None:
+    """A count the provider did not give reads as its reason, as every failure reads as
+    its message, and says whether the provider counts for others (worth telling)."""
+    for offered in (True, False):
+        error = NoTokenCountError("no key to ask with", offered=offered)
+        assert (str(error), error.reason, error.offered) == ("no key to ask with",) * 2 + (offered,)
+    assert NoTokenCountError("x").offered is True

@@ -156,8 +156,14 @@ def test_a_span_costs_the_same_whatever_was_asked_before(spans: list[tuple[int, 
 
 @pytest.mark.parametrize(
     ("start", "end"),
-    [(BLOCK - 10, BLOCK + 10), (5, 3 * BLOCK), (BLOCK + 5, 4 * BLOCK + 5), (0, 4 * BLOCK)],
-    ids=["across one boundary", "from the start", "from inside a block", "every block"],
+    [
+        (BLOCK - 10, BLOCK + 10),
+        (5, 2 * BLOCK + 5),
+        (5, 3 * BLOCK),
+        (BLOCK + 5, 4 * BLOCK + 5),
+        (0, 4 * BLOCK),
+    ],
+    ids=["across one boundary", "exactly 64 KiB", "from the start", "from inside a block", "all"],
 )
 def test_a_long_span_costs_at_least_what_it_costs_in_one_piece(start: int, end: int) -> None:
     """Across 32 KiB boundaries, a span of a large log is estimated no lower than in one
@@ -168,3 +174,21 @@ def test_a_long_span_costs_at_least_what_it_costs_in_one_piece(start: int, end: 
     assert cost.most >= alone.most
     if end - start <= 2 * BLOCK:
         assert cost == alone
+
+
+@given(st.data())
+def test_a_span_over_64_kib_costs_its_pieces_between_32_kib_boundaries(data: st.DataObject) -> None:
+    """What the planner and the budget take a long span to cost (the figures of
+    ``--estimate``) is gc's estimate of its pieces cut at every 32 KiB boundary inside it,
+    summed, ``most`` and ``likely`` alike: a span from the log's start or from inside a
+    block, ending anywhere, of a log whether or not it ends on a boundary."""
+    log = _MIXED[: data.draw(st.sampled_from([4 * BLOCK, 4 * BLOCK - 7]), label="log")]
+    start = data.draw(st.sampled_from([0, 1, BLOCK - 3, BLOCK, BLOCK + 11]), label="start")
+    end = data.draw(st.integers(start + 2 * BLOCK + 1, len(log)), label="end")
+    cuts = [start, *range((start // BLOCK + 1) * BLOCK, end, BLOCK), end]
+    pieces = [estimate_tokens(log[a:b]) for a, b in itertools.pairwise(cuts) if b > a]
+    cost = LogIndex(log).span_cost(start, end)
+    assert (cost.most, cost.likely) == (
+        sum(piece.most for piece in pieces),
+        sum(piece.likely for piece in pieces),
+    )

@@ -237,9 +237,14 @@ def test_an_entry_too_large_is_cut_with_a_marker_saying_how_much() -> None:
 
 
 def test_halving_splits_at_the_entry_boundary_nearest_the_middle() -> None:
-    """A refusal without numbers halves the part at an entry boundary."""
+    """A refusal without numbers halves the part at the entry boundary nearest its
+    middle, also when that is where its last entry begins."""
     index = LogIndex(entries(6))
     assert halve(index, Part(0, 6)) == [Part(0, 3), Part(3, 6)]
+    log = b"## a\n" + b"## " + b"x" * 500 + b"\n" + b"## " + b"y" * 504 + b"\n"
+    index = LogIndex(log)
+    assert index.bounds == [0, 5, 509, 1017]
+    assert halve(index, Part(0, 3)) == [Part(0, 2), Part(2, 3)]
 
 
 def test_halving_a_single_entry_cuts_it_to_half() -> None:
@@ -274,9 +279,13 @@ def test_halving_one_unit_sends_half_of_it_between_characters(log: bytes, sent: 
 
 def test_labels_name_the_entries_and_their_timestamps() -> None:
     """The merge request tells the model which entries and times each report covers, the
-    text before the first entry going with the first of them."""
+    text before the first entry going with the first of them: with it, that entry is
+    named by its own heading; alone, it is numbered as that entry, with no heading (it has
+    none)."""
     index = LogIndex(b"notes\n" + entries(4))
     assert label(index, 0, 3) == "entries 1-2, 2026-01-01T00:00:00Z to 2026-01-01T00:01:00Z"
+    assert label(index, 0, 2) == "entry 1, 2026-01-01T00:00:00Z"
+    assert label(index, 0, 1) == "entry 1"
     assert label(index, 3, 5) == "entries 3-4, 2026-01-01T00:02:00Z to 2026-01-01T00:03:00Z"
 
 
@@ -317,14 +326,16 @@ def test_nothing_that_fits_is_said_at_once_not_a_loop() -> None:
         plan_parts(index, 0, 3, lambda part: False)
 
 
-def test_an_entry_cut_sends_at_least_its_first_64_bytes_or_nothing() -> None:
+@pytest.mark.parametrize("before", [b"", b"## a\n" * 3], ids=["first", "after others"])
+def test_an_entry_cut_sends_at_least_its_first_64_bytes_or_nothing(before: bytes) -> None:
     """However small the room, a cut entry sends its first 64 bytes (its heading line, in
     practice) with the marker, so the model learns which entry it was; a room too small
-    for those is no room."""
+    for those is no room; wherever the entry lies in the log."""
     huge = b"## " + b"x" * 1000
-    index = LogIndex(huge)
-    least = cost(index, Part(0, 1, 64))
-    (part,) = plan_parts(index, 0, 1, within(index, least))
+    index = LogIndex(before + huge)
+    unit = index.units - 1
+    least = cost(index, Part(unit, unit + 1, 64))
+    (part,) = plan_parts(index, unit, unit + 1, within(index, least))
     assert part.sent is not None
     assert part.sent >= 64
     omitted = len(huge) - part.sent
@@ -332,7 +343,7 @@ def test_an_entry_cut_sends_at_least_its_first_64_bytes_or_nothing() -> None:
         huge[: part.sent] + f"\n[... axe gc left out the last {omitted:,} bytes".encode()
     )
     with pytest.raises(ValueError, match=r"^no cut of this entry fits$"):
-        plan_parts(index, 0, 1, within(index, least - 1))
+        plan_parts(index, unit, unit + 1, within(index, least - 1))
 
 
 @pytest.mark.parametrize(

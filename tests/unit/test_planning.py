@@ -42,6 +42,7 @@ from axe.domain.planning import (
     Outcome,
     Parts,
     Plan,
+    Sizing,
     Stage,
     Whole,
     instructions,
@@ -73,6 +74,13 @@ def sent_estimate(ask: Ask) -> TokenEstimate:
 def beside() -> int:
     """gc's upper estimate of its instructions and framing, beside a part of the log."""
     return instructions(PATTERN_DETECTION_PROMPT).most
+
+
+def empty_merge() -> int:
+    """gc's upper estimate of the smallest merge request it could make: two empty reports
+    under their labels."""
+    reports = [(f"entries {9 * n + 1}-{9 * n + 9}", "") for n in range(2)]
+    return request_tokens(MERGE_PROMPT, estimate_tokens(merge_content(reports, 2))).most
 
 
 def merge_floor() -> int:
@@ -455,14 +463,16 @@ def test_a_window_that_holds_no_merge_fails_before_any_part_whatever_taught_it(
     [(250_123, 200_000), (None, 200_000), (None, None)],
     ids=["a count far above the estimate", "a window far above it", "no numbers"],
 )
+@pytest.mark.parametrize("indexed", [False, True], ids=["read whole", "on its index"])
 def test_a_refusal_that_cannot_be_true_of_a_small_log_stops_at_once(
-    tokens: int | None, limit: int | None
+    tokens: int | None, limit: int | None, indexed: bool
 ) -> None:
     """Issue 28, item 1: "prompt is too long: 250123 tokens > 200000 maximum" (or a window
     that holds the request many times, or no numbers at all) for a log of under 1 KB stops
-    the plan with the provider's own words and what was sent, not 11 shrinking requests."""
+    the plan with the provider's own words and what was sent, not 11 shrinking requests;
+    the same when the log was planned on its index (as under a budget)."""
     log = entries(8)
-    plan = start(log, None)
+    plan = start(log, None, LogIndex(log) if indexed else None)
     assert isinstance(plan, Whole)
     refusal = PromptTooLargeError("provider: too long", tokens=tokens, limit=limit)
     with pytest.raises(RefusalMismatchError) as raised:
@@ -854,3 +864,148 @@ def test_a_failed_merge_says_how_many_reports_it_was_merging() -> None:
     failed = plan.after([failure] + [None] * (len(batch.asks) - 1))
     assert failed == Failed(failure, Stage.MERGE, of=len(plan.pieces))
     assert batch.total == len(plan.pieces) > 2
+
+
+MISMATCH = r"is (shorter|longer) than|(not enough|too many) values to unpack"  # zip, unpacking
+
+
+def test_outcomes_that_do_not_match_the_batch_are_refused() -> None:
+    """A frontend driving a plan gives one outcome per request of its batch, in order:
+    too few or too many is a ValueError, never a plan that silently drops a request."""
+    whole = start(entries(20), None)
+    assert isinstance(whole, Whole)
+    parts = start(entries(200), 2000)
+    assert isinstance(parts, Parts)
+    reply = Completion("r" * 100)
+    merge = answer_parts(parts, reply)
+    plans: list[Plan] = [whole, parts, merge]
+    for plan in plans:
+        asks = len(plan.batch().asks)
+        for outcomes in ([reply] * (asks - 1), [reply] * (asks + 1)):
+            with pytest.raises(ValueError, match=MISMATCH):
+                plan.after(outcomes)
+
+
+def answer_parts(plan: Parts, reply: Completion) -> Merge:
+    """The first round of merges of ``plan``, every part answered with ``reply``."""
+    following: Plan | Finished | Failed = plan
+    while isinstance(following, Parts):
+        following = following.after([reply] * len(following.batch().asks))
+    assert isinstance(following, Merge)
+    return following
+
+
+def test_after_a_refusal_without_numbers_one_part_goes_first_until_one_is_answered() -> None:
+    """docs/big-logs.md: a refusal without numbers (a bare 413) halves the largest request
+    gc will send, and then one part goes first, so that a guess still too large costs one
+    request; once a part is answered, the others go together; a later refusal without
+    numbers makes one part go first again, though a part was answered before it."""
+    bare = PromptTooLargeError("request too large")
+    plan = start(entries(400), None)
+    assert isinstance(plan, Whole)
+    halves = plan.after([bare])
+    assert isinstance(halves, Parts)
+    assert (len(halves.pieces), len(halves.batch().asks)) == (2, 1)
+    quarters = halves.after([bare])
+    assert isinstance(quarters, Parts)
+    assert (len(quarters.pieces), len(quarters.batch().asks)) == (4, 1)
+    answered = quarters.after([Completion("report", Usage(100, 5))])
+    assert isinstance(answered, Parts)
+    assert len(answered.batch().asks) == 3
+    refused_again = answered.after([bare, None, None])
+    assert isinstance(refused_again, Parts)
+    assert (len(refused_again.pieces), len(refused_again.batch().asks)) == (7, 1)
+
+
+def test_parts_planned_before_a_window_was_stated_are_planned_afresh_by_it() -> None:
+    """Parts halved after a refusal without numbers, then a refusal that states the
+    window: everything not yet analysed is planned again as one run, into as few parts as
+    fit that window, exactly the parts of a plan that knew the window from the start, not
+    each earlier half split on its own."""
+    log = entries(400)
+    plan = start(log, None)
+    assert isinstance(plan, Whole)
+    halves = plan.after([PromptTooLargeError("request too large")])
+    assert isinstance(halves, Parts)
+    (first,) = halves.batch().asks
+    refusal = PromptTooLargeError("too long", tokens=int(0.8 * first.estimate().most), limit=4800)
+    following = halves.after([refusal])
+    fresh = start(log, 4800)
+    assert isinstance(following, Parts)
+    assert isinstance(fresh, Parts)
+    assert following.pieces == fresh.pieces
+    assert len(fresh.pieces) < len(halves.pieces) * 3
+
+
+@pytest.mark.parametrize("below", [0, 1], ids=["exactly the merge", "one token under it"])
+def test_a_ceiling_that_exactly_holds_the_smallest_merge_lets_the_log_be_split(
+    below: int,
+) -> None:
+    """After a refusal whose stated window held the request (so gc halves what it will
+    send), the log is split if the ceiling left holds the smallest merge gc could make
+    (two empty reports) by its upper estimate, exactly as a request is let through at
+    exactly the ceiling; one token under it, no merge could be sent, so the window is too
+    small before any part is sent, even for a log of just two parts."""
+    ceiling = empty_merge() - below
+    request = next(
+        r for r in range(beside(), 10_000) if int(beside() + (r - beside()) * 0.55) == ceiling
+    )
+    log = _log_estimated_at(request)
+    plan = start(log, None)
+    assert isinstance(plan, Whole)
+    refusal = PromptTooLargeError("prompt cut", limit=request)
+    if below:
+        with pytest.raises(WindowTooSmallError):
+            plan.after([refusal])
+        return
+    parts = plan.after([refusal])
+    assert isinstance(parts, Parts)
+    assert (parts.sizing.ceiling, len(parts.pieces)) == (ceiling, 2)
+
+
+def test_a_request_estimated_at_exactly_the_window_or_the_ceiling_fits() -> None:
+    """A request whose upper estimate, scaled by the most the provider was seen counting
+    above it, equals the window or the ceiling refusals left is sent; a token more is not.
+    A window too small names the stated window whenever it binds, also when it leaves
+    exactly the ceiling beside gc's instructions."""
+    request = TokenEstimate(most=1000, likely=700)
+    for sizing, fits in [
+        (Sizing(window=1000), True),
+        (Sizing(window=999), False),
+        (Sizing(window=2000, ratio=2.0), True),
+        (Sizing(window=1999, ratio=2.0), False),
+        (Sizing(ceiling=1000), True),
+        (Sizing(ceiling=999), False),
+        (Sizing(window=5000, ceiling=1000), True),
+    ]:
+        assert sizing.fits(request) is fits, sizing
+    window = 2000
+    for ceiling, named in [(window - beside(), window), (window - beside() - 1, None)]:
+        error = Sizing(window=window, ceiling=ceiling).too_small()
+        assert (error.limit, error.instructions) == (named, beside())
+
+
+def test_an_entry_too_large_for_refusals_without_numbers_is_sent_by_halves() -> None:
+    """An entry larger than what refusals without numbers let through, among smaller
+    ones, is sent as its first half, then, refused again, its first quarter: halves of
+    that entry's own bytes, wherever it lies in the log."""
+    log = entries(30) + entry(30, result="a word of prose " * 1500) + entries(5, start=31)
+    index = LogIndex(log)
+    whole = index.bounds[31] - index.bounds[30]
+    run = drive(log, Provider(window=3000, style="bare"))
+    assert isinstance(run.end, Finished)
+    cuts = [ask.part for ask, _ in run.sent(Stage.PARTS) if ask.part and ask.part.sent]
+    assert cuts == [Part(30, 31, whole // 2), Part(30, 31, whole // 4)]
+
+
+def test_a_log_whose_bytes_fit_beside_the_instructions_goes_whole_however_it_is_estimated() -> None:
+    """A provider never counts a token for less than a byte, so a log whose bytes and gc's
+    instructions fit the window goes whole, as the spec's one request, even where gc's
+    upper estimate of it is above its bytes (emoji, a token a byte, and the estimate's
+    room); a byte more than that and the estimate decides."""
+    log = b"## " + "\N{GRINNING FACE}".encode() * 300
+    assert estimate_tokens(log).most > len(log)
+    plan = start(log, beside() + len(log))
+    assert isinstance(plan, Whole)
+    assert plan.ask.content() is log
+    assert isinstance(start(log, beside() + len(log) - 1), Parts)

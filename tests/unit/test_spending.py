@@ -57,6 +57,7 @@ from tests.support import entries, entry
 from tests.unit.test_planning import (
     _LOGS,
     _PROVIDERS,
+    MISMATCH,
     Provider,
     covered,
     drive,
@@ -480,31 +481,55 @@ def check_counted_within(kept: Budgeted | Finished, count: Count, budget: int) -
     assert kept.used + batch_cost(kept.plan) <= budget
 
 
+def earliest_counted(plan: Plan, count: Callable[[Ask], int], left: int) -> int | None:
+    """The earliest place the analysis may begin at whose one request the provider
+    counts within ``left`` beside its whole reply, and within the window; None: none."""
+    for point in narrowing_points(plan):
+        candidate = narrowed(plan, point)
+        if isinstance(candidate, Whole):
+            counted = count(candidate.ask)
+            window = candidate.sizing.window
+            if counted + ANALYSIS_MAX_TOKENS <= left and (window is None or counted <= window):
+                return point
+    return None
+
+
 @settings(max_examples=100)
-@given(_LOGS, st.floats(0.3, 1.0), st.sampled_from([None, 2000, 5000]), _BUDGETS)
+@given(
+    _LOGS,
+    st.floats(0.3, 1.0),
+    st.sampled_from([None, 2000, 5000]),
+    _BUDGETS,
+    st.sampled_from([0, 0, 1500]),
+)
 def test_a_provider_count_only_widens_what_a_budget_pays_for(
-    log: bytes, share: float, window: int | None, tokens: int
+    log: bytes, share: float, window: int | None, tokens: int, spent: int
 ) -> None:
     """With the provider's own count of a request of the log's entries (at most gc's
     upper estimate), a budget pays for at least the newest entries it pays for by the
     estimate, and the request it sends is within the budget by that count, its whole
-    reply reserved; exit 4 is said for the same budgets either way."""
+    reply reserved; exit 4 is said for the same budgets either way. Where the estimate
+    settles on one request of the newest entries, the count moves it to the earliest
+    entry whose one request the provider counts within what is left and the window."""
     count = counting(share)
     try:
         plan = indexed(log, window)
     except WindowTooSmallError:
         return
     try:
-        by_estimate = within(plan, budget_of(tokens))
+        by_estimate = within(plan, budget_of(tokens), used=spent)
     except BudgetTooSmallError:
         with pytest.raises(BudgetTooSmallError):
-            within(plan, budget_of(tokens), count=count)
+            within(plan, budget_of(tokens), used=spent, count=count)
         return
-    by_count = within(plan, budget_of(tokens), count=count)
+    by_count = within(plan, budget_of(tokens), used=spent, count=count)
     assert isinstance(by_estimate, Budgeted)
     assert isinstance(by_count, Budgeted)
     assert by_count.first <= by_estimate.first
+    assert by_count.used == spent
     check_counted_within(by_count, count, tokens)
+    if isinstance(by_estimate.plan, Whole) and by_estimate.first > 0:
+        assert by_count.first == earliest_counted(plan, count, tokens - spent)
 
 
 def test_a_provider_counting_below_the_estimate_lets_a_budget_pay_for_older_entries() -> None:
@@ -546,3 +571,215 @@ def test_a_plan_that_fits_is_kept_whole_and_the_first_part_is_whole() -> None:
     kept = within(plan, budget_of(forecast(plan).total))
     assert isinstance(kept, Budgeted)
     assert (kept.first, kept.plan) == (0, plan)
+
+
+def test_the_estimates_the_cost_page_shows_are_what_gc_plans() -> None:
+    """docs/cost.md's `--estimate` examples, planned on the log they name
+    (``tests/support.entries(3600)``): every figure they print, as the domain makes it.
+
+    tests/unit/test_docs.py holds the page to what the installed axe prints; this holds
+    the plan and the budget to those figures without a process, so a change to the
+    estimate, the index's running sums, the planner or the budget's search that moves any
+    of them is seen by ``make mutate`` too."""
+    log = entries(3600)
+    capped = estimated(indexed(log, 9000), budget_of(50_000), 9000)
+    assert capped == Estimate(
+        window=9000,
+        requests=5,
+        merges=1,
+        most_requests=5,
+        input_tokens=29_474,
+        likely_input_tokens=21_988,
+        output_tokens=5 * ANALYSIS_MAX_TOKENS,
+        analysed=556,
+        all_entries=269_666,
+    )
+    largest = estimated(indexed(log, 1_000_000), budget_of(3000), 1_000_000)
+    assert largest == Estimate(window=1_000_000, all_entries=174_598, one_entry=4443)
+
+
+def test_an_estimate_counts_a_split_logs_parts_as_the_provider_counts_them() -> None:
+    """--estimate with a provider that counts: each part of a split log is the provider's
+    count of it, in the figure the budget counts and in the likely one alike (a count is
+    what is billed); the merges, whose reports are not written yet, stay gc's estimate;
+    the requests are the same. Under a budget that narrows the analysis, the parts chosen
+    are counted the same way, and the provider's counts let it cover more entries."""
+    plan = indexed(entries(1000), 4000)
+    count = counting(0.5)
+    asks = plan.batch().asks
+    assert len(asks) > 2
+    estimate, counted = estimated(plan, None, 4000), estimated(plan, None, 4000, count)
+    by_count = sum(map(count, asks))
+    reserved_input = sum(reserved(plan.sizing, ask) for ask in asks)
+    likely_input = sum(ask.estimate().likely for ask in asks)
+    assert (counted.requests, counted.merges) == (estimate.requests, estimate.merges)
+    assert counted.input_tokens == estimate.input_tokens - reserved_input + by_count
+    assert counted.likely_input_tokens == estimate.likely_input_tokens - likely_input + by_count
+    assert counted.all_entries == estimate.all_entries - reserved_input + by_count
+    assert counted.analysed == 1000
+    budget = budget_of(forecast(plan).total // 3)
+    kept = within(plan, budget, count=count)
+    assert isinstance(kept, Budgeted)
+    assert isinstance(kept.plan, Parts)
+    narrowed_by_count = estimated(plan, budget, 4000, count)
+    assert narrowed_by_count.input_tokens == forecast(kept.plan, count=count).input_tokens
+    assert narrowed_by_count.input_tokens < forecast(kept.plan).input_tokens
+    assert narrowed_by_count.analysed == 1000 - kept.first
+
+
+def test_an_estimate_of_a_log_one_request_carries_is_the_providers_count_of_it() -> None:
+    """--estimate of a log that fits one request, with a provider that counts: its input,
+    at most and likely, is the provider's count; every entry needs that and the reply.
+    Under a budget the estimate pays for only half the log with, the count lets the
+    analysis cover older entries, as the run would."""
+    plan = indexed(entries(30), None)
+    assert isinstance(plan, Whole)
+    count = counting(0.5)
+    whole = estimated(plan, None, None, count)
+    assert (whole.requests, whole.input_tokens, whole.likely_input_tokens) == (
+        1,
+        count(plan.ask),
+        count(plan.ask),
+    )
+    assert whole.all_entries == count(plan.ask) + ANALYSIS_MAX_TOKENS
+    budget = budget_of(forecast(narrowed(plan, 15)).total)
+    by_estimate, by_count = estimated(plan, budget, None), estimated(plan, budget, None, count)
+    kept = within(plan, budget, count=count)
+    assert isinstance(kept, Budgeted)
+    assert (by_estimate.analysed, by_count.analysed) == (15, 30 - kept.first)
+    assert kept.first < 15
+
+
+def test_a_provider_counting_even_the_newest_entry_above_the_budget_is_exit_4() -> None:
+    """The estimate pays for the newest entry but the provider counts its request higher
+    than what is left beside the reply: exit 4 before anything is sent, the smallest
+    budget named being the provider's count of that request and its whole reply, on top
+    of what was spent."""
+    plan = indexed(entries(30), None)
+    newest = narrowed(plan, narrowing_points(plan)[-1])
+    assert isinstance(newest, Whole)
+    count = counting(3.0)
+    budget = budget_of(forecast(newest).total + 100)
+    with pytest.raises(BudgetTooSmallError) as raised:
+        within(plan, budget, used=100, count=count)
+    assert (raised.value.budget, raised.value.needed, raised.value.spent) == (
+        budget,
+        count(newest.ask) + ANALYSIS_MAX_TOKENS,
+        100,
+    )
+    estimate = estimated(plan, budget, None, count)
+    assert estimate.one_entry == count(newest.ask) + ANALYSIS_MAX_TOKENS
+
+
+@pytest.mark.parametrize("spent", [0, 2000])
+def test_a_budget_that_exactly_pays_by_the_providers_count_analyses_those_entries(
+    spent: int,
+) -> None:
+    """A budget of exactly what the provider counts for the newest entries from one on,
+    their whole reply, and what was spent before: those entries are analysed, not one
+    fewer (a count equal to what is left is affordable), and no older one."""
+    plan = indexed(entries(30), None)
+    count = counting(0.5)
+    at = 8
+    older = narrowed(plan, at)
+    assert isinstance(older, Whole)
+    tokens = count(older.ask) + ANALYSIS_MAX_TOKENS + spent
+    kept = within(plan, budget_of(tokens), used=spent, count=count)
+    check_counted_within(kept, count, tokens)
+    assert isinstance(kept, Budgeted)
+    assert (kept.first, kept.used) == (at, spent)
+
+
+def test_a_provider_counting_above_the_estimate_never_gets_a_request_above_the_window() -> None:
+    """A window known up front and a provider that counts above gc's estimate: the
+    request the budget settles on is within the window by the provider's count too, never
+    only by gc's estimate."""
+    plan = indexed(entries(30), None)
+    window = narrowed(plan, 15)
+    assert isinstance(window, Whole)
+    capped = indexed(entries(30), window.ask.estimate().most)
+    count = counting(1.3)
+    tokens = count(window.ask) + ANALYSIS_MAX_TOKENS + 50
+    kept = within(capped, budget_of(tokens), count=count)
+    check_counted_within(kept, count, tokens)
+    assert isinstance(kept, Budgeted)
+    assert kept.first > 15
+
+
+def test_an_analysis_already_finished_is_estimated_at_nothing() -> None:
+    """A plan that is already its report (as :func:`start` may return) sends nothing: its
+    estimate is no request and no token, with or without a budget."""
+    done = Finished("the report")
+    assert estimated(done, None, None) == Estimate()
+    assert estimated(done, budget_of(5000), 4000) == Estimate(window=4000)
+
+
+def test_a_budget_refuses_outcomes_that_do_not_match_the_batch() -> None:
+    """A frontend charging a batch to the budget gives one outcome per request: too few
+    or too many is a ValueError, never a request left uncharged."""
+    plan = within(indexed(entries(200), 2000), budget_of(10**9))
+    assert isinstance(plan, Budgeted)
+    asks = len(plan.batch().asks)
+    assert asks > 1
+    for outcomes in ([Completion("r")] * (asks - 1), [Completion("r")] * (asks + 1)):
+        with pytest.raises(ValueError, match=MISMATCH):
+            plan.charged(outcomes)
+        with pytest.raises(ValueError, match=MISMATCH):
+            plan.after(outcomes)
+
+
+def test_parts_counted_above_the_estimate_are_foreseen_to_make_smaller_merges() -> None:
+    """--estimate with a provider that counts a split log's parts above gc's estimate:
+    the likely figures foresee what the run will learn from the parts' replies (their
+    counts raise the rate every later request is sized at), so more, smaller merges; the
+    figures the budget counts assume replies that report nothing, each request charged
+    what was reserved, so the same requests as without a count."""
+    plan = indexed(entries(1000), 3000)
+    exact, above = (
+        estimated(plan, None, 3000, counting(1.0)),
+        estimated(plan, None, 3000, counting(1.2)),
+    )
+    plain = estimated(plan, None, 3000)
+    assert (exact.merges, exact.most_requests) == (plain.merges, plain.most_requests)
+    assert above.merges > exact.merges
+    assert above.requests - above.merges == exact.requests - exact.merges
+    assert above.most_requests == exact.most_requests
+
+
+def test_after_a_reply_counted_above_the_estimate_the_budget_reserves_at_that_rate() -> None:
+    """A reply whose count is twice gc's estimate of its request: every later request of
+    the run is reserved at twice its estimate, with its whole reply, so the budget stays
+    above what the provider will count."""
+    plan = within(indexed(entries(200), 2000), budget_of(10**9))
+    assert isinstance(plan, Budgeted)
+    asks = plan.batch().asks
+    most = asks[0].estimate().most
+    reply = Completion("r" * 100, Usage(2 * most, 7))
+    following = plan.after([reply] + [None] * (len(asks) - 1))
+    assert isinstance(following, Budgeted)
+    assert following.used == 2 * most + 7
+    later = following.batch().asks
+    assert len(later) > len(asks) - 1  # planned again, smaller, at that rate
+    assert following.charged([Completion("r")] * len(later)) == following.used + sum(
+        math.ceil(2 * ask.estimate().most) + ANALYSIS_MAX_TOKENS for ask in later
+    )
+
+
+def test_a_provider_count_never_sends_whole_what_the_window_holds_only_in_parts() -> None:
+    """A window known up front, a provider counting half gc's estimate, and a budget that
+    pays for the one request of the newest entries the window holds: the count finds
+    older entries affordable, but a request gc estimates above the window would be parts
+    and merges the budget cannot pay for, so the analysis begins where that one request
+    does."""
+    plan = indexed(entries(200), 2000)
+    assert isinstance(plan, Parts)
+    points = narrowing_points(plan)
+    holds = next(point for point in points if isinstance(narrowed(plan, point), Whole))
+    assert holds > points[0]
+    tokens = forecast(narrowed(plan, holds)).total
+    count = counting(0.5)
+    kept = within(plan, budget_of(tokens), count=count)
+    check_counted_within(kept, count, tokens)
+    assert isinstance(kept, Budgeted)
+    assert isinstance(kept.plan, Whole)
+    assert kept.first == holds
