@@ -325,7 +325,7 @@ def test_any_status_frame_leaves_room_for_the_echoed_ctrl_c(
 
 
 def test_the_part_count_of_a_split_log_is_said_to_be_about_what_the_plan_expects() -> None:
-    """Issue 28, item 10: the total on the status line can change when replies calibrate
+    """The total on the status line can change when replies calibrate
     the plan, so it is worded as the plan's estimate, never as a promise."""
     err = Terminal()
     console = ConsoleOutput(
@@ -352,7 +352,7 @@ def test_the_part_count_of_a_split_log_is_said_to_be_about_what_the_plan_expects
 
 
 def test_a_refusal_that_cannot_be_true_is_one_line_quoting_the_provider() -> None:
-    """Issue 28, item 1: the provider's own words, then what gc sent and what to check,
+    """The provider's own words, then what gc sent and what to check,
     byte for byte."""
     refusal = (
         "anthropic API error (HTTP 400 invalid_request_error): prompt is too long: 250123 "

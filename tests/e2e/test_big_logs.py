@@ -166,7 +166,7 @@ def test_a_part_that_fails_fails_the_agent_and_trims_nothing(
 def test_a_404_inside_a_part_still_says_where_the_model_was_named(
     home: AxeHome, server: LoopbackLLM
 ) -> None:
-    """Issue 28, item 10: a model the provider does not know, found by the first part of a
+    """A model the provider does not know, found by the first part of a
     split log: the line names the part and, as on a log that fits, the file that set it."""
     server.fail_with = (404, "not_found_error", "model: claude-nope")
     path = home.add_agent("diary", model="anthropic/claude-nope", last_n=10)

@@ -412,7 +412,7 @@ def start_whole(log: bytes) -> Ask:
 
 
 def test_a_plan_that_could_not_merge_fails_before_any_part_is_sent() -> None:
-    """Issue 28, item 8: a refusal stating a window that holds gc's instructions and a
+    """A refusal stating a window that holds gc's instructions and a
     slice of the log, but not the smallest merge (two short reports, by what a provider
     likely counts): the window is found too small at once, instead of after every part was
     paid for; where that merge fits, the parts go ahead."""
@@ -438,7 +438,7 @@ def test_a_plan_that_could_not_merge_fails_before_any_part_is_sent() -> None:
 def test_a_window_that_holds_no_merge_fails_before_any_part_whatever_taught_it(
     window: int | None,
 ) -> None:
-    """Issue 39, item 12: a window that holds no merge of two reports (400 tokens, or one
+    """A window that holds no merge of two reports (400 tokens, or one
     token under the smallest merge, where an entry with gc's instructions fits), known up
     front or stated by a refusal with numbers, on a 60-entry log: too small, said by
     planning, before any part is sent."""
@@ -467,7 +467,7 @@ def test_a_window_that_holds_no_merge_fails_before_any_part_whatever_taught_it(
 def test_a_refusal_that_cannot_be_true_of_a_small_log_stops_at_once(
     tokens: int | None, limit: int | None, indexed: bool
 ) -> None:
-    """Issue 28, item 1: "prompt is too long: 250123 tokens > 200000 maximum" (or a window
+    """A refusal of "prompt is too long: 250123 tokens > 200000 maximum" (or a window
     that holds the request many times, or no numbers at all) for a log of under 1 KB stops
     the plan with the provider's own words and what was sent, not 11 shrinking requests;
     the same when the log was planned on its index (as under a budget)."""

@@ -327,7 +327,7 @@ def _merge_floor() -> int:
 def test_a_window_no_merge_fits_fails_before_any_part_is_sent(
     taught: str, window: int | None
 ) -> None:
-    """Issue 39, item 12: a window that holds no merge of two reports (400 tokens, or one
+    """A window that holds no merge of two reports (400 tokens, or one
     token under the smallest merge gc makes), on a 60-entry log, whether a refusal with
     numbers taught it or the client knew it: gc says the window is too small (exit 3)
     before sending any part; only the whole log, refused, was sent."""

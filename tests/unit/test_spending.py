@@ -397,7 +397,7 @@ def older_refused_newest_answered(
 def test_a_newest_part_answered_beside_a_refused_older_one_is_kept_within_the_budget(
     usage: float, ends: type
 ) -> None:
-    """Issue 40, item 7: the provider answers the newest part and refuses the older one
+    """The provider answers the newest part and refuses the older one
     in the same batch, stating a smaller window, and the budget cannot pay for the older
     part again: the plan that follows still covers the newest part (its report, with any
     older entries the budget still pays for), never an exception."""
@@ -419,7 +419,7 @@ def test_a_newest_part_answered_beside_a_refused_older_one_is_kept_within_the_bu
 def test_a_budgeted_run_that_loses_its_older_part_still_trims_and_reports_the_newest(
     usage: float,
 ) -> None:
-    """Issue 40, item 7, through the use case: the newest part answered and the older
+    """Through the use case: the newest part answered and the older
     refused in the same batch (both under way together) under a budget that cannot pay
     for it again: gc reports the newest entries it analysed and trims (exit 0), never an
     internal error."""
