@@ -690,6 +690,25 @@ def test_a_budget_that_exactly_pays_by_the_providers_count_analyses_those_entrie
     assert (kept.first, kept.used) == (at, spent)
 
 
+def test_a_request_the_provider_counts_at_exactly_the_window_is_sent() -> None:
+    """A window known up front that the provider's count of one request of the newest
+    entries equals exactly, and a budget of that request and its whole reply: those
+    entries are analysed in that request (a count equal to the window fits), not fewer."""
+    count = counting(1.0)
+    at = 15  # where the log's parts under that window begin their last one
+    request = narrowed(indexed(entries(30), None), at)
+    assert isinstance(request, Whole)
+    window = count(request.ask)
+    kept = within(
+        indexed(entries(30), window), budget_of(window + ANALYSIS_MAX_TOKENS), count=count
+    )
+    check_counted_within(kept, count, window + ANALYSIS_MAX_TOKENS)
+    assert isinstance(kept, Budgeted)
+    assert kept.first == at
+    (ask,) = kept.batch().asks
+    assert ask.counted == window
+
+
 def test_a_provider_counting_above_the_estimate_never_gets_a_request_above_the_window() -> None:
     """A window known up front and a provider that counts above gc's estimate: the
     request the budget settles on is within the window by the provider's count too, never

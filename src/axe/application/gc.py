@@ -185,7 +185,6 @@ class _AgentGc:
             return result
         finally:
             if self.changing:
-                self.changing = False
                 self.ports.stop.end_change()
 
     def _failed(self, error: AxeError) -> AgentResult:

@@ -278,9 +278,8 @@ class Whole:
             return Finished(outcome.text, self.first)
         if not isinstance(outcome, PromptTooLargeError):
             return Failed(outcome, Stage.WHOLE)
-        index = self.index
-        ask = attrs.evolve(self.ask, tokens=self.ask.estimate(), index=index)
-        return planned(index, self.sizing.refused(outcome, ask), (Part(self.first, index.units),))
+        sizing, index = self.sizing.refused(outcome, self.ask), self.index
+        return planned(index, sizing, (Part(self.first, index.units),))
 
 
 @frozen(eq=False)
