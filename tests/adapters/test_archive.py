@@ -324,7 +324,7 @@ def test_a_record_that_cannot_be_settled_fails_that_gc_with_one_line(
     with pytest.raises(AgentError) as caught, store.lock(helper, waiting=lambda _: None):
         pass
     assert str(caught.value) == (
-        f"cannot settle the archive {archive_path(path)} that an interrupted gc left: "
+        f"cannot settle the archive {archive_path(path)} by its intent record: "
         f"{intent_path(path)} is a directory; the memory file was not changed (fix that, or "
         f"delete {intent_path(path)} to go on without settling)"
     )

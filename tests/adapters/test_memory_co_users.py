@@ -258,6 +258,27 @@ def test_in_a_directory_others_can_write_gc_trims_only_its_users_own_file(
     assert sorted(os.listdir(home)) == ([] if kind == "another user's file" else ["notes.md"])
 
 
+def test_a_link_above_the_memory_file_where_others_can_write_is_not_followed(
+    user: int, room: tuple[Path, Path]
+) -> None:
+    """A co-user swaps a directory on the memory file's path, in a directory others can
+    write, for a link to another directory of ours: gc refuses it in one line, and the file
+    of the same name there is neither trimmed nor given side files."""
+    shared, home = room
+    notes = make(home / "v.md", entries(5), owner=user)
+    link = shared / "bot"
+    link.symlink_to(home)
+    done = gc(user, link / "v.md", archive=True)
+    assert (done.returncode, done.stdout) == (
+        1,
+        f"directory on the memory file's path {link} is a symbolic link, and {shared} is "
+        f"writable by others: gc follows no link there (run chmod go-w {shared}); nothing "
+        "was changed\n",
+    )
+    assert notes.read_bytes() == entries(5)
+    assert sorted(os.listdir(home)) == ["v.md"]
+
+
 def test_a_directory_of_another_user_is_shared_too(user: int, room: tuple[Path, Path]) -> None:
     """Run as root on a file in a directory another user owns (which that user could fill
     with links), gc trims only root's own files there; a user's gc in its own is as always."""

@@ -11,13 +11,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+import attrs
 import pytest
 
 from axe.application.gc import GcOptions, GcPorts, collect_all_garbage, collect_garbage
 from axe.application.ports import AnalysisRequest
 from axe.application.stops import StopSignal
 from axe.domain.entries import MemorySnapshot, TrimPlan
-from axe.domain.events import AgentFinished, Event, SweepProgress
+from axe.domain.events import AgentFinished, AnalysisReady, Event, SweepProgress
 from axe.domain.model import AgentConfig
 from axe.testing import (
     FakeAgentRepository,
@@ -128,6 +129,49 @@ def test_a_stop_during_a_trim_under_jobs_waits_for_it_and_reports_it() -> None:
     assert store.files["a3"] == entries(2, start=3)
     trimmed = {name for name, _ in store.trims}
     assert trimmed == set(reported(output.events)) == set(store.records)
+
+
+class StopWhileReporting(RecordingOutput):
+    """The main thread's output under ``--jobs``: the CLI's signal handler hands it a stop
+    while it writes ``agent``'s report, between two of its lines."""
+
+    def __init__(self, stop: StopSignal, agent: str) -> None:
+        super().__init__()
+        self.stop = stop
+        self.agent = agent
+
+    def emit(self, event: Event) -> None:
+        super().emit(event)
+        if isinstance(event, AnalysisReady) and event.agent == self.agent:
+            self.stop.interrupt(KeyboardInterrupt())
+
+
+def test_a_stop_while_an_agents_report_is_written_lets_it_end_first() -> None:
+    """`--all --jobs 4`, Ctrl-C after the analysis of a trimmed agent is printed but
+    before its Trimmed: line: that line follows, and every agent whose file changed is
+    reported in full, before the stop ends the run."""
+    stop = StopSignal()
+    store = FakeMemoryStore()
+    output = StopWhileReporting(stop, "a3")
+    p = attrs.evolve(fleet(output, store, ScriptedLLM("the analysis")), stop=stop)
+    with pytest.raises(KeyboardInterrupt):
+        collect_all_garbage(GcOptions(jobs=4), p)
+    trimmed = sorted(name for name, _ in store.trims)
+    assert "a3" in trimmed
+    assert reported(output.events) == trimmed
+    text, _ = rendered(output.events)
+    assert text == [
+        line
+        for name in trimmed
+        for line in (
+            f"=== GC: {name} ===",
+            f"Agent: {name}",
+            "Entries: 5",
+            "--- Analysis ---",
+            "the analysis",
+            "Trimmed: 3 entries removed, 2 entries kept.",
+        )
+    ]
 
 
 class InterruptedTrim(FakeMemoryStore):

@@ -34,11 +34,12 @@ class StopSignal:
         """Mark the start of a change that must be finished and reported.
 
         Raises:
-            Stopped: a stop was asked for (the stop itself, on the main thread).
+            Stopped: a stop was asked for (the stop itself, on the main thread), unless it is
+                being carried out (the main thread reports what finished).
         """
         if threading.current_thread() is threading.main_thread():
             self._main_changing = True  # first: a stop arriving from here on waits
-            if self.requested:
+            if self.requested and not self._halting:
                 self._main_changing = False
                 raise self._deferred or Stopped()
             return

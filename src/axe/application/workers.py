@@ -151,9 +151,11 @@ def run_in_order(
     buffers = [RecordingOutput() for _ in items]
 
     def replay(index: int, _result: object = None) -> None:
+        stop.begin_change()  # a stop that comes while an item's events are written waits
         recorded, buffers[index].events = buffers[index].events, []  # replayed once
         for event in recorded:
             output.emit(event)
+        stop.end_change()
 
     try:
         results = ordered_map(

@@ -118,7 +118,9 @@ def follow(path: Path, platform: FilePlatform, what: str) -> tuple[Path, os.stat
 
 def locate(path: Path, platform: FilePlatform) -> Place:
     """Where the memory file ``path`` really is, and the rules beside it. Raises AgentError
-    for a link, or another user's file, in a shared directory."""
+    for a link, or another user's file, in a shared directory, or a link there above it."""
+    for ancestor in path.parents:  # whoever may swap one for a link chooses the file
+        follow(ancestor, platform, "directory on the memory file's path")
     found, status = follow(path, platform, "memory file")
     real = Path(os.path.realpath(found.parent)) / found.name
     owners = None  # os.geteuid does not exist where files have no owners

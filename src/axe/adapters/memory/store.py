@@ -60,8 +60,8 @@ class MemoryFile:
             except OSError as error:
                 reason = str(error) if isinstance(error, reading.NotRegularFileError) else None
                 raise AgentError(
-                    f"cannot settle the archive {archive_path(self.path)} that an interrupted "
-                    f"gc left: {reason or describe_os_error(error)}; the memory file was not "
+                    f"cannot settle the archive {archive_path(self.path)} by its intent "
+                    f"record: {reason or describe_os_error(error)}; the memory file was not "
                     f"changed (fix that, or delete {intent_path(self.path)} to go on without "
                     "settling)"
                 ) from None

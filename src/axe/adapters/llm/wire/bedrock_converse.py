@@ -34,25 +34,21 @@ from axe.adapters.llm.wire.base import (
 from axe.application.ports import AnalysisRequest
 from axe.domain.results import Usage
 
-_TRANSIENT = frozenset(
-    {
-        "ThrottlingException",
-        "ServiceUnavailableException",
-        "ModelNotReadyException",
-        "InternalServerException",
-        "ModelTimeoutException",
-    }
-)
-_PERMANENT = frozenset(
-    {
-        "AccessDeniedException",
-        "UnrecognizedClientException",
-        "InvalidSignatureException",
-        "IncompleteSignatureException",
-        "ExpiredTokenException",
-        "InvalidClientTokenId",
-    }
-)
+_TRANSIENT = {
+    "ThrottlingException",
+    "ServiceUnavailableException",
+    "ModelNotReadyException",
+    "InternalServerException",
+    "ModelTimeoutException",
+}
+_PERMANENT = {
+    "AccessDeniedException",
+    "UnrecognizedClientException",
+    "InvalidSignatureException",
+    "IncompleteSignatureException",
+    "ExpiredTokenException",
+    "InvalidClientTokenId",
+}
 _TOO_LONG = ("input is too long", "too many input tokens", "too many total text bytes")
 
 
