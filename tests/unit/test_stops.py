@@ -59,6 +59,22 @@ def reported(events: list[Event]) -> list[str]:
     return [event.result.agent for event in events if isinstance(event, AgentFinished)]
 
 
+def sections(names: list[str]) -> list[str]:
+    """The text report of each of ``names``, analysed and trimmed from 5 entries to 2."""
+    return [
+        line
+        for name in names
+        for line in (
+            f"=== GC: {name} ===",
+            f"Agent: {name}",
+            "Entries: 5",
+            "--- Analysis ---",
+            "the analysis",
+            "Trimmed: 3 entries removed, 2 entries kept.",
+        )
+    ]
+
+
 def test_a_stop_under_jobs_reports_every_agent_that_finished_before_it() -> None:
     """`--all --jobs 4`, one slow provider and seven fast ones, Ctrl-C once the seven are
     trimmed: each of them is reported in full, in name order (text and JSON), before the
@@ -81,18 +97,7 @@ def test_a_stop_under_jobs_reports_every_agent_that_finished_before_it() -> None
     assert sorted(store.records) == NAMES[1:]
     assert store.files["a0"] == entries(6)
     text, _ = rendered(output.events)
-    assert text == [
-        line
-        for name in NAMES[1:]
-        for line in (
-            f"=== GC: {name} ===",
-            f"Agent: {name}",
-            "Entries: 5",
-            "--- Analysis ---",
-            "the analysis",
-            "Trimmed: 3 entries removed, 2 entries kept.",
-        )
-    ]
+    assert text == sections(NAMES[1:])
     objects, _ = rendered(output.events, json_lines=True)
     assert [line.split('"')[3] for line in objects] == NAMES[1:]
 
@@ -160,18 +165,7 @@ def test_a_stop_while_an_agents_report_is_written_lets_it_end_first() -> None:
     assert "a3" in trimmed
     assert reported(output.events) == trimmed
     text, _ = rendered(output.events)
-    assert text == [
-        line
-        for name in trimmed
-        for line in (
-            f"=== GC: {name} ===",
-            f"Agent: {name}",
-            "Entries: 5",
-            "--- Analysis ---",
-            "the analysis",
-            "Trimmed: 3 entries removed, 2 entries kept.",
-        )
-    ]
+    assert text == sections(trimmed)
 
 
 class InterruptedTrim(FakeMemoryStore):
