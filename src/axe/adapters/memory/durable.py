@@ -216,9 +216,9 @@ def remove_abandoned_temps(file: HandledFile) -> list[Path]:
     prefix, now, removed = temp_prefix(real), file.clock.now(), []
     with contextlib.suppress(OSError):
         for name in os.listdir(real.parent):
-            path = real.with_name(name)
             if not (name.startswith(prefix) and name.endswith(".tmp")):
                 continue
+            path = real.with_name(name)
             with contextlib.suppress(OSError):
                 young = now - os.lstat(path).st_mtime < _ABANDONED_AFTER_SECONDS
                 if young and file.platform.may_be_running(name[len(prefix) :].split("-")[0]):
