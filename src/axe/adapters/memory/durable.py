@@ -209,10 +209,10 @@ def write_tail_to_temp(source: SourceFile, keep_from: int) -> tuple[Path, int]:
     return temp, copied_to
 
 
-def remove_abandoned_temps(file: HandledFile) -> list[Path]:
-    """Delete and return the temps a killed gc left beside ``file``: those whose writer is
-    gone, or over an hour old, so a gc running now keeps its own."""
-    real = file.place().real
+def remove_abandoned_temps(file: HandledFile, place: Place | None = None) -> list[Path]:
+    """Delete and return the temps a killed gc left beside ``file`` (at ``place``): those
+    whose writer is gone, or over an hour old, so a gc running now keeps its own."""
+    real = (place or file.place()).real
     prefix, now, removed = temp_prefix(real), file.clock.now(), []
     with contextlib.suppress(OSError):
         for name in os.listdir(real.parent):

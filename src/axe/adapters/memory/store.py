@@ -142,7 +142,7 @@ class MemoryFile:
             start, end = max(cut - _CUT_CONTEXT, 0), min(cut + _CUT_CONTEXT, stamp.size)
             if durable.pread(source.fd, end - start, start) != snapshot.content[start:end]:
                 raise changed(self.path, "was rewritten")
-        durable.remove_abandoned_temps(self)
+        durable.remove_abandoned_temps(self, source.place)
         with contextlib.ExitStack() as archived:  # undone if the trim fails before the rename
             if archive and plan.keep_from:  # sliced only then: a copy of all but the tail
                 removed = snapshot.content[: plan.keep_from]
@@ -304,7 +304,7 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
         return f"{where.directory} {where.why}, who could forge a record there"
     fields = attrs.asdict(record)
     data = json.dumps({key: value for key, value in fields.items() if value is not None}) + "\n"
-    durable.remove_abandoned_temps(file)
+    durable.remove_abandoned_temps(file, place)
     try:
         with durable.signals_deferred():  # else Ctrl-C could leave the record in its temp file
             with durable.new_file(temp := durable.new_temp(place.real), place) as fd:
