@@ -258,22 +258,25 @@ def test_in_a_directory_others_can_write_gc_trims_only_its_users_own_file(
     assert sorted(os.listdir(home)) == ([] if kind == "another user's file" else ["notes.md"])
 
 
+@pytest.mark.parametrize("mode", [0o777, 0o1777], ids=["open", "sticky"])
 def test_a_link_above_the_memory_file_where_others_can_write_is_not_followed(
-    user: int, room: tuple[Path, Path]
+    user: int, room: tuple[Path, Path], mode: int
 ) -> None:
     """A co-user swaps a directory on the memory file's path, in a directory others can
     write, for a link to another directory of ours: gc refuses it in one line, and the file
-    of the same name there is neither trimmed nor given side files."""
+    of the same name there is neither trimmed nor given side files. The fix it gives never
+    closes a sticky directory such as /tmp, which others must be able to write."""
     shared, home = room
+    shared.chmod(mode)
     notes = make(home / "v.md", entries(5), owner=user)
     link = shared / "bot"
     link.symlink_to(home)
     done = gc(user, link / "v.md", archive=True)
+    fix = f"use a memory.path outside {shared}" if mode & 0o1000 else f"run chmod go-w {shared}"
     assert (done.returncode, done.stdout) == (
         1,
         f"directory on the memory file's path {link} is a symbolic link, and {shared} is "
-        f"writable by others: gc follows no link there (run chmod go-w {shared}); nothing "
-        "was changed\n",
+        f"writable by others: gc follows no link there ({fix}); nothing was changed\n",
     )
     assert notes.read_bytes() == entries(5)
     assert sorted(os.listdir(home)) == ["v.md"]

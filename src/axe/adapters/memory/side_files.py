@@ -89,8 +89,10 @@ def shared(directory: Path, platform: FilePlatform) -> Shared | None:
         return None
     if platform.windows:
         return None
-    if status.st_mode & _OTHERS_WRITE:
-        return Shared(directory, "is writable by others", f"run chmod go-w {directory}")
+    if status.st_mode & _OTHERS_WRITE:  # a sticky one (/tmp) must stay writable
+        sticky = status.st_mode & stat.S_ISVTX
+        fix = f"use a memory.path outside {directory}" if sticky else f"run chmod go-w {directory}"
+        return Shared(directory, "is writable by others", fix)
     if status.st_uid not in {os.geteuid(), 0}:
         why = f"belongs to another user (uid {status.st_uid})"
         return Shared(directory, why, "run gc as that user")
