@@ -6,7 +6,6 @@ tell, asked once, with the catalogue's figure wherever a lookup fails."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,6 @@ import respx
 
 from axe.adapters.llm import LLMProviders
 from axe.adapters.llm.catalogue import CATALOGUE
-from axe.adapters.llm.retry import RetryPolicy
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
 from axe.domain.errors import NoTokenCountError
@@ -37,19 +35,6 @@ GEMINI_MODEL = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2
 OPENROUTER_MODELS = "https://openrouter.ai/api/v1/models"
 PROMPT = "You are a memory analyst."
 SHAPELESS = [{"tokens": 5}, {"input_tokens": "5"}, {"input_tokens": -1}, {"input_tokens": True}, []]
-
-
-@pytest.fixture
-def transport() -> Iterator[HttpTransport]:
-    http = HttpTransport(clock=FakeClock(), retry=RetryPolicy(jitter=lambda: 0.0))
-    yield http
-    http.close()
-
-
-@pytest.fixture
-def mock() -> Iterator[respx.MockRouter]:
-    with respx.mock(assert_all_called=False) as router:
-        yield router
 
 
 def request(provider: str, model: str, log: str = LOG, **fields: Any) -> AnalysisRequest:

@@ -5,7 +5,6 @@ refusal and its transient errors."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ from axe.adapters.llm import wire
 from axe.adapters.llm.aws_credentials import AwsCredentials
 from axe.adapters.llm.catalogue import CATALOGUE
 from axe.adapters.llm.client import HttpLLMClient
-from axe.adapters.llm.retry import RetryPolicy
 from axe.adapters.llm.settings import ProviderSettings, sendable
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
@@ -46,24 +44,6 @@ BEDROCK_URL = (
 GEMINI_URL = (
     "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
 )
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def transport(clock: FakeClock) -> Iterator[HttpTransport]:
-    http = HttpTransport(clock=clock, retry=RetryPolicy(jitter=lambda: 0.0))
-    yield http
-    http.close()
-
-
-@pytest.fixture
-def mock() -> Iterator[respx.MockRouter]:
-    with respx.mock(assert_all_called=False) as router:
-        yield router
 
 
 def request(provider: str, model: str) -> AnalysisRequest:

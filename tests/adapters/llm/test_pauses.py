@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import httpx
 import pytest
 import respx
 
 from axe.adapters.llm.client import HttpLLMClient
-from axe.adapters.llm.retry import RetryPolicy, SharedPauses
+from axe.adapters.llm.retry import SharedPauses
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport
 from axe.application.ports import AnalysisRequest
@@ -33,18 +33,6 @@ def request(provider: str) -> AnalysisRequest:
         temperature=0.3,
         max_tokens=10,
     )
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def transport(clock: FakeClock) -> Iterator[HttpTransport]:
-    http = HttpTransport(clock=clock, retry=RetryPolicy(jitter=lambda: 0.0))
-    yield http
-    http.close()
 
 
 def when_first_waiting(clock: FakeClock, other: Callable[[], None]) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,6 @@ import respx
 
 from axe.adapters.llm import LLMProviders
 from axe.adapters.llm.redaction import display_url, redact
-from axe.adapters.llm.retry import RetryPolicy
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.transport import HttpTransport
 from axe.adapters.llm.wire.ollama_chat import context_size as ollama_context_size
@@ -36,19 +34,6 @@ OLLAMA_URL = "http://localhost:11434/api/chat"
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock(start=1000.0)
-
-
-@pytest.fixture
-def transport(clock: FakeClock) -> Iterator[HttpTransport]:
-    http = HttpTransport(clock=clock, retry=RetryPolicy(jitter=lambda: 0.0))
-    yield http
-    http.close()
-
-
-@pytest.fixture
-def mock() -> Iterator[respx.MockRouter]:
-    with respx.mock(assert_all_called=False) as router:
-        yield router
 
 
 def request(model: str = "claude-3", provider: str = "anthropic") -> AnalysisRequest:
