@@ -105,41 +105,18 @@ def test_bedrock_without_a_region_is_exit_2_before_any_request(
     assert home.memory_path("helper").read_bytes() == entries(10)
 
 
+@pytest.mark.parametrize("has_file", [False, True], ids=["no file", "file without it"])
 def test_bedrock_without_credentials_is_exit_3_before_any_request(
-    home: AxeHome, server: LoopbackLLM
+    home: AxeHome, server: LoopbackLLM, has_file: bool
 ) -> None:
-    """No credentials (no variables, no such profile) is exit 3 like a missing key, one
-    line naming the profile and file it looked in and what to set, nothing sent."""
+    """No credentials (no variables, and no such profile) is exit 3 like a missing key: one
+    line naming the profile and the credentials file it read, if there is one, and what to
+    set; nothing sent."""
     home.add_agent("helper", model=BEDROCK_MODEL, last_n=3)
     home.write_memory("helper", entries(10))
-    missing = home.root / "nowhere" / "credentials"
-    done = axe(
-        home,
-        "gc",
-        "helper",
-        AWS_REGION="us-east-1",
-        AXE_BEDROCK_BASE_URL=server.url,
-        AWS_PROFILE="nosuch",
-        AWS_SHARED_CREDENTIALS_FILE=str(missing),
-    )
-    assert done.returncode == 3
-    assert done.stderr == (
-        'AWS credentials for provider "bedrock" are not configured: none in the environment '
-        "and no shared credentials file (set AWS_ACCESS_KEY_ID and "
-        "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and AWS_SHARED_CREDENTIALS_FILE)\n"
-    )
-    assert server.requests == []
-
-
-def test_bedrock_without_the_profile_names_the_credentials_file_it_read(
-    home: AxeHome, server: LoopbackLLM
-) -> None:
-    """A credentials file without the profile asked for is named, with the profile: exit
-    3, nothing sent."""
-    home.add_agent("helper", model=BEDROCK_MODEL, last_n=3)
-    home.write_memory("helper", entries(10))
-    credentials = home.root / "credentials"
-    credentials.write_text("[other]\naws_access_key_id = AKIDEXAMPLE\n")
+    credentials = home.root / ("credentials" if has_file else "nowhere/credentials")
+    if has_file:
+        credentials.write_text("[other]\naws_access_key_id = AKIDEXAMPLE\n")
     done = axe(
         home,
         "gc",
@@ -149,11 +126,12 @@ def test_bedrock_without_the_profile_names_the_credentials_file_it_read(
         AWS_PROFILE="nosuch",
         AWS_SHARED_CREDENTIALS_FILE=str(credentials),
     )
+    looked = f'no profile "nosuch" in {credentials}' if has_file else "no shared credentials file"
     assert done.returncode == 3
     assert done.stderr == (
         'AWS credentials for provider "bedrock" are not configured: none in the environment '
-        f'and no profile "nosuch" in {credentials} (set AWS_ACCESS_KEY_ID and '
-        "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and AWS_SHARED_CREDENTIALS_FILE)\n"
+        f"and {looked} (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE and "
+        "AWS_SHARED_CREDENTIALS_FILE)\n"
     )
     assert server.requests == []
 
