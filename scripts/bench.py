@@ -195,10 +195,12 @@ def processes(root: Path, *, runs: int, big_bytes: int, agents: int) -> None:
         one = Fleet(root / "one", url, 1, entries(50), last_n=10)
         many = Fleet(root / "many", url, agents, entries(50), last_n=10)
         quiet = Fleet(root / "quiet", url, agents, entries(50), last_n=10)
+        quiet_one = Fleet(root / "quiet-one", url, 1, entries(50), last_n=10)
         quiet_run = [*gc_all, "--skip-unchanged"]
-        subprocess.run(quiet_run, env=quiet.env, capture_output=True, check=True)
-        # A provider that refuses every connection: a quiet run that sent a request would fail.
-        quiet.env["AXE_OPENAI_BASE_URL"] = f"http://127.0.0.1:{unused_port()}"
+        for fleet in (quiet, quiet_one):
+            subprocess.run(quiet_run, env=fleet.env, capture_output=True, check=True)
+            # A provider that refuses every connection: a quiet run that sent a request fails.
+            fleet.env["AXE_OPENAI_BASE_URL"] = f"http://127.0.0.1:{unused_port()}"
         filler = "x" * 390  # entries of about 450 bytes
         count = big_bytes // len(entry(99_999, None, filler))
         big_log = b"".join(entry(i, None, filler) for i in range(count))
@@ -211,6 +213,7 @@ def processes(root: Path, *, runs: int, big_bytes: int, agents: int) -> None:
             startup,
             Run(IMPORTS, [PYTHON, "-c", IMPORTS], env),
             Run(f"{IMPORTS}, httpx", [PYTHON, "-c", f"{IMPORTS}, httpx"], env),
+            Run("  and httpx.Client()", [PYTHON, "-c", f"{IMPORTS}, httpx; httpx.Client()"], env),
             Run("axe gc --help", [AXE, "gc", "--help"], env),
             Run("axe --version", [AXE, "--version"], env),
             Run("axe gc <missing agent>", [AXE, "gc", "missing"], env, exit_code=2),
@@ -225,14 +228,15 @@ def processes(root: Path, *, runs: int, big_bytes: int, agents: int) -> None:
             runs,
             Run("axe gc --all, 1 agent", gc_all, one.env, one.restore),
             Run(f"axe gc --all, {agents} agents", gc_all, many.env, many.restore),
+            Run("--skip-unchanged, 1 quiet", quiet_run, quiet_one.env),
             Run(f"--skip-unchanged, {agents} quiet", quiet_run, quiet.env),
             Run("proxied gc, 10 entries", gc, small.via(proxy.url), small.restore),
             Run("proxied gc --all, 1 agent", gc_all, one.via(proxy.url), one.restore),
             Run(f"proxied gc --all, {agents}", gc_all, many.via(proxy.url), many.restore),
         )
-    floor, http_floor, help_page, version, missing, small_gc = floors_and_start_ups
+    floor, http_floor, client_floor, help_page, version, missing, small_gc = floors_and_start_ups
     cp, big_gc = big_file
-    all_one, all_many, all_quiet, small_via, one_via, many_via = fleets
+    all_one, all_many, quiet_one_run, all_quiet, small_via, one_via, many_via = fleets
 
     print(f"\nwhole processes: medians of {startup} runs, {big_runs} the big log, {runs} fleets")
     for figure in (*floors_and_start_ups, *big_file, *fleets):
@@ -249,6 +253,13 @@ def processes(root: Path, *, runs: int, big_bytes: int, agents: int) -> None:
     print(rail(f"--skip-unchanged, {agents} quiet", all_quiet.ms, "ms", quiet_floor, quiet_limit))
     print("\nfigures without rails")
     print(f"  gc <missing agent>              {missing.ms / floor.ms:6.2f} x the import floor")
+    client, with_client = client_floor.ms / http_floor.ms, small_gc.ms / client_floor.ms
+    print(f"  httpx.Client() alone            {client:6.2f} x the import floor + httpx")
+    print(f"  gc, 10 entries                  {with_client:6.2f} x that and a client")
+    quiet_start = quiet_one_run.ms / floor.ms
+    quiet_each = (all_quiet.ms - quiet_one_run.ms) / max(1, agents - 1)
+    print(f"  --skip-unchanged, 1 quiet       {quiet_start:6.2f} x the import floor")
+    print(f"  --skip-unchanged, per agent     {quiet_each:6.2f} ms")
     print(f"  proxied gc, 10 entries          {small_via.ms / small_gc.ms:6.2f} x the direct run")
     per_agent_via = (many_via.ms - one_via.ms) / max(1, agents - 1)
     print(f"  proxied --all, per extra agent  {per_agent_via:6.2f} ms")
