@@ -220,7 +220,7 @@ def test_memory_path_with_variables_is_the_file_trimmed(project: Project) -> Non
 
 
 def test_memory_path_relative_after_expansion_is_exit_2(project: Project) -> None:
-    """An unset variable leaving a relative path: the config error of today, exit 2."""
+    """An unset variable leaving a relative path is a config error, exit 2."""
     text = agent_toml(name="a", path="${NOPE}notes/a.md")
     (project.config / "a.toml").write_text(text)
     result = run("a")

@@ -107,7 +107,7 @@ class LLMProviders:
         settings = provider_settings(
             row, self._config, self._environ, self._max_input_tokens, keyless=not self._sending
         )
-        # httpx (a tenth of a second) is loaded only by a run that may send: never for a
+        # httpx, the largest import, is loaded only by a run that may send: never for a
         # missing agent, memory disabled, --help or the offline analyst
         from axe.adapters.llm.client import HttpLLMClient  # noqa: PLC0415
         from axe.adapters.llm.transport import HttpTransport  # noqa: PLC0415
