@@ -4,6 +4,7 @@ with ~ and variables; saying where it looked."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -229,6 +230,23 @@ def test_memory_path_relative_after_expansion_is_exit_2(project: Project) -> Non
         "",
         'memory.path "${NOPE}notes/a.md" of agent "a" is not an absolute path (it expands '
         'to "notes/a.md"); use an absolute path such as /home/me/agent-memory.md\n',
+    )
+
+
+def test_an_error_naming_a_hostile_path_is_one_inert_line(project: Project) -> None:
+    """A memory path holding a newline, a tab and an escape sequence is named in one line
+    of stderr, each control written as an escape, so the path reads as it is."""
+    hostile = project.home.root / "no\nsuch" / "d\x1b[31mRED\ttab"
+    hostile.mkdir(parents=True)
+    memory = hostile / "a.md"
+    memory.mkdir()
+    text = agent_toml(name="a", path="here", model="builtin/heuristic")
+    (project.config / "a.toml").write_text(text.replace('"here"', json.dumps(str(memory))))
+    result = run("a", "--dry-run")
+    shown = str(memory).replace("\n", "\\n").replace("\t", "\\t").replace("\x1b", "\\x1b")
+    assert (result.exit_code, result.stderr) == (
+        1,
+        f"cannot read memory file {shown}: a directory\n",
     )
 
 

@@ -160,9 +160,15 @@ def test_sigterm_during_a_trim_lets_it_finish(
     assert sorted(os.listdir(path.parent)) == [".fragile.md.axe-gc.analysed", *names]
 
 
-def test_sigterm_before_the_trim_trims_nothing(home: AxeHome, server: LoopbackLLM) -> None:
-    """SIGTERM while gc waits for the analysis: exit 143 and one line, the memory file
-    exactly as it was, no archive, nothing left beside it."""
+@pytest.mark.parametrize(
+    ("stop", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["SIGTERM", "SIGHUP"]
+)
+def test_sigterm_before_the_trim_trims_nothing(
+    home: AxeHome, server: LoopbackLLM, stop: signal.Signals, code: int
+) -> None:
+    """SIGTERM (or SIGHUP: the terminal or ssh session closed) while gc waits for the
+    analysis: exit 143 (129) and one line, the memory file exactly as it was, no archive,
+    and nothing left beside it, the lock's sidecar included."""
     home.add_agent("fragile", model="ollama/m", last_n=2)
     path = home.write_memory("fragile", entries(5))
     server.delay = 30
@@ -176,10 +182,10 @@ def test_sigterm_before_the_trim_trims_nothing(home: AxeHome, server: LoopbackLL
     while not server.prompts:  # the request has arrived: gc is waiting for its answer
         if process.poll() is not None:
             break
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(stop)
     _, stderr = process.communicate(timeout=60)
     server.delay = 0
-    assert (process.returncode, stderr) == (143, "terminated\n")
+    assert (process.returncode, stderr) == (code, "terminated\n")
     assert path.read_bytes() == entries(5)
     assert sorted(os.listdir(path.parent)) == ["fragile.md"]
 

@@ -7,9 +7,14 @@ end; these state the rule itself, one kind of sequence per row, so the fast suit
 
 from __future__ import annotations
 
-import pytest
+import re
+import unicodedata
 
-from axe.domain.safe_text import terminal_safe
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from axe.domain.safe_text import BIDI_CONTROLS, escaped_line, terminal_safe
 
 
 @pytest.mark.parametrize(
@@ -45,3 +50,19 @@ def test_terminal_controls_are_removed_and_text_is_kept(text: str, shown: str) -
     """What a reply or an error message shows on a terminal: whole control sequences gone,
     no debris left, the text around them unchanged."""
     assert terminal_safe(text) == shown
+
+
+@given(st.text())
+def test_an_escaped_line_is_one_inert_line_that_reads_back_as_the_text(text: str) -> None:
+    """A stderr line is one line with no control left, and a text without controls is
+    shown exactly as it is."""
+    shown = escaped_line(text)
+    controls = re.compile(f"[{BIDI_CONTROLS}]")
+    assert not any(unicodedata.category(c) == "Cc" or controls.match(c) for c in shown)
+    if not any(unicodedata.category(c) == "Cc" or controls.match(c) for c in text):
+        assert shown == text
+
+
+def test_an_escaped_line_writes_each_control_as_python_does() -> None:
+    """Newline, tab, escape, a C1 control and a bidi override, each as its escape."""
+    assert escaped_line("a\nb\tc\x1b[31m\x85\u202e Mön") == "a\\nb\\tc\\x1b[31m\\x85\\u202e Mön"

@@ -16,19 +16,22 @@ import click
 
 from axe.application.stops import StopSignal
 from axe.domain.errors import AxeError, exit_code_for
-from axe.domain.safe_text import terminal_safe
+from axe.domain.safe_text import escaped_line
 
 EXIT_USAGE = 1
 EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process ended by it
 _CLOSE_ENOUGH = 0.75
 _CLOSED_STDOUT = "stdout was closed by its reader; gc stopped at the first line it could not write"
-_STOPS = (signal.SIGINT, signal.SIGTERM)
+# Ctrl-C; SIGTERM; SIGHUP, a closed terminal or ssh session (not on Windows)
+_STOPS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 class Terminated(SystemExit):
-    """SIGTERM during a run: a ``SystemExit``, so nothing that handles ordinary errors stops
-    it on its way out, and the composition root settles it as it does Ctrl-C."""
+    """SIGTERM or SIGHUP during a run, with its shell exit code (128 + the signal): a
+    ``SystemExit``, so nothing that handles ordinary errors stops it on its way out, and the
+    composition root settles it as it does Ctrl-C."""
 
 
 class OneLineErrors:
@@ -78,7 +81,7 @@ class OneLineErrors:
         except AxeError as error:
             _fail(str(error), exit_code_for(error))
         except (KeyboardInterrupt, click.Abort, Terminated) as stop:
-            _end_interrupted(terminated=isinstance(stop, Terminated))
+            _end_interrupted(stop.args[0] if isinstance(stop, Terminated) else EXIT_INTERRUPTED)
         except click.ClickException as error:
             _fail(error.format_message(), error.exit_code)
         except Exception as error:
@@ -113,8 +116,8 @@ def _stops_reach(stop: StopSignal) -> Iterator[None]:
         return
 
     def on_signal(number: int, _frame: object) -> None:
-        terminated = number == signal.SIGTERM
-        stop.interrupt(Terminated(EXIT_TERMINATED) if terminated else KeyboardInterrupt())
+        interrupted = number == signal.SIGINT
+        stop.interrupt(KeyboardInterrupt() if interrupted else Terminated(128 + number))
 
     previous = {number: signal.signal(number, on_signal) for number in _STOPS}
     try:
@@ -124,17 +127,17 @@ def _stops_reach(stop: StopSignal) -> Iterator[None]:
             signal.signal(number, handler)
 
 
-def _end_interrupted(*, terminated: bool) -> NoReturn:
-    """Ctrl-C or SIGTERM, unwound through the composition root: one line, exit 130 or 143;
-    worker threads still waiting for a provider are daemons, not waited for."""
-    code = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
-    over_the_echo = "\r" if sys.stderr.isatty() else ""  # a terminal's "^C" on this row
-    click.echo(over_the_echo + ("terminated" if terminated else "interrupted"), err=True)
+def _end_interrupted(code: int) -> NoReturn:
+    """Ctrl-C, SIGTERM or SIGHUP, unwound through the composition root: one line, exit 130,
+    143 or 129; worker threads still waiting for a provider are daemons, not waited for."""
+    said = "interrupted" if code == EXIT_INTERRUPTED else "terminated"
+    with contextlib.suppress(OSError):  # a closed terminal took stderr with it
+        click.echo(("\r" if sys.stderr.isatty() else "") + said, err=True)  # over its "^C"
     sys.exit(code)
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    click.echo(terminal_safe(message), err=True)
+    click.echo(escaped_line(message), err=True)
     sys.exit(code)
 
 

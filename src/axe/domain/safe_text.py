@@ -27,3 +27,9 @@ def terminal_safe(text: str) -> str:
         return text
     text = re.sub(_SEQUENCES, "", text.replace("\r\n", "\n"), flags=re.VERBOSE)
     return re.sub(_CONTROLS, "", text)
+
+
+def escaped_line(text: str) -> str:
+    """One inert line, whatever ``text`` holds (an error quoting a path with a newline):
+    every control, newline and tab included, written as in a Python string (``\\x1b``)."""
+    return re.sub(f"[\x00-\x1f\x7f-\x9f{BIDI_CONTROLS}]", lambda c: repr(c[0])[1:-1], text)

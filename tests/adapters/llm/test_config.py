@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from axe.adapters.llm.settings import ProviderSettings, TomlGlobalConfig
+from axe.adapters.llm.catalogue import provider
+from axe.adapters.llm.settings import ProviderSettings, TomlGlobalConfig, provider_settings
 from axe.adapters.shared.places import config_dir, data_dir
 from axe.domain.errors import ConfigError
 
@@ -100,6 +101,19 @@ def test_bedrock_region_and_openrouter_headers_are_read_from_the_file_and_the_en
     assert config.setting("openrouter", "referer") == "https://me.example"
     assert config.setting("openrouter", "title") == "nightly"
     assert config.setting("openrouter", "categories") == ""
+
+
+def test_spaces_at_either_end_of_a_key_or_header_are_dropped(tmp_path: Path) -> None:
+    """A key pasted with a space or tab at either end (the environment or the file), or a
+    title so written, is used without them, as the Go axe's HTTP library sends it."""
+    path = tmp_path / "config.toml"
+    path.write_text('[providers.anthropic]\napi_key = "\\tfile-key "\n')
+    assert TomlGlobalConfig(path, {}).key_and_source("anthropic", KEY) == ("file-key", str(path))
+    env = {KEY: " env-key\t", "AXE_OPENROUTER_TITLE": " gc ", "OPENROUTER_API_KEY": "k"}
+    config = TomlGlobalConfig(path, env)
+    assert config.key_and_source("anthropic", KEY) == ("env-key", KEY)
+    row = provider("openrouter")
+    assert provider_settings(row, config, env, None).headers == {"X-OpenRouter-Title": "gc"}
 
 
 def test_a_new_rows_setting_is_read_by_name_and_unknown_keys_stay_unread(tmp_path: Path) -> None:

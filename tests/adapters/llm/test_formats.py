@@ -435,6 +435,19 @@ def test_a_gateway_sends_its_attribution_headers_and_reads_the_cost(
     assert (sent_headers["http-referer"], sent_headers[title]) == ("https://me.example", "gc")
 
 
+def test_a_title_in_any_language_goes_out_as_utf_8(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A non-ASCII title ("Mön bot") is sent as its UTF-8 bytes, as the Go axe sends it,
+    not refused: every OpenRouter agent the Go axe runs is analysed."""
+    reply = {"choices": [{"message": {"content": "r"}}]}
+    route = mock.post("https://openrouter.ai/api/v1/chat/completions").respond(200, json=reply)
+    headers = {"X-OpenRouter-Title": "Mön bot"}
+    client(transport, "openrouter", headers=headers).complete(request("openrouter", "a/b"))
+    sent = dict(route.calls.last.request.headers.raw)
+    assert sent[b"X-OpenRouter-Title"] == "Mön bot".encode()
+
+
 def test_the_rows_the_go_axe_added_after_m7_take_their_base_as_written(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
@@ -860,10 +873,10 @@ def test_every_attempt_carries_the_key(mock: respx.MockRouter, transport: HttpTr
     ("provider", "settings", "said"),
     [
         ("anthropic", {"api_key": KEY + "\r"}, "the API key from K"),
-        ("openai", {"api_key": " " + KEY}, "the API key from K"),
+        ("openai", {"api_key": KEY + "é"}, "the API key from K"),
         (
             "openrouter",
-            {"headers": {"X-OpenRouter-Title": "Café bot"}},
+            {"headers": {"X-OpenRouter-Title": "Café\nbot"}},
             "the X-OpenRouter-Title header (from AXE_OPENROUTER_TITLE or "
             "[providers.openrouter] title)",
         ),
@@ -887,15 +900,14 @@ def test_a_value_no_header_can_carry_is_a_config_error_naming_its_source_not_its
     settings: dict[str, Any],
     said: str,
 ) -> None:
-    """A stray newline from a CRLF .env file, a space, or non-ASCII text in a key, credential
-    or configured header is refused before any request, naming where it came from; the
+    """A stray newline from a CRLF .env file in a key, credential or configured header, or
+    non-ASCII text in a key, is refused before any request, naming where it came from; the
     HTTP library's own error would have quoted the secret."""
     with pytest.raises(ConfigError) as caught:
         client(transport, provider, **settings)
     assert str(caught.value) == (
         f'{said} for provider "{provider}" holds a character an HTTP header cannot carry (a '
-        "control character such as a stray newline, a space at either end, or non-ASCII "
-        "text); fix it there"
+        "control character such as a stray newline, or non-ASCII text in a key); fix it there"
     )
     assert KEY not in str(caught.value)
     assert "EXAMPLEKEY" not in str(caught.value)

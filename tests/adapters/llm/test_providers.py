@@ -777,6 +777,24 @@ def test_credentials_in_the_base_url_are_sent_as_basic_auth_and_never_echoed(
     )
 
 
+def test_any_key_the_run_can_see_is_never_echoed_nor_a_key_in_the_base_urls_query(
+    mock: respx.MockRouter, tmp_path: Path
+) -> None:
+    """A gateway that echoes another provider's key (from the environment or config.toml)
+    or the key its base URL carries as a query value does not get any of them printed."""
+    (tmp_path / "config.toml").write_text('[providers.groq]\napi_key = "gsk-file-0123456789"\n')
+    url = "https://gw.example/v1/chat/completions?api-key=QSECRET123"
+    said = f"keys {KEY} gsk-file-0123456789 QSECRET123 (bad) {KEY[:6]}"
+    mock.post(url).respond(401, json={"error": {"message": said}})
+    environ = {"OPENAI_API_KEY": "sk-own-9876543210", "ANTHROPIC_API_KEY": KEY}
+    environ["AXE_OPENAI_BASE_URL"] = "https://gw.example/v1?api-key=QSECRET123"
+    llm = LLMProviders(environ, config_dir=tmp_path, clock=FakeClock())
+    with pytest.raises(ApiError) as caught:
+        llm.complete(request("gpt-4o", "openai"))
+    llm.close()
+    assert "keys [redacted] [redacted] [redacted] (bad) sk-tes" in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("provider", "base_url"),
     [

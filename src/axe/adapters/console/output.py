@@ -17,7 +17,7 @@ from axe.application.ports import Clock
 from axe.domain import events
 from axe.domain.model import ModelRef
 from axe.domain.results import AgentResult, AgentStatus
-from axe.domain.safe_text import terminal_safe
+from axe.domain.safe_text import escaped_line, terminal_safe
 
 
 def _reported(event: events.Event) -> AgentResult | None:
@@ -147,6 +147,7 @@ class ConsoleOutput:
         if self._status is not None:
             self._status.erase()
         stream = self._streams[line.stream]
-        text = line.text if self._json and line.stream is Stream.OUT else terminal_safe(line.text)
+        safe = escaped_line if line.stream is Stream.ERR else terminal_safe
+        text = line.text if self._json and line.stream is Stream.OUT else safe(line.text)
         stream.write((text + "\n").encode("utf-8", "backslashreplace"))
         stream.flush()

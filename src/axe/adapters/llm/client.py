@@ -44,7 +44,7 @@ class HttpLLMClient:
         self._transport, self._provider, self._settings = transport, provider, settings
         self._base = base_url(provider, settings)
         aws = settings.aws.secrets if settings.aws else ()
-        self._secrets = tuple(secret for secret in (settings.api_key, *aws) if secret)
+        self._secrets = tuple(s for s in (settings.api_key, *aws, *settings.known_keys) if s)
         self._auth = authentication(provider, settings)
         # with no key (a run that sends nothing), nothing is asked: it would be refused
         self._can_ask = provider.auth is Auth.NONE or bool(settings.api_key or settings.aws)

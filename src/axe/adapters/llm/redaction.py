@@ -16,11 +16,13 @@ _SHORTEST_REAL_SECRET = 8  # characters; shorter ones are placeholders such as "
 
 
 def scrubbed(text: str, url: str, secrets: Iterable[str]) -> str:
-    """``text`` without ``secrets`` or the password in ``url``: each as written, as a
-    library's repr() shows it ('sk-…\\r'), and URL-encoded as a server may echo it (an AWS
-    secret's '/' and '+' as %2F and %2B)."""
+    """``text`` without ``secrets``, the password in ``url`` or its query's values (a key a
+    gateway takes as ``?api-key=``): each as written, as a library's repr() shows it
+    ('sk-…\\r'), and URL-encoded as a server may echo it (an AWS secret's '/' as %2F)."""
     try:
-        in_url = password_forms(httpx.URL(url))
+        address = httpx.URL(url)
+        query = [value for _, value in address.params.multi_items()]
+        in_url = (*password_forms(address), *(v for v in query if len(v) >= _SHORTEST_REAL_SECRET))
     except httpx.InvalidURL:
         in_url = ()
     for secret in (*secrets, *in_url):

@@ -18,13 +18,15 @@ from axe.adapters.llm.aws_credentials import (
     read_aws_credentials,
     required_aws_credentials,
 )
-from axe.adapters.llm.catalogue import Auth, Provider
+from axe.adapters.llm.catalogue import CATALOGUE, Auth, Provider
 from axe.adapters.shared.toml import load_toml, structure
 from axe.domain.errors import ApiError, ConfigError
 from axe.domain.model import quoted
 
-# What an HTTP header value can carry: visible ASCII, spaces only inside.
-_SENDABLE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
+# What a key can be (visible ASCII, spaces inside), and what a header may carry (no control
+# but tab; other text as UTF-8, as the Go axe sends it); spaces at either end are dropped.
+_KEY = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
+_HEADER = re.compile(r"[^\x00-\x08\x0a-\x1f\x7f]*")
 
 
 @define(repr=False, eq=False)  # read once, never shown or compared
@@ -63,11 +65,19 @@ class TomlGlobalConfig:
     def key_and_source(self, provider: str, variable: str) -> tuple[str, str]:
         """``provider``'s key from ``variable`` (its row's) or the file, and where it came
         from (the variable's name or the file's path); ``("", "")`` when neither has one."""
-        if key := self._environ.get(variable, ""):
+        if key := self._environ.get(variable, "").strip(" \t"):
             return key, variable
-        if key := self._load().providers.get(provider, _ProviderTable()).api_key:
+        if key := self._load().providers.get(provider, _ProviderTable()).api_key.strip(" \t"):
             return key, str(self._path)
         return "", ""
+
+    def every_key(self) -> tuple[str, ...]:
+        """Each provider's key the run can see (a gateway may echo one it was not sent)."""
+        variables = [row.key_variable for row in CATALOGUE.values()]
+        variables += ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]
+        written = [table.api_key for table in self._load().providers.values()]
+        found = (*map(self._environ.get, variables), *written)
+        return tuple(key.strip(" \t") for key in found if key)
 
     def setting(self, provider: str, name: str, variables: Sequence[str] | None = None) -> str:
         """One of ``[providers.<provider>]``'s settings but the key (``base_url``,
@@ -108,6 +118,7 @@ class ProviderSettings:
     region: str = ""
     aws: AwsCredentials | None = None
     reasoning_models: frozenset[str] = frozenset()
+    known_keys: tuple[str, ...] = field(default=(), repr=False)  # every message leaves out
 
 
 def provider_settings(
@@ -134,7 +145,7 @@ def provider_settings(
     headers = {
         header: value
         for header, setting in row.optional_headers
-        if (value := config.setting(name, setting))
+        if (value := config.setting(name, setting).strip(" \t"))
     }
     settings = ProviderSettings(
         api_key=key,
@@ -144,6 +155,7 @@ def provider_settings(
         config_path=str(config.path),
         max_input_tokens=max_input_tokens,
         headers=headers,
+        known_keys=config.every_key(),
         reasoning_models=frozenset(
             alias.strip() for alias in config.setting(name, "reasoning_models").split(",")
         )
@@ -185,25 +197,26 @@ def sendable(
             f"API key for provider {quoted(name)} is not configured "
             f"(set {settings.key_variable} or add it to {settings.config_path})"
         )
-    values = [(f"the API key from {settings.key_source}", settings.api_key)]
+    values = [(f"the API key from {settings.key_source}", settings.api_key, _KEY)]
     values += [
         (
             f"the {header} header (from AXE_{name.upper()}_{setting.upper()} or "
             f"[providers.{name}] {setting})",
             settings.headers.get(header, ""),
+            _HEADER,
         )
         for header, setting in row.optional_headers
     ]
     if (aws := settings.aws) is not None:
         values += [
-            (f"the AWS credentials from {aws.source}", value)
+            (f"the AWS credentials from {aws.source}", value, _KEY)
             for value in (aws.access_key_id, aws.secret_access_key, aws.session_token)
         ]
-    for what, value in values:
-        if value and not _SENDABLE.fullmatch(value):
+    for what, value, allowed in values:
+        if value and not allowed.fullmatch(value):
             raise ConfigError(
                 f"{what} for provider {quoted(name)} holds a character an HTTP header "
-                "cannot carry (a control character such as a stray newline, a space at either "
-                "end, or non-ASCII text); fix it there"
+                "cannot carry (a control character such as a stray newline, or non-ASCII text "
+                "in a key); fix it there"
             )
     return settings
