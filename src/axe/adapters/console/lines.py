@@ -72,21 +72,12 @@ class TextLines:
         self._said: set[tuple[str, str]] = set()  # a provider that cannot count, said once
 
     def render(self, event: events.Event) -> list[Line]:
+        if isinstance(event, _Warning):
+            return self._warned(event)
         match event:
             case events.SweepStarted(agents=agents):
                 self._in_sweep = True
                 return [] if agents else _out("No agents with memory enabled.")
-            case (
-                events.AgentSkipped()
-                | events.AgentsIgnored()
-                | events.NoAgentsDirectory()
-                | events.NoEntryHeadings()
-                | events.AnalysisNarrowed()
-                | events.RecordNotKept()
-                | events.TrimWarning()
-                | events.CountingUnavailable()
-            ):
-                return self._warned(event)
             case events.AgentStarted(agent=agent, in_sweep=in_sweep):
                 return _out(f"=== GC: {agent} ===") if in_sweep else []
             case events.MemoryRead() | events.MemoryUnchanged():
