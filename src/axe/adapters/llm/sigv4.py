@@ -21,10 +21,6 @@ _ALGORITHM = "AWS4-HMAC-SHA256"
 _UNRESERVED = "-_.~"  # with letters and digits, the only bytes AWS leaves unencoded
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class SigV4Auth(httpx.Auth):
     """Signs each request for ``service`` in ``region``; ``clock`` gives an aware datetime."""
 
@@ -36,16 +32,10 @@ class SigV4Auth(httpx.Auth):
         region: str,
         *,
         service: str = "bedrock",
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._credentials, self._region, self._service = credentials, region, service
         self._clock = clock
-
-    def __repr__(self) -> str:
-        return (
-            f"SigV4Auth(access_key_id={self._credentials.access_key_id!r}, "
-            f"region={self._region!r}, service={self._service!r})"
-        )
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         """Sets ``x-amz-date``, ``x-amz-security-token`` (with a token) and
