@@ -81,11 +81,11 @@ def _reply(document: Any, sent: Sent) -> tuple[str, Usage | None]:
 
 
 def _error(status: int, headers: Mapping[str, str], raw: bytes) -> WireError:
+    refusal = request_too_large(status)
     if not isinstance(inner := error_object(raw), dict):
-        return WireError(plain(raw), refusal=request_too_large(status))
+        return WireError(plain(raw), refusal=refusal)
     kind = text_of(inner.get("status"))
     message = text_of(inner.get("message")) or "no message"
-    refusal = request_too_large(status)
     if found := _TOO_LONG.search(message.lower()):
         refusal = Refusal(int(found[1]), int(found[2]))
     items = inner.get("details")
