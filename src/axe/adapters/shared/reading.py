@@ -56,15 +56,19 @@ def open_regular(
         raise
     try:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            kind = "a directory" if stat.S_ISDIR(status.st_mode) else "not a regular file"
-            raise NotRegularFileError(path, kind)
+        _require_regular(path, status)
         if nonblock:
             os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
     return fd, status
+
+
+def _require_regular(path: Path | str, status: os.stat_result) -> None:
+    if not stat.S_ISREG(status.st_mode):
+        kind = "a directory" if stat.S_ISDIR(status.st_mode) else "not a regular file"
+        raise NotRegularFileError(path, kind)
 
 
 def read_regular(
