@@ -120,11 +120,8 @@ def console_output(
 
 
 def seconds_from(environ: Mapping[str, str], variable: str) -> float | None:
-    """A time limit in seconds from ``variable`` when it is set.
-
-    Raises:
-        ConfigError: the variable is not a positive number of seconds, at most a day.
-    """
+    """A time limit in seconds from ``variable`` when it is set; ConfigError unless it is a
+    positive number of seconds, at most a day."""
     text = environ.get(variable, "")
     if not text:
         return None
@@ -141,11 +138,8 @@ def seconds_from(environ: Mapping[str, str], variable: str) -> float | None:
 
 
 def max_input_tokens_from(environ: Mapping[str, str]) -> int | None:
-    """``AXE_MAX_INPUT_TOKENS`` when set: the same cap as ``--max-input-tokens``.
-
-    Raises:
-        ConfigError: the variable is not a whole number of at least 1024.
-    """
+    """``AXE_MAX_INPUT_TOKENS`` when set: the same cap as ``--max-input-tokens``;
+    ConfigError unless it is a whole number of at least 1024."""
     text = environ.get("AXE_MAX_INPUT_TOKENS", "").strip()
     if not text:
         return None

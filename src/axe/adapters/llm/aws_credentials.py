@@ -54,11 +54,8 @@ def shared_credentials_file(environ: Mapping[str, str]) -> Path | None:
 
 
 def read_aws_credentials(environ: Mapping[str, str]) -> AwsCredentials | None:
-    """The credentials to sign with, or None when neither place has a complete pair.
-
-    Raises:
-        ConfigError: the credentials file exists but cannot be read or parsed.
-    """
+    """The credentials to sign with, or None when neither place has a complete pair;
+    ConfigError if the credentials file exists but cannot be read or parsed."""
     names = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token")
     values: Mapping[str, str] = {name: environ.get(name.upper(), "") for name in names}
     source = "AWS_ACCESS_KEY_ID"

@@ -64,7 +64,7 @@ class Provider:
     """One row of the catalogue.
 
     ``versioned_base``: an OpenAI-style base URL includes its version path; one that is only
-    a server root (``http://host:8080``, as M7 configs wrote it) gets ``/v1``.
+    a server root (``http://host:8080``) gets ``/v1``.
     ``optional_headers``: ``(header, setting)`` pairs, read from ``[providers.<name>]
     <setting>`` or ``AXE_<NAME>_<SETTING>``. ``region_variables`` (SigV4): where the region
     is read, in order, before ``[providers.<name>] region``. ``models``: the only model names
@@ -214,11 +214,7 @@ CATALOGUE: Final[Mapping[str, Provider]] = {
 
 
 def provider(name: str) -> Provider:
-    """The row called ``name``.
-
-    Raises:
-        AgentError: no row is (exit 1), naming every one there is.
-    """
+    """The row called ``name``; AgentError (exit 1), naming every row, if none is."""
     if name not in CATALOGUE:
         known = ", ".join(sorted(CATALOGUE))
         raise AgentError(f"unsupported provider {quoted(name)} (supported: {known})")

@@ -74,11 +74,8 @@ class RetryPolicy:
         self, attempt: Callable[[], Any], *, clock: Clock, deadline: float, stop: Callable[[], bool]
     ) -> Any:
         """What ``attempt`` gives once it gives no :class:`Failed`; a retry starts only while
-        one may pass, before ``deadline`` and unless ``stop`` says the run is over.
-
-        Raises:
-            ApiError: the last failure's error, saying how many retries were made.
-        """
+        one may pass, before ``deadline`` and unless ``stop`` says the run is over; when
+        none is left, ApiError: the last failure's error, saying how many retries were made."""
         retry = 0
         while isinstance(outcome := attempt(), Failed):
             pause = self.delay(retry, outcome.asked)

@@ -19,11 +19,8 @@ def config_dir(environ: Mapping[str, str]) -> Path:
 
 
 def data_dir(environ: Mapping[str, str]) -> Path:
-    """``$XDG_DATA_HOME/axe`` when set, else ``$HOME/.local/share/axe`` on every platform.
-
-    Raises:
-        ConfigError: neither variable is set, so there is no place to look.
-    """
+    """``$XDG_DATA_HOME/axe`` when set, else ``$HOME/.local/share/axe`` on every platform;
+    ConfigError when neither variable is set, so there is no place to look."""
     if xdg := environ.get("XDG_DATA_HOME", ""):
         return Path(xdg) / "axe"
     home = environ.get("HOME", "") or environ.get("USERPROFILE", "")

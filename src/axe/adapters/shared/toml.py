@@ -74,13 +74,9 @@ def _converter() -> cattrs.Converter:
 
 
 def structure(data: Any, kind: type[T], *, source: str, key: tuple[str, ...] = ()) -> T:
-    """``data``, the value at ``key`` (the whole document by default), as a ``kind``;
-    unknown keys are ignored, wrong types are errors.
-
-    Raises:
-        ConfigError: a value has the wrong type, or a key without a default in ``kind`` is
-            missing; the message names ``source`` and the key.
-    """
+    """``data``, the value at ``key`` (the whole document by default), as a ``kind``,
+    unknown keys ignored; ConfigError naming ``source`` and the key if a value has the wrong
+    type or a key without a default in ``kind`` is missing."""
     try:
         return _converter().structure(data, kind)
     except (cattrs.BaseValidationError, _WrongValueError) as errors:
