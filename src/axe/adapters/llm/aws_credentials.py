@@ -45,8 +45,7 @@ def shared_credentials_file(environ: Mapping[str, str]) -> Path | None:
     """``AWS_SHARED_CREDENTIALS_FILE`` (a leading ``~`` expanded), else ``~/.aws/credentials``;
     ``~`` is ``HOME`` (``USERPROFILE`` on Windows), and None when neither is set."""
     home = environ.get("HOME", "") or environ.get("USERPROFILE", "")
-    given = environ.get("AWS_SHARED_CREDENTIALS_FILE", "")
-    if given:
+    if given := environ.get("AWS_SHARED_CREDENTIALS_FILE", ""):
         if home and (given == "~" or given.startswith(("~/", "~\\"))):
             return Path(home, given[2:])
         return Path(given)
@@ -76,8 +75,7 @@ def read_aws_credentials(environ: Mapping[str, str]) -> AwsCredentials | None:
 def required_aws_credentials(provider: str, environ: Mapping[str, str]) -> AwsCredentials:
     """Raises ApiError (exit 3, as a missing key) without credentials, and what
     :func:`read_aws_credentials` raises."""
-    found = read_aws_credentials(environ)
-    if found is not None:
+    if (found := read_aws_credentials(environ)) is not None:
         return found
     path = shared_credentials_file(environ)
     profile = f"no profile {quoted(aws_profile(environ))} in {path}"

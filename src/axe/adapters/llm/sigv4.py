@@ -46,12 +46,10 @@ class SigV4Auth(httpx.Auth):
         request.headers["x-amz-date"] = stamp
         if keys.session_token:
             request.headers["x-amz-security-token"] = keys.session_token
-        names = sorted(
-            {
-                name
-                for name in (key.lower() for key in request.headers)
-                if name in ("host", "content-type") or name.startswith("x-amz-")
-            }
+        names = sorted(  # httpx gives each header name once, lower-cased
+            name
+            for name in request.headers
+            if name in ("host", "content-type") or name.startswith("x-amz-")
         )
         signed_headers = ";".join(names)
         canonical_request = "\n".join(

@@ -302,8 +302,7 @@ def write_record(file: HandledFile, record: AnalysedMemory) -> str | None:
         return str(error)
     if (where := place.shared) is not None:
         return f"{where.directory} {where.why}, who could forge a record there"
-    fields = attrs.asdict(record)
-    data = json.dumps({key: value for key, value in fields.items() if value is not None}) + "\n"
+    data = json.dumps(attrs.asdict(record, filter=lambda _, value: value is not None)) + "\n"
     durable.remove_abandoned_temps(file, place)
     try:
         with durable.signals_deferred():  # else Ctrl-C could leave the record in its temp file

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import platformdirs
+
 from axe.domain.errors import ConfigError
 
 
@@ -13,8 +15,6 @@ def config_dir(environ: Mapping[str, str]) -> Path:
     """``$XDG_CONFIG_HOME/axe`` when set, else the platform's user config dir + ``/axe``."""
     if xdg := environ.get("XDG_CONFIG_HOME", ""):
         return Path(xdg) / "axe"
-    import platformdirs  # noqa: PLC0415  (only needed when XDG_CONFIG_HOME is unset)
-
     return Path(platformdirs.user_config_dir("axe", appauthor=False, roaming=True))
 
 
