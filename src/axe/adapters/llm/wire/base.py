@@ -112,7 +112,7 @@ class WireFormat:
     stop: tuple[str, ...]
     headers: Mapping[str, str] = field(factory=dict)
     refusal: RefusalReader | None = None
-    own_error: Callable[[int, Mapping[str, str], bytes], WireError] | None = None
+    own_error: Explain | None = None
     declined: Callable[[Any], str | None] = lambda _document: None
 
     def error(self, status: int, headers: Mapping[str, str], raw: bytes, sent: Sent) -> WireError:
