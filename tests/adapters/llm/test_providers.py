@@ -485,17 +485,31 @@ def test_giving_up_on_a_long_retry_after_says_how_long_was_asked(
     assert (clock.slept, route.call_count, caught.value.sent) == ([], 1, 1)
 
 
+def test_a_wait_asked_beside_an_error_no_wait_mends_is_not_mentioned(
+    mock: respx.MockRouter, transport: HttpTransport
+) -> None:
+    """A rejected key (401) that also says retry-after is not retried, and its line does not
+    speak of a wait gc will never make."""
+    mock.post(ANTHROPIC_URL).respond(
+        401, headers={"retry-after": "1"}, json={"error": {"message": "invalid x-api-key"}}
+    )
+    with pytest.raises(ApiError) as caught:
+        http_client("anthropic", transport, settings()).complete(request())
+    assert "wait" not in str(caught.value)
+    assert str(caught.value).startswith("anthropic API error (HTTP 401): invalid x-api-key")
+
+
 def test_a_refusal_with_a_retry_after_is_still_a_refusal(
     mock: respx.MockRouter, transport: HttpTransport
 ) -> None:
     """A 413 that also says retry-after stays a "too large" refusal, so the log is split
-    rather than the agent failed."""
+    rather than the agent failed; no wait is mentioned, as none would mend it."""
     mock.post(ANTHROPIC_URL).respond(
         413, headers={"retry-after": "30"}, json={"error": {"message": "Request too large"}}
     )
     with pytest.raises(PromptTooLargeError) as caught:
         http_client("anthropic", transport, settings()).complete(request())
-    assert str(caught.value).endswith("(the provider asked to wait 30s before trying again)")
+    assert str(caught.value) == "anthropic API error (HTTP 413): Request too large"
 
 
 def test_x_should_retry_false_stops_retries(

@@ -52,15 +52,16 @@ class RetryPolicy:
     ) -> tuple[bool, float | None]:
         """Whether an HTTP error reply may pass on another try, and the wait the provider
         asked for, however long: its headers' (at ``now``, the wall clock), else its body's
-        as the wire format ``said``. Never a "too long" refusal, nor after asking for a
-        wait longer than gc waits."""
+        as the wire format ``said`` (None for an error no wait mends, a 401 or 413). Never a
+        "too long" refusal, nor after asking for a wait longer than gc waits."""
         asked = requested_delay(headers, now=now)
         asked = said.retry_delay if asked is None else asked
         retryable = said.transient
         if retryable is None or "x-should-retry" in headers:
             retryable = self.should_retry(status, headers, raw.decode("utf-8", "replace"))
         longer_than_waited = asked is not None and obeyed(asked) is None
-        return retryable and not longer_than_waited and said.refusal is None, asked
+        passes = retryable and not longer_than_waited and said.refusal is None
+        return passes, asked if retryable else None
 
     def should_retry(self, status: int, headers: Mapping[str, str], body: str) -> bool:
         verdict = headers.get("x-should-retry", "").strip().lower()
