@@ -243,7 +243,7 @@ def test_an_error_naming_a_hostile_path_is_one_inert_line(project: Project) -> N
     text = agent_toml(name="a", path="here", model="builtin/heuristic")
     (project.config / "a.toml").write_text(text.replace('"here"', json.dumps(str(memory))))
     result = run("a", "--dry-run")
-    shown = str(memory).replace("\n", "\\n").replace("\t", "\\t").replace("\x1b", "\\x1b")
+    shown = str(memory).replace("\n", "\\n").replace("\t", "\\t").replace("\x1b", "\\u001b")
     assert (result.exit_code, result.stderr) == (
         1,
         f"cannot read memory file {shown}: a directory\n",

@@ -3,12 +3,15 @@ archive + memory file is the log, byte for byte, each entry exactly once."""
 
 from __future__ import annotations
 
+import functools
 import os
+import pty
 import random
 import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,34 +163,77 @@ def test_sigterm_during_a_trim_lets_it_finish(
     assert sorted(os.listdir(path.parent)) == [".fragile.md.axe-gc.analysed", *names]
 
 
+def waiting_gc(
+    home: AxeHome, server: LoopbackLLM, delay: float = 30, **streams: Any
+) -> subprocess.Popen[str]:
+    """``axe gc fragile --archive`` (5 entries, keeping 2), once it waits for an analysis
+    that takes ``delay`` seconds."""
+    home.add_agent("fragile", model="ollama/m", last_n=2)
+    home.write_memory("fragile", entries(5))
+    server.delay = delay
+    env = environment({**home.env, "AXE_OLLAMA_BASE_URL": server.url})
+    process = subprocess.Popen([AXE, "gc", "fragile", "--archive"], env=env, text=True, **streams)
+    while not server.prompts:  # the request has arrived: gc is waiting for its answer
+        if process.poll() is not None:
+            break
+    return process
+
+
+NO_SIGHUP = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on Windows")
+
+
 @pytest.mark.parametrize(
-    ("stop", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["SIGTERM", "SIGHUP"]
+    ("stop", "code"),
+    [("SIGTERM", 143), pytest.param("SIGHUP", 129, marks=NO_SIGHUP)],
+    ids=["SIGTERM", "SIGHUP"],
 )
-def test_sigterm_before_the_trim_trims_nothing(
-    home: AxeHome, server: LoopbackLLM, stop: signal.Signals, code: int
+def test_a_stop_signal_before_the_trim_trims_nothing(
+    home: AxeHome, server: LoopbackLLM, stop: str, code: int
 ) -> None:
     """SIGTERM (or SIGHUP: the terminal or ssh session closed) while gc waits for the
     analysis: exit 143 (129) and one line, the memory file exactly as it was, no archive,
     and nothing left beside it, the lock's sidecar included."""
-    home.add_agent("fragile", model="ollama/m", last_n=2)
-    path = home.write_memory("fragile", entries(5))
-    server.delay = 30
-    process = subprocess.Popen(
-        [AXE, "gc", "fragile", "--archive"],
-        env=environment({**home.env, "AXE_OLLAMA_BASE_URL": server.url}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    while not server.prompts:  # the request has arrived: gc is waiting for its answer
-        if process.poll() is not None:
-            break
-    process.send_signal(stop)
+    process = waiting_gc(home, server, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.send_signal(getattr(signal, stop))
     _, stderr = process.communicate(timeout=60)
     server.delay = 0
+    path = home.memory_path("fragile")
     assert (process.returncode, stderr) == (code, "terminated\n")
     assert path.read_bytes() == entries(5)
     assert sorted(os.listdir(path.parent)) == ["fragile.md"]
+
+
+@NO_SIGHUP
+def test_sighup_after_the_terminal_hung_up_still_ends_with_129(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """gc printed to a terminal (its status line on) that is gone when SIGHUP comes, an ssh
+    session dropped: it still ends with 129, nothing trimmed, nothing left beside the file."""
+    terminal, its_end = pty.openpty()
+    process = waiting_gc(home, server, stdin=its_end, stdout=its_end, stderr=its_end)
+    os.close(its_end)
+    os.close(terminal)
+    process.send_signal(signal.SIGHUP)
+    process.wait(timeout=60)
+    server.delay = 0
+    path = home.memory_path("fragile")
+    assert process.returncode == 129
+    assert path.read_bytes() == entries(5)
+    assert sorted(os.listdir(path.parent)) == ["fragile.md"]
+
+
+@NO_SIGHUP
+def test_a_run_started_under_nohup_goes_on_after_sighup(home: AxeHome, server: LoopbackLLM) -> None:
+    """Under nohup (SIGHUP ignored by the parent) a closed terminal does not stop gc: it
+    finishes its analysis and trim, exit 0."""
+    ignore_sighup = functools.partial(signal.signal, signal.SIGHUP, signal.SIG_IGN)
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "preexec_fn": ignore_sighup}
+    process = waiting_gc(home, server, delay=1, **streams)
+    process.send_signal(signal.SIGHUP)
+    stdout, stderr = process.communicate(timeout=90)
+    assert (process.returncode, stderr) == (0, "")
+    assert stdout.endswith("Trimmed: 3 entries removed, 2 entries kept.\n")
+    assert home.memory_path("fragile").read_bytes() == entries(2, start=3)
 
 
 @pytest.fixture

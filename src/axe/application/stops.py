@@ -12,7 +12,7 @@ class Stopped(Exception):  # noqa: N818  (a signal, not an error: the run was in
 
 
 class StopSignal:
-    """A stop the frontend asks for (Ctrl-C, SIGTERM), seen by every worker of the run.
+    """A stop the frontend asks for (Ctrl-C, SIGTERM, SIGHUP), seen by every worker of the run.
 
     A change to a memory file (a trim, the record, the report that says so) once begun is
     finished and reported; a stop that comes meanwhile waits for it.

@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 import click
 
@@ -23,15 +23,12 @@ EXIT_INTERRUPTED = 130
 _CLOSE_ENOUGH = 0.75
 _CLOSED_STDOUT = "stdout was closed by its reader; gc stopped at the first line it could not write"
 # Ctrl-C; SIGTERM; SIGHUP, a closed terminal or ssh session (not on Windows)
-_STOPS = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
+_STOPS = [getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)]
 
 
 class Terminated(SystemExit):
-    """SIGTERM or SIGHUP during a run, with its shell exit code (128 + the signal): a
-    ``SystemExit``, so nothing that handles ordinary errors stops it on its way out, and the
-    composition root settles it as it does Ctrl-C."""
+    """SIGTERM or SIGHUP (exit 128 + the signal): a ``SystemExit``, so nothing that handles
+    ordinary errors stops it on its way out; the composition root settles it as Ctrl-C."""
 
 
 class OneLineErrors:
@@ -57,7 +54,7 @@ class OneLineErrors:
         except KeyboardInterrupt:
             raise click.Abort from None
         except BrokenPipeError:  # caught before click's own handling, which says nothing
-            _silence_stdout()
+            _silence(sys.stdout)
             if ctx.params.get("dry_run") or ctx.params.get("estimate"):
                 raise SystemExit(0) from None  # nothing was to change: the reader had enough
             with contextlib.suppress(OSError):  # stderr may be gone too
@@ -65,8 +62,8 @@ class OneLineErrors:
             raise SystemExit(1) from None
 
     def main(self, *args: Any, **kwargs: Any) -> NoReturn:
-        """Run the command with a :class:`StopSignal` as its ``obj``, which Ctrl-C and
-        SIGTERM reach while it runs."""
+        """Run the command with a :class:`StopSignal` as its ``obj``, which Ctrl-C, SIGTERM
+        and SIGHUP reach while it runs."""
         kwargs["standalone_mode"] = False
         stop = StopSignal()
         kwargs.setdefault("obj", stop)
@@ -108,9 +105,9 @@ def _with_close_suggestions_only(error: click.NoSuchOption) -> click.NoSuchOptio
 
 @contextlib.contextmanager
 def _stops_reach(stop: StopSignal) -> Iterator[None]:
-    """While the command runs, Ctrl-C and SIGTERM (a service manager, a cron job's time
-    limit) go to ``stop``, which raises them at once or after the trim and report under way.
-    Only the main thread may set a handler; the previous ones are put back."""
+    """While the command runs, Ctrl-C, SIGTERM (a service manager, a cron job's time limit)
+    and SIGHUP go to ``stop``, which raises them at once or after the trim and report under
+    way. Only the main thread may set a handler; the previous ones are put back."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -119,7 +116,8 @@ def _stops_reach(stop: StopSignal) -> Iterator[None]:
         interrupted = number == signal.SIGINT
         stop.interrupt(KeyboardInterrupt() if interrupted else Terminated(128 + number))
 
-    previous = {number: signal.signal(number, on_signal) for number in _STOPS}
+    heeded = [n for n in _STOPS if signal.getsignal(n) is not signal.SIG_IGN]  # not nohup's
+    previous = {number: signal.signal(number, on_signal) for number in heeded}
     try:
         yield
     finally:
@@ -131,17 +129,26 @@ def _end_interrupted(code: int) -> NoReturn:
     """Ctrl-C, SIGTERM or SIGHUP, unwound through the composition root: one line, exit 130,
     143 or 129; worker threads still waiting for a provider are daemons, not waited for."""
     said = "interrupted" if code == EXIT_INTERRUPTED else "terminated"
-    with contextlib.suppress(OSError):  # a closed terminal took stderr with it
-        click.echo(("\r" if sys.stderr.isatty() else "") + said, err=True)  # over its "^C"
+    _say(("\r" if sys.stderr.isatty() else "") + said)  # over a terminal's "^C"
     sys.exit(code)
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    click.echo(escaped_line(message), err=True)
+    _say(escaped_line(message))
     sys.exit(code)
 
 
-def _silence_stdout() -> None:
-    """After a closed pipe, point stdout at devnull so the interpreter's exit flush is quiet."""
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+def _say(line: str) -> None:
+    """A line on stderr; if a closed terminal took stderr with it, none, and the exit code
+    stands (the interpreter's last flush of a dead stream would make it 120)."""
+    try:
+        click.echo(line, err=True)
+    except OSError:
+        _silence(sys.stdout, sys.stderr)
+
+
+def _silence(*streams: TextIO) -> None:
+    """After a closed pipe or terminal, ``streams`` to devnull: the exit flush is quiet."""
+    for stream in streams:
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())

@@ -6,11 +6,9 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from axe.domain.errors import AgentError, ConfigError
+from axe.domain.safe_text import CONTROL_ESCAPES
 
-_ESCAPED = (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-_QUOTE_ESCAPES = {code: f"\\u{code:04x}" for code in _ESCAPED} | {
-    ord(char): f"\\{letter}" for char, letter in zip('\b\f\n\r\t"\\', 'bfnrt"\\', strict=True)
-}
+_QUOTE_ESCAPES = CONTROL_ESCAPES | {ord('"'): '\\"', ord("\\"): "\\\\"}
 
 
 def quoted(text: str) -> str:

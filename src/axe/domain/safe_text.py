@@ -29,7 +29,14 @@ def terminal_safe(text: str) -> str:
     return re.sub(_CONTROLS, "", text)
 
 
+# Controls as Go's %q writes them (\n, \u001b): the one escaping of messages, quoted or not
+_ESCAPED = [*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029]  # controls, line separators
+_ESCAPED += [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]  # BIDI_CONTROLS
+CONTROL_ESCAPES = {code: f"\\u{code:04x}" for code in _ESCAPED} | {
+    ord(char): f"\\{letter}" for char, letter in zip("\b\f\n\r\t", "bfnrt", strict=True)
+}
+
+
 def escaped_line(text: str) -> str:
-    """One inert line, whatever ``text`` holds (an error quoting a path with a newline):
-    every control, newline and tab included, written as in a Python string (``\\x1b``)."""
-    return re.sub(f"[\x00-\x1f\x7f-\x9f{BIDI_CONTROLS}]", lambda c: repr(c[0])[1:-1], text)
+    """One inert line, whatever ``text`` holds (an error naming a path with a newline)."""
+    return text.translate(CONTROL_ESCAPES)

@@ -495,8 +495,7 @@ def test_a_wait_asked_beside_an_error_no_wait_mends_is_not_mentioned(
     )
     with pytest.raises(ApiError) as caught:
         http_client("anthropic", transport, settings()).complete(request())
-    assert "wait" not in str(caught.value)
-    assert str(caught.value).startswith("anthropic API error (HTTP 401): invalid x-api-key")
+    assert str(caught.value) == "anthropic API error (HTTP 401): invalid x-api-key"
 
 
 def test_a_refusal_with_a_retry_after_is_still_a_refusal(
@@ -806,7 +805,35 @@ def test_any_key_the_run_can_see_is_never_echoed_nor_a_key_in_the_base_urls_quer
     with pytest.raises(ApiError) as caught:
         llm.complete(request("gpt-4o", "openai"))
     llm.close()
-    assert "keys [redacted] [redacted] [redacted] (bad) sk-tes" in str(caught.value)
+    assert str(caught.value) == (
+        "openai API error (HTTP 401): keys [redacted] [redacted] [redacted] (bad) sk-tes (key from "
+        "OPENAI_API_KEY)"
+    )
+
+
+def test_a_placeholder_key_and_a_query_that_is_no_credential_stay_in_messages(
+    mock: respx.MockRouter, tmp_path: Path
+) -> None:
+    """Another provider's placeholder key (OPENAI_API_KEY=ollama, as Ollama's docs show) and
+    a query value that is no credential (?api-version=) are not hidden: hiding them would
+    garble the words of the message."""
+    mock.post(OLLAMA_URL).respond(404, json={"error": "model 'm' not found"})
+    url = "https://gw.example/v1/chat/completions?api-version=2024-10-21"
+    mock.post(url).respond(400, json={"error": {"message": "unsupported api-version 2024-10-21"}})
+    environ = {"OPENAI_API_KEY": "ollama", "AXE_ANTHROPIC_BASE_URL": "http://x"}
+    llm = LLMProviders(environ, config_dir=tmp_path, clock=FakeClock())
+    with pytest.raises(ApiError) as caught:
+        llm.complete(request("m", "ollama"))
+    assert str(caught.value) == "ollama API error (HTTP 404): model 'm' not found"
+    environ = {
+        "OPENAI_API_KEY": KEY,
+        "AXE_OPENAI_BASE_URL": "https://gw.example/v1?api-version=2024-10-21",
+    }
+    llm = LLMProviders(environ, config_dir=tmp_path, clock=FakeClock())
+    with pytest.raises(ApiError) as caught:
+        llm.complete(request("gpt-4o", "openai"))
+    llm.close()
+    assert str(caught.value) == "openai API error (HTTP 400): unsupported api-version 2024-10-21"
 
 
 @pytest.mark.parametrize(

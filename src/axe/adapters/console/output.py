@@ -4,6 +4,7 @@ modes, and a status line only where a person watches stderr."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from collections.abc import Callable
@@ -82,11 +83,12 @@ class ConsoleOutput:
     def close(self) -> None:
         """Erase the status line however the run ends, so the shell prompt does not land
         beside a stale spinner; the lock is only tried briefly, as an interrupt may have
-        struck while this thread held it."""
+        struck while this thread held it. A terminal that hung up takes nothing to erase."""
         if self._status is None or not self._lock.acquire(timeout=0.5):
             return
         try:
-            self._status.hide()
+            with contextlib.suppress(OSError):
+                self._status.hide()
         finally:
             self._lock.release()
 

@@ -37,6 +37,9 @@ class AwsCredentials:
         return tuple(secret for secret in (self.secret_access_key, self.session_token) if secret)
 
 
+SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
 def aws_profile(environ: Mapping[str, str]) -> str:
     return environ.get("AWS_PROFILE", "") or "default"
 
@@ -55,7 +58,7 @@ def shared_credentials_file(environ: Mapping[str, str]) -> Path | None:
 def read_aws_credentials(environ: Mapping[str, str]) -> AwsCredentials | None:
     """The credentials to sign with, or None when neither place has a complete pair;
     ConfigError if the credentials file exists but cannot be read or parsed."""
-    names = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token")
+    names = ("aws_access_key_id", *(variable.lower() for variable in SECRET_VARIABLES))
     values: Mapping[str, str] = {name: environ.get(name.upper(), "") for name in names}
     source = "AWS_ACCESS_KEY_ID"
     if not (values["aws_access_key_id"] and values["aws_secret_access_key"]):

@@ -12,17 +12,18 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import httpx
 
 _TOKEN_CHARACTER = re.compile(r"[\w-]")
-_SHORTEST_REAL_SECRET = 8  # characters; shorter ones are placeholders such as "e" or "none"
+SHORTEST_REAL_SECRET = 8  # characters; shorter ones are placeholders such as "e" or "none"
+_CREDENTIAL = re.compile("key|token|secret|sig|auth|pass|code|credential", re.IGNORECASE)
 
 
 def scrubbed(text: str, url: str, secrets: Iterable[str]) -> str:
-    """``text`` without ``secrets``, the password in ``url`` or its query's values (a key a
-    gateway takes as ``?api-key=``): each as written, as a library's repr() shows it
+    """``text`` without ``secrets``, the password in ``url`` or a credential in its query
+    (``?api-key=``, not ``?api-version=``): each as written, as a library's repr() shows it
     ('sk-…\\r'), and URL-encoded as a server may echo it (an AWS secret's '/' as %2F)."""
     try:
         address = httpx.URL(url)
-        query = [value for _, value in address.params.multi_items()]
-        in_url = (*password_forms(address), *(v for v in query if len(v) >= _SHORTEST_REAL_SECRET))
+        query = address.params.multi_items()
+        in_url = (*password_forms(address), *(v for k, v in query if _CREDENTIAL.search(k)))
     except httpx.InvalidURL:
         in_url = ()
     for secret in (*secrets, *in_url):
@@ -42,7 +43,7 @@ def redact(text: str, secret: str) -> str:
     """
     if not secret:
         return text
-    if len(secret) >= _SHORTEST_REAL_SECRET:
+    if len(secret) >= SHORTEST_REAL_SECRET:
         return text.replace(secret, "[redacted]")
     before = r"(?<![\w-])" if _TOKEN_CHARACTER.match(secret[0]) else ""
     after = r"(?![\w-])" if _TOKEN_CHARACTER.match(secret[-1]) else ""

@@ -60,8 +60,8 @@ class RetryPolicy:
         if retryable is None or "x-should-retry" in headers:
             retryable = self.should_retry(status, headers, raw.decode("utf-8", "replace"))
         longer_than_waited = asked is not None and obeyed(asked) is None
-        passes = retryable and not longer_than_waited and said.refusal is None
-        return passes, asked if retryable else None
+        mended_by_a_wait = retryable and said.refusal is None
+        return mended_by_a_wait and not longer_than_waited, asked if mended_by_a_wait else None
 
     def should_retry(self, status: int, headers: Mapping[str, str], body: str) -> bool:
         verdict = headers.get("x-should-retry", "").strip().lower()

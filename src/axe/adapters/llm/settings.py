@@ -14,11 +14,13 @@ import attrs
 from attrs import Factory, define, field, frozen
 
 from axe.adapters.llm.aws_credentials import (
+    SECRET_VARIABLES,
     AwsCredentials,
     read_aws_credentials,
     required_aws_credentials,
 )
 from axe.adapters.llm.catalogue import CATALOGUE, Auth, Provider
+from axe.adapters.llm.redaction import SHORTEST_REAL_SECRET
 from axe.adapters.shared.toml import load_toml, structure
 from axe.domain.errors import ApiError, ConfigError
 from axe.domain.model import quoted
@@ -72,12 +74,12 @@ class TomlGlobalConfig:
         return "", ""
 
     def every_key(self) -> tuple[str, ...]:
-        """Each provider's key the run can see (a gateway may echo one it was not sent)."""
-        variables = [row.key_variable for row in CATALOGUE.values()]
-        variables += ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]
+        """Each provider's key the run can see (a gateway may echo one it was not sent), but
+        placeholders ("ollama"), which would garble words of any message if hidden."""
+        variables = [*(row.key_variable for row in CATALOGUE.values()), *SECRET_VARIABLES]
         written = [table.api_key for table in self._load().providers.values()]
-        found = (*map(self._environ.get, variables), *written)
-        return tuple(key.strip(" \t") for key in found if key)
+        found = [key.strip(" \t") for key in (*map(self._environ.get, variables), *written) if key]
+        return tuple(key for key in found if len(key) >= SHORTEST_REAL_SECRET)
 
     def setting(self, provider: str, name: str, variables: Sequence[str] | None = None) -> str:
         """One of ``[providers.<provider>]``'s settings but the key (``base_url``,

@@ -144,7 +144,6 @@ class HttpTransport:
             raise ApiError(f"{where} asked to slow down past the {self._timeout:g}s limit")
         client, url = self._shared_client(), httpx.URL(call.url)
         call.origin = (url.scheme, url.host, url.port)
-        # a header of the user's ("Mön App") goes as UTF-8, as the Go axe sends it;
         # httpx keeps a reply and its request in a cycle that only the cycle collector frees:
         # the request must not hold the log (a used-up generator holds nothing)
         body, sending = call.body, {}
@@ -156,6 +155,7 @@ class HttpTransport:
                 "GET" if body is None else "POST",
                 url,
                 content=None if body is None else iter(body),
+                # a title of the user's ("Mön App") goes as UTF-8, as the Go axe sends it
                 headers=httpx.Headers({**call.headers, **sending}, encoding="utf-8"),
                 auth=call.auth,
                 timeout=deadline - self._clock.monotonic(),
