@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -148,6 +149,38 @@ def test_garbage_reply_is_exit_3(home: AxeHome, server: LoopbackLLM) -> None:
     done = axe(home, "gc", "helper", AXE_OLLAMA_BASE_URL=server.url)
     assert done.returncode == 3
     assert done.stderr == "ollama returned a reply that is not JSON: an HTML page\n"
+
+
+LOADS = """
+import sys
+from axe.cli import main
+sys.argv = ["axe", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    print("httpx loaded:", "httpx" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "loaded"),
+    [
+        (["gc", "missing"], False),
+        (["gc", "helper", "--dry-run", "--model", "builtin/heuristic"], False),
+        (["gc", "helper", "--dry-run"], True),  # a request to a closed port: it may send
+    ],
+    ids=["missing agent", "offline analyst", "a run that sends"],
+)
+def test_only_a_run_that_may_send_loads_httpx(home: AxeHome, args: list[str], loaded: bool) -> None:
+    """httpx, the largest import, is loaded by a run that may send, never by one that
+    cannot: a fleet of agents that fail early, or analysed offline, starts as fast."""
+    home.add_agent("helper", model="ollama/llama3", last_n=1)
+    home.write_memory("helper", entries(3))
+    env = {**os.environ, **home.env, "AXE_OLLAMA_BASE_URL": "http://127.0.0.1:9"}
+    done = subprocess.run(
+        [sys.executable, "-c", LOADS, *args], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.stdout.splitlines()[-1] == f"httpx loaded: {loaded}"
 
 
 def test_errors_are_one_line_without_traceback(home: AxeHome) -> None:

@@ -15,6 +15,7 @@ import httpx
 
 from axe.adapters.llm.body import JsonBody
 from axe.adapters.llm.catalogue import Auth, Provider
+from axe.adapters.llm.redaction import SHORTEST_REAL_SECRET
 from axe.adapters.llm.settings import ProviderSettings
 from axe.adapters.llm.sigv4 import SigV4Auth
 from axe.adapters.llm.transport import HttpTransport
@@ -44,7 +45,8 @@ class HttpLLMClient:
         self._transport, self._provider, self._settings = transport, provider, settings
         self._base = base_url(provider, settings)
         aws = settings.aws.secrets if settings.aws else ()
-        self._secrets = tuple(s for s in (settings.api_key, *aws, *settings.known_keys) if s)
+        others = (key for key in settings.known_keys if len(key) >= SHORTEST_REAL_SECRET)
+        self._secrets = tuple(secret for secret in (settings.api_key, *aws, *others) if secret)
         self._auth = authentication(provider, settings)
         # with no key (a run that sends nothing), nothing is asked: it would be refused
         self._can_ask = provider.auth is Auth.NONE or bool(settings.api_key or settings.aws)

@@ -20,7 +20,6 @@ from axe.adapters.llm.aws_credentials import (
     required_aws_credentials,
 )
 from axe.adapters.llm.catalogue import CATALOGUE, Auth, Provider
-from axe.adapters.llm.redaction import SHORTEST_REAL_SECRET
 from axe.adapters.shared.toml import load_toml, structure
 from axe.domain.errors import ApiError, ConfigError
 from axe.domain.model import quoted
@@ -74,12 +73,11 @@ class TomlGlobalConfig:
         return "", ""
 
     def every_key(self) -> tuple[str, ...]:
-        """Each provider's key the run can see (a gateway may echo one it was not sent), but
-        placeholders ("ollama"), which would garble words of any message if hidden."""
+        """Each provider's key the run can see: a gateway may echo one it was not sent."""
         variables = [*(row.key_variable for row in CATALOGUE.values()), *SECRET_VARIABLES]
-        written = [table.api_key for table in self._load().providers.values()]
-        found = [key.strip(" \t") for key in (*map(self._environ.get, variables), *written) if key]
-        return tuple(key for key in found if len(key) >= SHORTEST_REAL_SECRET)
+        keys = [self._environ.get(variable, "") for variable in variables]
+        keys += [table.api_key for table in self._load().providers.values()]
+        return tuple(key.strip(" \t") for key in keys if key)
 
     def setting(self, provider: str, name: str, variables: Sequence[str] | None = None) -> str:
         """One of ``[providers.<provider>]``'s settings but the key (``base_url``,
@@ -120,7 +118,8 @@ class ProviderSettings:
     region: str = ""
     aws: AwsCredentials | None = None
     reasoning_models: frozenset[str] = frozenset()
-    known_keys: tuple[str, ...] = field(default=(), repr=False)  # every message leaves out
+    known_keys: tuple[str, ...] = field(default=(), repr=False)  # kept out of messages, but
+    # not a placeholder ("ollama"): too short to be a key, it would garble words it matches
 
 
 def provider_settings(
