@@ -260,6 +260,19 @@ def test_a_right_to_left_override_in_a_reply_is_dropped_on_screen_and_escaped_in
     assert b'"analysis": "a\\u202eb"' in out.getvalue()
 
 
+def test_json_lines_stay_one_line_whatever_an_error_or_a_report_holds() -> None:
+    """--json's error is the one line stderr prints (a path's newline as \\n), and a line
+    or paragraph separator in a report is escaped, so no reader splits an object."""
+    out = io.BytesIO()
+    failed = AgentResult(agent="b", status=AgentStatus.FAILED, error=ApiError("in /d\nx\x1b"))
+    play(ConsoleOutput(out, io.BytesIO(), json_lines=True), [AgentFinished(failed)])
+    play(ConsoleOutput(out, io.BytesIO(), json_lines=True), one_agent("a\u2028b\u2029c"))
+    text = out.getvalue().decode()
+    assert len(text.splitlines()) == 2
+    first, second = map(json.loads, text.splitlines())
+    assert (first["error"], second["analysis"]) == ("in /d\\nx\\u001b", "a\u2028b\u2029c")
+
+
 def test_json_lines_put_one_object_per_agent_on_stdout_and_keep_stderr() -> None:
     """--json: stdout is JSON only, one line per agent; stderr is what text mode prints."""
     out, err = io.BytesIO(), io.BytesIO()

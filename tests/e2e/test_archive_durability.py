@@ -223,6 +223,28 @@ def test_sighup_after_the_terminal_hung_up_still_ends_with_129(
 
 
 @NO_SIGHUP
+def test_a_terminal_gone_while_sighup_is_ignored_ends_the_run_as_a_closed_pipe_does(
+    home: AxeHome, server: LoopbackLLM
+) -> None:
+    """SIGHUP ignored (``gc & disown``) and the terminal gone: the first line gc cannot
+    write ends the run, one line on stderr and exit 1, nothing trimmed, no internal error."""
+    terminal, its_end = pty.openpty()
+    ignore_sighup = functools.partial(signal.signal, signal.SIGHUP, signal.SIG_IGN)
+    streams = {"stdin": its_end, "stdout": its_end, "stderr": subprocess.PIPE}
+    process = waiting_gc(home, server, delay=1, preexec_fn=ignore_sighup, **streams)
+    os.close(its_end)
+    os.close(terminal)
+    _, stderr = process.communicate(timeout=60)
+    path = home.memory_path("fragile")
+    assert (process.returncode, stderr) == (
+        1,
+        "stdout was closed by its reader; gc stopped at the first line it could not write\n",
+    )
+    assert path.read_bytes() == entries(5)
+    assert sorted(os.listdir(path.parent)) == ["fragile.md"]
+
+
+@NO_SIGHUP
 def test_a_run_started_under_nohup_goes_on_after_sighup(home: AxeHome, server: LoopbackLLM) -> None:
     """Under nohup (SIGHUP ignored by the parent) a closed terminal does not stop gc: it
     finishes its analysis and trim, exit 0."""

@@ -63,8 +63,8 @@ def test_an_escaped_line_is_one_inert_line_and_unchanged_without_controls(text: 
         assert shown == text
 
 
-def test_an_escaped_line_writes_each_control_as_gos_q_does() -> None:
-    """Newline, tab, escape, a C1 control, a bidi override and a line separator, each as Go's
-    %q writes it, as a quoted agent name beside it is."""
+def test_an_escaped_line_writes_each_control_as_a_quoted_name_does() -> None:
+    """Newline, tab, escape, a C1 control, a bidi override and a line separator, each as JSON
+    writes it, as a quoted agent name beside it is."""
     shown = escaped_line("a\nb\tc\x1b[31m\x85\u202e\u2028 Mön")
     assert shown == "a\\nb\\tc\\u001b[31m\\u0085\\u202e\\u2028 Mön"

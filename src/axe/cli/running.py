@@ -5,6 +5,7 @@ own help."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import sys
@@ -46,19 +47,21 @@ class OneLineErrors:
 
     def invoke(self, ctx: click.Context) -> Any:
         """Ctrl-C becomes ``click.Abort``, past click's blank line for the echoed ``^C``,
-        which ``interrupted`` overwrites instead. A reader that stopped reading (``| head``)
-        ends the run where the output could not be written: said on stderr (exit 1, nothing
-        trimmed), except quietly (exit 0) in a run that changes nothing."""
+        which ``interrupted`` overwrites instead. A reader that stopped reading (``| head``),
+        or a terminal that hung up while SIGHUP was ignored (EIO), ends the run where the
+        output could not be written: said on stderr (exit 1, nothing trimmed), except quietly
+        (exit 0) in a run that changes nothing."""
         try:
             return super().invoke(ctx)  # type: ignore[misc]
         except KeyboardInterrupt:
             raise click.Abort from None
-        except BrokenPipeError:  # caught before click's own handling, which says nothing
+        except OSError as error:  # caught before click's own handling, which says nothing
+            if not isinstance(error, BrokenPipeError) and error.errno != errno.EIO:
+                raise
             _silence(sys.stdout)
             if ctx.params.get("dry_run") or ctx.params.get("estimate"):
                 raise SystemExit(0) from None  # nothing was to change: the reader had enough
-            with contextlib.suppress(OSError):  # stderr may be gone too
-                click.echo(_CLOSED_STDOUT, err=True)
+            _say(_CLOSED_STDOUT)
             raise SystemExit(1) from None
 
     def main(self, *args: Any, **kwargs: Any) -> NoReturn:

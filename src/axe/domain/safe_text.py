@@ -29,10 +29,10 @@ def terminal_safe(text: str) -> str:
     return re.sub(_CONTROLS, "", text)
 
 
-# Controls as Go's %q writes them (\n, \u001b): the one escaping of messages, quoted or not
-_ESCAPED = [*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029]  # controls, line separators
-_ESCAPED += [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]  # BIDI_CONTROLS
-CONTROL_ESCAPES = {code: f"\\u{code:04x}" for code in _ESCAPED} | {
+# Controls, line separators and BIDI_CONTROLS as JSON writes them (\n, \u001b), so a quoted
+# name parses as JSON: the one escaping of messages, quoted or not
+_ESCAPED = [*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F)]
+CONTROL_ESCAPES = {code: f"\\u{code:04x}" for code in [*_ESCAPED, *range(0x2066, 0x206A)]} | {
     ord(char): f"\\{letter}" for char, letter in zip("\b\f\n\r\t", "bfnrt", strict=True)
 }
 

@@ -11,9 +11,9 @@ from typing import Any
 from axe.adapters.console.lines import error_text
 from axe.domain.budget import Estimate
 from axe.domain.results import AgentResult, Usage
-from axe.domain.safe_text import BIDI_CONTROLS
+from axe.domain.safe_text import BIDI_CONTROLS, escaped_line
 
-_UNESCAPED_CONTROLS = re.compile(f"[\x7f-\x9f{BIDI_CONTROLS}]")  # json.dumps leaves these
+_UNESCAPED_CONTROLS = re.compile(f"[\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}]")  # json.dumps keeps
 
 
 def result_object(result: AgentResult) -> dict[str, Any]:
@@ -33,14 +33,14 @@ def result_object(result: AgentResult) -> dict[str, Any]:
             "usage": _usage(usage) if usage else None,
             "parts": spent.parts if spent else None,
             "requests": spent.requests if spent else None,
-            "error": error_text(result.error) if result.error else None,
+            "error": escaped_line(error_text(result.error)) if result.error else None,
             "exit_code": result.exit_code,
             "budget_max_tokens": result.budget.max_tokens if result.budget else None,
             "budget_used_tokens": result.budget_used if result.budget else None,
             "analysed_entries": result.analysed_entries,
         }
         | _estimate(result.estimate)
-        | ({"warnings": list(result.warnings)} if result.warnings else {})
+        | ({"warnings": [*map(escaped_line, result.warnings)]} if result.warnings else {})
     )
 
 

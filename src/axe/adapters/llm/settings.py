@@ -199,15 +199,10 @@ def sendable(
             f"(set {settings.key_variable} or add it to {settings.config_path})"
         )
     values = [(f"the API key from {settings.key_source}", settings.api_key, _KEY)]
-    values += [
-        (
-            f"the {header} header (from AXE_{name.upper()}_{setting.upper()} or "
-            f"[providers.{name}] {setting})",
-            settings.headers.get(header, ""),
-            _HEADER,
-        )
-        for header, setting in row.optional_headers
-    ]
+    for header, setting in row.optional_headers:
+        where = f"AXE_{name.upper()}_{setting.upper()} or [providers.{name}] {setting}"
+        value = settings.headers.get(header, "")
+        values.append((f"the {header} header (from {where})", value, _HEADER))
     if (aws := settings.aws) is not None:
         values += [
             (f"the AWS credentials from {aws.source}", value, _KEY)
