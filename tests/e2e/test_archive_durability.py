@@ -179,6 +179,13 @@ def waiting_gc(
     return process
 
 
+def assert_left_as_it_was(path: Path) -> None:
+    """The memory file of :func:`waiting_gc` untouched, alone in its directory (no archive,
+    no lock sidecar, no temp file)."""
+    assert path.read_bytes() == entries(5)
+    assert sorted(os.listdir(path.parent)) == ["fragile.md"]
+
+
 NO_SIGHUP = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on Windows")
 
 
@@ -199,8 +206,7 @@ def test_a_stop_signal_before_the_trim_trims_nothing(
     server.delay = 0
     path = home.memory_path("fragile")
     assert (process.returncode, stderr) == (code, "terminated\n")
-    assert path.read_bytes() == entries(5)
-    assert sorted(os.listdir(path.parent)) == ["fragile.md"]
+    assert_left_as_it_was(path)
 
 
 @NO_SIGHUP
@@ -218,8 +224,7 @@ def test_sighup_after_the_terminal_hung_up_still_ends_with_129(
     server.delay = 0
     path = home.memory_path("fragile")
     assert process.returncode == 129
-    assert path.read_bytes() == entries(5)
-    assert sorted(os.listdir(path.parent)) == ["fragile.md"]
+    assert_left_as_it_was(path)
 
 
 @NO_SIGHUP
@@ -240,8 +245,7 @@ def test_a_terminal_gone_while_sighup_is_ignored_ends_the_run_as_a_closed_pipe_d
         1,
         "stdout was closed by its reader; gc stopped at the first line it could not write\n",
     )
-    assert path.read_bytes() == entries(5)
-    assert sorted(os.listdir(path.parent)) == ["fragile.md"]
+    assert_left_as_it_was(path)
 
 
 @NO_SIGHUP
