@@ -28,6 +28,7 @@ from axe.domain.model import quoted
 # but tab; other text as UTF-8, as the Go axe sends it); spaces at either end are dropped.
 _KEY = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 _HEADER = re.compile(r"[^\x00-\x08\x0a-\x1f\x7f]*")
+_ENDS = " \t"  # what Go's net/http trims from either end of a header value
 
 
 @define(repr=False, eq=False)  # read once, never shown or compared
@@ -66,9 +67,9 @@ class TomlGlobalConfig:
     def key_and_source(self, provider: str, variable: str) -> tuple[str, str]:
         """``provider``'s key from ``variable`` (its row's) or the file, and where it came
         from (the variable's name or the file's path); ``("", "")`` when neither has one."""
-        if key := self._environ.get(variable, "").strip(" \t"):
+        if key := self._environ.get(variable, "").strip(_ENDS):
             return key, variable
-        if key := self._load().providers.get(provider, _ProviderTable()).api_key.strip(" \t"):
+        if key := self._load().providers.get(provider, _ProviderTable()).api_key.strip(_ENDS):
             return key, str(self._path)
         return "", ""
 
@@ -77,7 +78,7 @@ class TomlGlobalConfig:
         variables = [*(row.key_variable for row in CATALOGUE.values()), *SECRET_VARIABLES]
         keys = [self._environ.get(variable, "") for variable in variables]
         keys += [table.api_key for table in self._load().providers.values()]
-        return tuple(key.strip(" \t") for key in keys if key)
+        return tuple(key.strip(_ENDS) for key in keys if key)
 
     def setting(self, provider: str, name: str, variables: Sequence[str] | None = None) -> str:
         """One of ``[providers.<provider>]``'s settings but the key (``base_url``,
@@ -146,7 +147,7 @@ def provider_settings(
     headers = {
         header: value
         for header, setting in row.optional_headers
-        if (value := config.setting(name, setting).strip(" \t"))
+        if (value := config.setting(name, setting).strip(_ENDS))
     }
     settings = ProviderSettings(
         api_key=key,
